@@ -1,0 +1,72 @@
+# Courier — every target does its own set-up on a fresh Debian machine (see README.md).
+#
+#   make demo      start a local server and show the CLI and the library at work
+#   make test      unit + integration tests (Swift, C, Python)
+#   make bench     Courier beside libcurl, wrk and URLSession (writes benchmarks/RESULTS.md)
+#   make install   PREFIX=/usr/local: header, libcourier.so, courier.pc, the courier CLI
+
+SHELL        := /bin/bash
+PREFIX       ?= /usr/local
+# Where llhttp goes when the system has no `libllhttp` pkg-config package (Debian 12).
+LLHTTP_PREFIX ?= /usr/local
+SUDO         := $(if $(filter 0,$(shell id -u)),,sudo)
+SWIFT        ?= swift
+CONFIG       ?= debug
+
+CORE_PACKAGES  := libuv1-dev libssl-dev zlib1g-dev pkg-config gcc make
+TEST_PACKAGES  := nginx openssl valgrind python3
+BENCH_PACKAGES := nginx wrk libcurl4-openssl-dev gnuplot-nox valgrind strace time
+
+.PHONY: all deps test-deps bench-deps llhttp build demo test test-swift test-c test-python bench install clean
+
+all: build
+
+# Installs only what is missing, so a prepared machine pays one dpkg-query per package.
+# `apt-get update` runs at most once per invocation, and only when something must be installed.
+define ensure_packages
+	@missing=""; for p in $(1); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "courier: installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+endef
+
+deps: llhttp
+
+core-packages:
+	$(call ensure_packages,$(CORE_PACKAGES))
+
+test-deps: deps
+	$(call ensure_packages,$(TEST_PACKAGES))
+
+bench-deps: deps
+	$(call ensure_packages,$(BENCH_PACKAGES))
+
+# llhttp: use the system's (pkg-config `libllhttp`, e.g. Debian 13's libllhttp-dev) when it has one;
+# otherwise compile the C sources Debian ships in node-llhttp into a static, position-independent
+# library under $(LLHTTP_PREFIX) with a matching libllhttp.pc, so Package.swift is the same everywhere.
+llhttp: core-packages
+	@if pkg-config --exists libllhttp; then exit 0; fi; \
+	set -e; \
+	if [ ! -f /usr/share/llhttp/llhttp.c ]; then \
+	  echo "courier: installing node-llhttp (llhttp's C sources)"; \
+	  $(SUDO) apt-get update -qq; \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends node-llhttp >/dev/null; \
+	fi; \
+	work=$$(mktemp -d); \
+	for f in api http llhttp; do \
+	  cc -O3 -fPIC -fvisibility=default -I/usr/share/include/llhttp -c /usr/share/llhttp/$$f.c -o $$work/$$f.o; \
+	done; \
+	ar rcs $$work/libllhttp.a $$work/api.o $$work/http.o $$work/llhttp.o; \
+	version=$$(awk '/define LLHTTP_VERSION_(MAJOR|MINOR|PATCH)/ {printf "%s%s", sep, $$3; sep="."}' /usr/share/include/llhttp/llhttp.h); \
+	printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: libllhttp\nDescription: llhttp (built by Courier from Debian node-llhttp sources)\nVersion: %s\nLibs: -L$${libdir} -lllhttp\nCflags: -I$${includedir}\n' \
+	  "$(LLHTTP_PREFIX)" "$$version" > $$work/libllhttp.pc; \
+	$(SUDO) install -d $(LLHTTP_PREFIX)/lib/pkgconfig $(LLHTTP_PREFIX)/include; \
+	$(SUDO) install -m 644 $$work/libllhttp.a $(LLHTTP_PREFIX)/lib/; \
+	$(SUDO) install -m 644 /usr/share/include/llhttp/llhttp.h $(LLHTTP_PREFIX)/include/; \
+	$(SUDO) install -m 644 $$work/libllhttp.pc $(LLHTTP_PREFIX)/lib/pkgconfig/; \
+	rm -rf $$work; \
+	echo "courier: llhttp $$version installed under $(LLHTTP_PREFIX)"

@@ -1,0 +1,27 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Courier",
+    products: [
+        .library(name: "Courier", targets: ["Courier"]),
+        .executable(name: "courier", targets: ["courier"]),
+    ],
+    targets: [
+        // System libraries, found through pkg-config. llhttp's `libllhttp` package comes from the
+        // distribution where it exists (Debian 13, Fedora, Arch) or from `make llhttp` (Debian 12).
+        .systemLibrary(name: "CUV", pkgConfig: "libuv", providers: [.apt(["libuv1-dev"])]),
+        .systemLibrary(name: "CLLHTTP", pkgConfig: "libllhttp", providers: [.apt(["libllhttp-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+
+        // transport -> HTTP/1 -> pool -> queue, on one libuv loop. No Foundation.
+        .target(name: "CourierCore", dependencies: ["CUV", "CLLHTTP", "COpenSSL", "CZlib"]),
+        // Engine / Operation / Response: callbacks and async/await.
+        .target(name: "Courier", dependencies: ["CourierCore"]),
+        // The curl-compatible command-line tool.
+        .executableTarget(name: "courier", dependencies: ["Courier"]),
+
+        .testTarget(name: "CourierCoreTests", dependencies: ["CourierCore"]),
+    ]
+)

@@ -1,0 +1,116 @@
+import CUV
+import Glibc
+
+/// Work handed to the loop thread.
+package enum LoopJob {
+    /// Put a transfer into the shared queue.
+    case submit(Transfer)
+    /// Cancel a transfer wherever it is.
+    case cancel(Transfer)
+    /// Run a closure on the loop thread (configuration changes, statistics, shutdown).
+    case run(() -> Void)
+}
+
+/// One libuv loop on one dedicated thread, and the only door into it from other threads.
+///
+/// Other threads append to a locked inbox and wake the loop with `uv_async_send` only when the inbox
+/// goes from empty to non-empty: libuv coalesces wakeups anyway, but not calling it saves a system
+/// call per submission under load (NIO's `_pendingTaskPop` trick). The loop swaps the inbox for an
+/// empty array and drains it, so the lock is held for a pointer swap, never while work runs.
+/// Work submitted *on* the loop thread skips the inbox entirely.
+package final class EventLoop: @unchecked Sendable {
+    package let uvLoop: UnsafeMutablePointer<uv_loop_t>
+    private let wakeup: UnsafeMutablePointer<uv_async_t>
+    private let lock = Lock()
+    private var inbox: [LoopJob] = []
+    private var spare: [LoopJob] = []
+    private var thread = pthread_t()
+    private let perform: (LoopJob) -> Void
+    /// Set once the thread runs; read by `isLoopThread` from any thread (a stale read only ever
+    /// answers "no", which routes through the inbox and stays correct).
+    private var loopThread: pthread_t?
+    private var startHook: (() -> Void)?
+
+    /// Creates the loop; `perform` runs every job, on the loop thread.
+    package init(perform: @escaping (LoopJob) -> Void) {
+        self.perform = perform
+        uvLoop = .allocate(capacity: 1)
+        precondition(uv_loop_init(uvLoop) == 0, "uv_loop_init failed")
+        wakeup = .allocate(capacity: 1)
+        uv_async_init(uvLoop, wakeup) { handle in
+            Unmanaged<EventLoop>.fromOpaque(handle!.pointee.data).takeUnretainedValue().drain()
+        }
+        wakeup.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    /// Starts the thread that runs the loop until every handle is closed. `onThread` runs first,
+    /// on the new thread.
+    package func start(onThread: @escaping () -> Void) {
+        startHook = onThread
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let result = pthread_create(&thread, nil, { context in
+            let loop = Unmanaged<EventLoop>.fromOpaque(context!).takeRetainedValue()
+            loop.loopThread = pthread_self()
+            courier_name_thread("courier-loop")
+            loop.startHook?()
+            loop.startHook = nil
+            uv_run(loop.uvLoop, UV_RUN_DEFAULT)
+            return nil
+        }, context)
+        precondition(result == 0, "pthread_create failed: \(result)")
+    }
+
+    /// Whether the caller runs on the loop thread.
+    @inline(__always)
+    package var isLoopThread: Bool {
+        guard let loopThread else { return false }
+        return pthread_equal(loopThread, pthread_self()) != 0
+    }
+
+    /// Hands a job to the loop thread. Safe from any thread.
+    package func enqueue(_ job: LoopJob) {
+        let wasEmpty = lock.withLock { () -> Bool in
+            inbox.append(job)
+            return inbox.count == 1
+        }
+        if wasEmpty { uv_async_send(wakeup) }
+    }
+
+    private func drain() {
+        while true {
+            // Swap buffers so neither side allocates once both have grown: the inbox gets the
+            // emptied array of the previous round, the loop takes the full one.
+            var jobs = lock.withLock { () -> [LoopJob] in
+                let taken = inbox
+                inbox = spare
+                spare = []
+                return taken
+            }
+            if jobs.isEmpty { spare = jobs; return }
+            for job in jobs { perform(job) }
+            jobs.removeAll(keepingCapacity: true)
+            spare = jobs
+        }
+    }
+
+    /// Closes the wakeup handle; the loop returns once every other handle is closed too.
+    /// Loop thread only, as the last step of shutdown.
+    package func closeWakeup() {
+        drain()
+        uv_close(UnsafeMutablePointer<uv_handle_t>(OpaquePointer(wakeup)), nil)
+    }
+
+    /// Waits for the loop thread to end and frees the loop. Never call on the loop thread.
+    package func join() {
+        precondition(!isLoopThread, "joining the loop from its own thread would deadlock")
+        pthread_join(thread, nil)
+        let status = uv_loop_close(uvLoop)
+        assert(status == 0, "handles left open at shutdown: \(String(cString: uv_err_name(status)))")
+        uvLoop.deallocate()
+        wakeup.deallocate()
+    }
+
+    /// The loop's cached millisecond clock (updated once per loop iteration, no system call).
+    @inline(__always)
+    package var nowMillis: UInt64 { uv_now(uvLoop) }
+}

@@ -1,0 +1,187 @@
+/// Which connection serves which request, per pool key, as a value with no I/O.
+///
+/// A pool key is an origin plus everything that must match for a connection to be shared (the TLS
+/// configuration, once https exists); see `PoolKey`. For each key the state is:
+/// `idle` connections (a stack, so the warmest is reused and the coldest age out), the number
+/// `connecting`, the number `leased`, and the requests `waiting` in arrival order.
+///
+/// Invariants, checked by the tests after every event:
+/// - `idle` and `waiting` are never both non-empty (an idle connection is handed out at once);
+/// - `idle.count + connecting + leased <= limit`;
+/// - a waiting request has a connection attempt in flight for it whenever the limit allows
+///   (`connecting >= min(waiting.count, limit - idle.count - leased)`).
+///
+/// A connection attempt is not tied to the request that caused it: whichever request waits longest
+/// gets the first connection to become ready (AsyncHTTPClient's pool does the same), so one slow
+/// connect does not hold up a request that an idle connection could serve.
+package struct ConnectionPoolState<Connection: Hashable, Request: Hashable> {
+    package struct PerKey {
+        package var idle: [Connection] = []
+        package var connecting = 0
+        package var leased = 0
+        package var waiting = Deque<Request>()
+        package var limit: Int
+
+        package var total: Int { idle.count + connecting + leased }
+    }
+
+    /// Outcome of asking for a connection.
+    package enum AcquireAction: Equatable {
+        /// Use this idle connection now.
+        case use(Connection)
+        /// The request waits; open `connect` new connections (0 or 1 here).
+        case wait(connect: Int)
+        /// The request waits; close this idle connection to make room, then open one.
+        case waitAfterEvicting(Connection)
+    }
+
+    /// What to do with a connection that became ready or was released.
+    package enum ReadyAction: Equatable {
+        /// Serve this request with it.
+        case serve(Request)
+        /// Keep it idle.
+        case park
+        /// Close it; then open `connect` new connections for waiting requests.
+        case close(connect: Int)
+    }
+
+    package private(set) var keys: [Int: PerKey] = [:]
+    package var defaultLimit: Int
+
+    package init(defaultLimit: Int) {
+        self.defaultLimit = max(1, defaultLimit)
+    }
+
+    /// Sets the connection limit for one key. Lowering it never closes busy connections; the pool
+    /// shrinks as they are released. Returns how many connections to open for waiting requests.
+    package mutating func setLimit(_ limit: Int, for key: Int) -> Int {
+        withEntry(key) { entry in
+            entry.limit = max(1, limit)
+            let open = Self.connectionsToOpen(entry)
+            entry.connecting += open
+            return open
+        }
+    }
+
+    /// A request wants a connection. With `allowIdle == false` (a replay after a stale-connection
+    /// failure) idle connections are not used: they are likely as stale as the one that failed.
+    package mutating func acquire(_ request: Request, key: Int, allowIdle: Bool = true) -> AcquireAction {
+        withEntry(key) { entry in
+        if allowIdle, let connection = entry.idle.popLast() {
+            entry.leased += 1
+            return .use(connection)
+        }
+        entry.waiting.append(request)
+        if !allowIdle, entry.total >= entry.limit, let evicted = entry.idle.first {
+            entry.idle.removeFirst()
+            entry.connecting += 1
+            return .waitAfterEvicting(evicted)
+        }
+        let open = Self.connectionsToOpen(entry)
+        entry.connecting += open
+        return .wait(connect: open)
+        }
+    }
+
+    /// A new connection finished connecting.
+    package mutating func connected(_ connection: Connection, key: Int) -> ReadyAction {
+        withEntry(key) { entry in
+        entry.connecting = max(0, entry.connecting - 1)
+        if let request = entry.waiting.popFirst() {
+            entry.leased += 1
+            return .serve(request)
+        }
+        if entry.total >= entry.limit {
+            // The limit was lowered while it connected.
+            return .close(connect: 0)
+        }
+        entry.idle.append(connection)
+        return .park
+        }
+    }
+
+    /// A connection attempt failed. The longest-waiting request (if any) gets the error; `connect`
+    /// says how many new attempts to start for the requests still waiting.
+    package mutating func connectFailed(key: Int) -> (failed: Request?, connect: Int) {
+        withEntry(key) { entry in
+            entry.connecting = max(0, entry.connecting - 1)
+            let failed = entry.waiting.count > entry.connecting ? entry.waiting.popFirst() : nil
+            let open = Self.connectionsToOpen(entry)
+            entry.connecting += open
+            return (failed, open)
+        }
+    }
+
+    /// A leased connection's exchange ended; `reusable` is the HTTP/1 machine's verdict.
+    package mutating func release(_ connection: Connection, key: Int, reusable: Bool) -> ReadyAction {
+        withEntry(key) { entry in
+        entry.leased = max(0, entry.leased - 1)
+        if reusable {
+            if let request = entry.waiting.popFirst() {
+                entry.leased += 1
+                return .serve(request)
+            }
+            if entry.total < entry.limit {
+                entry.idle.append(connection)
+                return .park
+            }
+        }
+        let open = Self.connectionsToOpen(entry)
+        entry.connecting += open
+        return .close(connect: open)
+        }
+    }
+
+    /// An idle connection closed (server EOF, idle timeout). Returns whether it was idle here.
+    @discardableResult
+    package mutating func idleClosed(_ connection: Connection, key: Int) -> Bool {
+        guard keys[key] != nil else { return false }
+        return withEntry(key) { entry in
+            guard let index = entry.idle.firstIndex(of: connection) else { return false }
+            entry.idle.remove(at: index)
+            return true
+        }
+    }
+
+    /// A waiting request was cancelled or timed out. Returns whether it was waiting here.
+    @discardableResult
+    package mutating func cancelWaiting(_ request: Request, key: Int) -> Bool {
+        guard keys[key] != nil else { return false }
+        return withEntry(key) { $0.waiting.removeFirst { $0 == request } != nil }
+    }
+
+    /// Removes and returns every idle connection (shutdown).
+    package mutating func drainIdle() -> [Connection] {
+        var all: [Connection] = []
+        for key in keys.keys {
+            all += keys[key]!.idle
+            keys[key]!.idle.removeAll()
+        }
+        return all
+    }
+
+    /// Idle connections of one key, oldest first (for tests and statistics).
+    package func idleConnections(key: Int) -> [Connection] { keys[key]?.idle ?? [] }
+
+    /// Totals across keys, for statistics.
+    package var totals: (idle: Int, connecting: Int, leased: Int, waiting: Int) {
+        keys.values.reduce(into: (0, 0, 0, 0)) {
+            $0.0 += $1.idle.count; $0.1 += $1.connecting; $0.2 += $1.leased; $0.3 += $1.waiting.count
+        }
+    }
+
+    /// Mutates one key's state in place: copying it out of the dictionary and back would copy its
+    /// arrays on every request (copy-on-write sees two owners).
+    @inline(__always)
+    private mutating func withEntry<R>(_ key: Int, _ body: (inout PerKey) -> R) -> R {
+        let limit = defaultLimit
+        return body(&keys[key, default: PerKey(limit: limit)])
+    }
+
+    /// Attempts needed so every waiting request has one, within the limit.
+    private static func connectionsToOpen(_ entry: PerKey) -> Int {
+        let wanted = entry.waiting.count - entry.connecting
+        let room = entry.limit - entry.total
+        return max(0, min(wanted, room))
+    }
+}

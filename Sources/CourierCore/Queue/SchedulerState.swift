@@ -1,0 +1,173 @@
+/// The process-wide queue's decisions as a value: which operation runs next, and when.
+///
+/// MKNetworkKit's central idea is one queue for the whole process with a bounded width; Courier
+/// adds per-host limits and priorities. Rules:
+/// - at most `width` operations run at once (changeable at run time: lowering it never stops
+///   running work, raising it starts queued work at once);
+/// - at most `hostLimit(host)` of them target one host;
+/// - the next to start is the highest-priority queued operation whose host has room, first-in
+///   first-out within a priority. An operation for a saturated host never blocks one for another.
+///
+/// Invariant (checked by the tests after every event): no queued operation could start, i.e. either
+/// `running == width` or every host with queued work is at its limit.
+package struct SchedulerState<Item: Hashable> {
+    package struct HostQueue {
+        package var running = 0
+        package var limit: Int?
+        /// One FIFO per priority, index = `Priority.rawValue`.
+        package var queued: [Deque<Entry>] = Array(repeating: Deque<Entry>(), count: Priority.allCases.count)
+        package var queuedCount = 0
+
+        /// The best entry queued here: highest priority, then lowest sequence number.
+        func head() -> Entry? {
+            guard queuedCount > 0 else { return nil }
+            for level in stride(from: queued.count - 1, through: 0, by: -1) {
+                if let first = queued[level].first { return first }
+            }
+            return nil
+        }
+    }
+
+    package struct Entry {
+        package var item: Item
+        package var priority: Priority
+        package var sequence: UInt64
+    }
+
+    package private(set) var width: Int
+    package var defaultHostLimit: Int
+    package private(set) var running = 0
+    package private(set) var queuedCount = 0
+    package private(set) var hosts: [Int: HostQueue] = [:]
+    /// Hosts with queued work, so choosing the next operation scans only those.
+    private var hostsWithQueued: [Int] = []
+    private var nextSequence: UInt64 = 0
+
+    package init(width: Int, defaultHostLimit: Int) {
+        self.width = max(0, width)
+        self.defaultHostLimit = max(1, defaultHostLimit)
+    }
+
+    /// The limit that applies to `host`.
+    package func hostLimit(_ host: Int) -> Int { hosts[host]?.limit ?? defaultHostLimit }
+
+    /// Adds an operation. Returns true when it may start now (the caller starts it); otherwise it
+    /// waits its turn.
+    package mutating func enqueue(_ item: Item, host: Int, priority: Priority) -> Bool {
+        let width = self.width, defaultHostLimit = self.defaultHostLimit
+        let running = self.running
+        let sequence = nextSequence
+        let (start, becameQueued) = withHost(host) { queue -> (Bool, Bool) in
+        // If there is room, nothing queued can be ahead of it: by the invariant, queued work is
+        // only ever blocked by the width (not the case here) or by its own host's limit.
+        if running < width, queue.running < (queue.limit ?? defaultHostLimit), queue.queuedCount == 0 {
+            queue.running += 1
+            return (true, false)
+        }
+        queue.queued[priority.rawValue].append(Entry(item: item, priority: priority, sequence: sequence))
+        queue.queuedCount += 1
+        return (false, queue.queuedCount == 1)
+        }
+        if start {
+            self.running += 1
+            return true
+        }
+        if becameQueued { hostsWithQueued.append(host) }
+        nextSequence &+= 1
+        queuedCount += 1
+        return false
+    }
+
+    /// A running operation ended (success, failure or cancellation). Returns the operation to
+    /// start in its place, if any; at most one can, since one slot of each kind was freed.
+    package mutating func finished(host: Int) -> Item? {
+        guard hosts[host] != nil else { return nil }
+        withHost(host) { $0.running = max(0, $0.running - 1) }
+        running = max(0, running - 1)
+        return startNext()
+    }
+
+    /// Removes a queued operation (cancelled or timed out in the queue). Returns whether it was queued.
+    @discardableResult
+    package mutating func remove(_ item: Item, host: Int, priority: Priority) -> Bool {
+        guard hosts[host] != nil else { return false }
+        let remaining = withHost(host) { queue -> Int? in
+            guard queue.queued[priority.rawValue].removeFirst(where: { $0.item == item }) != nil else { return nil }
+            queue.queuedCount -= 1
+            return queue.queuedCount
+        }
+        guard let remaining else { return false }
+        queuedCount -= 1
+        if remaining == 0 { hostsWithQueued.removeAll { $0 == host } }
+        return true
+    }
+
+    /// Changes the width. Returns the operations that may start now.
+    package mutating func setWidth(_ newWidth: Int) -> [Item] {
+        width = max(0, newWidth)
+        return startAllPossible()
+    }
+
+    /// Changes one host's limit (nil restores the default). Returns the operations that may start now.
+    package mutating func setHostLimit(_ limit: Int?, for host: Int) -> [Item] {
+        withHost(host) { $0.limit = limit.map { max(1, $0) } }
+        return startAllPossible()
+    }
+
+    /// Changes the default per-host limit. Returns the operations that may start now.
+    package mutating func setDefaultHostLimit(_ limit: Int) -> [Item] {
+        defaultHostLimit = max(1, limit)
+        return startAllPossible()
+    }
+
+    /// Every queued operation, best first (for cancel-by-predicate and shutdown).
+    package var queuedItems: [Item] {
+        var entries: [Entry] = []
+        for host in hostsWithQueued {
+            for level in hosts[host]!.queued { entries += level.elements }
+        }
+        entries.sort { ($0.priority.rawValue, UInt64.max - $0.sequence) > ($1.priority.rawValue, UInt64.max - $1.sequence) }
+        return entries.map(\.item)
+    }
+
+    /// Mutates one host's queue in place (see `ConnectionPoolState.withEntry` for why).
+    @inline(__always)
+    private mutating func withHost<R>(_ host: Int, _ body: (inout HostQueue) -> R) -> R {
+        body(&hosts[host, default: HostQueue()])
+    }
+
+    private mutating func startAllPossible() -> [Item] {
+        var started: [Item] = []
+        while let item = startNext() { started.append(item) }
+        return started
+    }
+
+    /// Picks the best startable entry across hosts and marks it running.
+    private mutating func startNext() -> Item? {
+        guard running < width, queuedCount > 0 else { return nil }
+        var best: (host: Int, entry: Entry)?
+        for host in hostsWithQueued {
+            let queue = hosts[host]!
+            guard queue.running < (queue.limit ?? defaultHostLimit), let head = queue.head() else { continue }
+            if let current = best {
+                if head.priority > current.entry.priority
+                    || (head.priority == current.entry.priority && head.sequence < current.entry.sequence) {
+                    best = (host, head)
+                }
+            } else {
+                best = (host, head)
+            }
+        }
+        guard let (host, entry) = best else { return nil }
+        let remaining = withHost(host) { queue -> Int in
+            _ = queue.queued[entry.priority.rawValue].popFirst()
+            queue.queuedCount -= 1
+            queue.running += 1
+            return queue.queuedCount
+        }
+        if remaining == 0 { hostsWithQueued.removeAll { $0 == host } }
+        queuedCount -= 1
+        running += 1
+        return entry.item
+    }
+}

@@ -1,0 +1,363 @@
+/// An absolute http or https URL, parsed without Foundation.
+///
+/// Courier builds request lines from this and never from raw user strings, so a URL that parses is
+/// safe to put on the wire: bytes that could end the request line or smuggle a header (CR, LF,
+/// NUL, space) are percent-encoded, never sent raw. Parsing follows RFC 3986; the few places where
+/// browsers and curl are more lenient (spaces and non-ASCII in paths) are percent-encoded rather
+/// than rejected, because that is what users who paste URLs expect.
+public struct CourierURL: Sendable, Hashable, CustomStringConvertible {
+    /// The two schemes Courier speaks.
+    public enum Scheme: String, Sendable, Hashable {
+        /// Plain HTTP/1.1, default port 80.
+        case http
+        /// HTTP/1.1 over TLS, default port 443.
+        case https
+
+        /// The port used when the URL names none.
+        public var defaultPort: UInt16 { self == .http ? 80 : 443 }
+    }
+
+    /// http or https.
+    public var scheme: Scheme
+    /// The host, lower-cased; IPv6 literals without their brackets.
+    public var host: String
+    /// The port, explicit or the scheme's default.
+    public var port: UInt16
+    /// The percent-encoded path, always starting with "/".
+    public var path: String
+    /// The percent-encoded query without "?", or nil when the URL has none.
+    public var query: String?
+    /// The user name from `user:password@`, percent-decoded, for HTTP Basic authentication.
+    public var user: String?
+    /// The password from `user:password@`, percent-decoded.
+    public var password: String?
+
+    /// Whether the host is an IPv6 literal (it needs brackets in the Host header and URL).
+    public var isIPv6Literal: Bool { host.utf8.contains(UInt8(ascii: ":")) }
+
+    /// The request target of an origin-form request line: path plus query.
+    public var target: String {
+        guard let query else { return path }
+        return path + "?" + query
+    }
+
+    /// The Host header value: host plus the port only when it is not the scheme's default.
+    public var hostHeader: String {
+        let bracketed = isIPv6Literal ? "[\(host)]" : host
+        return port == scheme.defaultPort ? bracketed : "\(bracketed):\(port)"
+    }
+
+    /// scheme, host and port: the unit of connection reuse and of "same origin" for redirects.
+    public var origin: Origin { Origin(scheme: scheme, host: host, port: port) }
+
+    /// The URL without credentials or fragment.
+    public var description: String { "\(scheme.rawValue)://\(hostHeader)\(target)" }
+
+    /// Parses an absolute URL. Errors are `.invalidURL` or `.unsupportedScheme` with a detail that
+    /// names the offending part.
+    public init(parsing string: String) throws(CourierError) {
+        var bytes = Array(string.utf8)
+        Self.trimControlAndSpace(&bytes)
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon > 0 else {
+            throw CourierError(.invalidURL, "no scheme in \"\(string)\"")
+        }
+        let schemeBytes = bytes[..<colon]
+        guard Self.isValidScheme(schemeBytes) else {
+            throw CourierError(.invalidURL, "invalid scheme in \"\(string)\"")
+        }
+        let schemeName = String(decoding: schemeBytes, as: UTF8.self).lowercased()
+        guard let scheme = Scheme(rawValue: schemeName) else {
+            throw CourierError(.unsupportedScheme, "\"\(schemeName)\" in \"\(string)\"")
+        }
+        let rest = bytes[(colon + 1)...]
+        guard rest.starts(with: "//".utf8) else {
+            throw CourierError(.invalidURL, "expected \"//\" after \"\(schemeName):\"")
+        }
+        try self.init(scheme: scheme, afterSlashes: Array(rest.dropFirst(2)), original: string)
+    }
+
+    /// Builds a URL from parts the caller already validated (engine host plus path).
+    public init(scheme: Scheme, host: String, port: UInt16? = nil, target: String) throws(CourierError) {
+        let authority = port.map { "\(host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host):\($0)" }
+            ?? (host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host)
+        let slash = target.hasPrefix("/") || target.isEmpty || target.hasPrefix("?") ? "" : "/"
+        try self.init(scheme: scheme, afterSlashes: Array((authority + slash + target).utf8), original: target)
+    }
+
+    private init(scheme: Scheme, afterSlashes bytes: [UInt8], original: String) throws(CourierError) {
+        self.scheme = scheme
+        // The authority runs to the first "/", "?" or "#" (RFC 3986 section 3.2).
+        let authorityEnd = bytes.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.endIndex
+        var authority = bytes[..<authorityEnd]
+        var user: String?
+        var password: String?
+        if let at = authority.lastIndex(of: UInt8(ascii: "@")) {
+            let userinfo = authority[..<at]
+            authority = authority[(at + 1)...]
+            if let sep = userinfo.firstIndex(of: UInt8(ascii: ":")) {
+                user = Self.percentDecode(userinfo[..<sep])
+                password = Self.percentDecode(userinfo[(sep + 1)...])
+            } else {
+                user = Self.percentDecode(userinfo)
+            }
+        }
+        self.user = user
+        self.password = password
+
+        var hostBytes: ArraySlice<UInt8>
+        var portBytes: ArraySlice<UInt8>? = nil
+        if authority.first == UInt8(ascii: "[") {
+            guard let close = authority.firstIndex(of: UInt8(ascii: "]")) else {
+                throw CourierError(.invalidURL, "unterminated IPv6 address in \"\(original)\"")
+            }
+            hostBytes = authority[(authority.startIndex + 1)..<close]
+            let after = authority[(close + 1)...]
+            if !after.isEmpty {
+                guard after.first == UInt8(ascii: ":") else {
+                    throw CourierError(.invalidURL, "junk after IPv6 address in \"\(original)\"")
+                }
+                portBytes = after.dropFirst()
+            }
+            guard !hostBytes.isEmpty, hostBytes.allSatisfy({ Self.isHexDigit($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".") }) else {
+                throw CourierError(.invalidURL, "invalid IPv6 address in \"\(original)\"")
+            }
+        } else if let colon = authority.lastIndex(of: UInt8(ascii: ":")) {
+            hostBytes = authority[..<colon]
+            portBytes = authority[(colon + 1)...]
+        } else {
+            hostBytes = authority
+        }
+        guard !hostBytes.isEmpty else { throw CourierError(.invalidURL, "no host in \"\(original)\"") }
+        for byte in hostBytes where !Self.isRegNameByte(byte) {
+            throw CourierError(.invalidURL, "invalid character in host of \"\(original)\"")
+        }
+        if hostBytes.first == UInt8(ascii: ".") || hostBytes.contains(UInt8(ascii: "%")) {
+            throw CourierError(.invalidURL, "invalid host in \"\(original)\"")
+        }
+        self.host = String(decoding: hostBytes, as: UTF8.self).lowercased()
+
+        if let portBytes, !portBytes.isEmpty {
+            var value: UInt32 = 0
+            for byte in portBytes {
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), value <= 65535 else {
+                    throw CourierError(.invalidURL, "invalid port in \"\(original)\"")
+                }
+                value = value * 10 + UInt32(byte - UInt8(ascii: "0"))
+            }
+            guard value > 0, value <= 65535 else { throw CourierError(.invalidURL, "port out of range in \"\(original)\"") }
+            self.port = UInt16(value)
+        } else {
+            self.port = scheme.defaultPort
+        }
+
+        // Path and query; the fragment never goes on the wire (RFC 9110 section 4.2.4... and 7.1).
+        var rest = bytes[authorityEnd...]
+        if let hash = rest.firstIndex(of: UInt8(ascii: "#")) { rest = rest[..<hash] }
+        var pathPart = rest
+        var queryPart: ArraySlice<UInt8>? = nil
+        if let q = rest.firstIndex(of: UInt8(ascii: "?")) {
+            pathPart = rest[..<q]
+            queryPart = rest[(q + 1)...]
+        }
+        let encodedPath = Self.percentEncodeUnsafe(pathPart, allowQueryChars: false)
+        self.path = encodedPath.isEmpty ? "/" : Self.removeDotSegments(encodedPath)
+        self.query = queryPart.map { Self.percentEncodeUnsafe($0, allowQueryChars: true) }
+    }
+
+    /// Resolves a reference (a Location header value) against this URL, per RFC 3986 section 5.2.
+    /// Scheme-relative ("//host/x"), absolute-path, relative-path and query-only references all work.
+    public func resolving(_ reference: String) throws(CourierError) -> CourierURL {
+        var bytes = Array(reference.utf8)
+        Self.trimControlAndSpace(&bytes)
+        if bytes.isEmpty { throw CourierError(.invalidURL, "empty reference") }
+        // Absolute URL: a scheme before any "/", "?" or "#".
+        if let colon = bytes.firstIndex(of: UInt8(ascii: ":")),
+           colon > 0,
+           !bytes[..<colon].contains(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }),
+           Self.isValidScheme(bytes[..<colon]) {
+            return try CourierURL(parsing: String(decoding: bytes, as: UTF8.self))
+        }
+        if bytes.starts(with: "//".utf8) {
+            return try CourierURL(parsing: scheme.rawValue + ":" + String(decoding: bytes, as: UTF8.self))
+        }
+        var result = self
+        result.user = nil
+        result.password = nil
+        var ref = bytes[...]
+        if let hash = ref.firstIndex(of: UInt8(ascii: "#")) { ref = ref[..<hash] }
+        var refPath = ref
+        var refQuery: ArraySlice<UInt8>? = nil
+        if let q = ref.firstIndex(of: UInt8(ascii: "?")) {
+            refPath = ref[..<q]
+            refQuery = ref[(q + 1)...]
+        }
+        if refPath.isEmpty {
+            // Same path; new query only when the reference has one.
+            if let refQuery { result.query = Self.percentEncodeUnsafe(refQuery, allowQueryChars: true) }
+            return result
+        }
+        let encoded = Self.percentEncodeUnsafe(refPath, allowQueryChars: false)
+        if encoded.hasPrefix("/") {
+            result.path = Self.removeDotSegments(encoded)
+        } else {
+            // Merge: base path up to its last "/" plus the reference (RFC 3986 section 5.2.3).
+            let base = path
+            let directory = base.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(base[...$0]) } ?? "/"
+            result.path = Self.removeDotSegments(directory + encoded)
+        }
+        result.query = refQuery.map { Self.percentEncodeUnsafe($0, allowQueryChars: true) }
+        return result
+    }
+
+    // MARK: - Character classes
+
+    private static func trimControlAndSpace(_ bytes: inout [UInt8]) {
+        while let last = bytes.last, last <= 0x20 { bytes.removeLast() }
+        var start = 0
+        while start < bytes.count, bytes[start] <= 0x20 { start += 1 }
+        if start > 0 { bytes.removeFirst(start) }
+    }
+
+    private static func isValidScheme(_ bytes: ArraySlice<UInt8>) -> Bool {
+        guard let first = bytes.first, isAlpha(first) else { return false }
+        return bytes.allSatisfy { isAlpha($0) || isDigit($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") }
+    }
+
+    @inline(__always) static func isAlpha(_ b: UInt8) -> Bool { (b | 0x20) >= UInt8(ascii: "a") && (b | 0x20) <= UInt8(ascii: "z") }
+    @inline(__always) static func isDigit(_ b: UInt8) -> Bool { b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9") }
+    @inline(__always) static func isHexDigit(_ b: UInt8) -> Bool {
+        isDigit(b) || ((b | 0x20) >= UInt8(ascii: "a") && (b | 0x20) <= UInt8(ascii: "f"))
+    }
+
+    /// unreserved / sub-delims / pct-encoded (RFC 3986 `reg-name`), which covers IPv4 literals too.
+    private static func isRegNameByte(_ b: UInt8) -> Bool {
+        if isAlpha(b) || isDigit(b) { return true }
+        switch b {
+        case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "%"),
+             UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("),
+             UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"),
+             UInt8(ascii: "="):
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// Bytes that may appear literally in a path (pchar plus "/") or, with `allowQueryChars`, a query.
+    private static func isAllowedLiterally(_ b: UInt8, allowQueryChars: Bool) -> Bool {
+        if isAlpha(b) || isDigit(b) { return true }
+        switch b {
+        case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"),
+             UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("),
+             UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"),
+             UInt8(ascii: "="), UInt8(ascii: ":"), UInt8(ascii: "@"), UInt8(ascii: "/"), UInt8(ascii: "%"):
+            return true
+        case UInt8(ascii: "?"):
+            return allowQueryChars
+        default:
+            return false
+        }
+    }
+
+    /// Percent-encodes every byte that may not appear literally; "%" followed by two hex digits is
+    /// kept as an existing escape, a stray "%" is encoded as "%25".
+    private static func percentEncodeUnsafe(_ bytes: ArraySlice<UInt8>, allowQueryChars: Bool) -> String {
+        if bytes.allSatisfy({ isAllowedLiterally($0, allowQueryChars: allowQueryChars) && $0 != UInt8(ascii: "%") }) {
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count + 8)
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let b = bytes[index]
+            if b == UInt8(ascii: "%"), index + 2 < bytes.endIndex,
+               isHexDigit(bytes[index + 1]), isHexDigit(bytes[index + 2]) {
+                out.append(b)
+            } else if b != UInt8(ascii: "%"), isAllowedLiterally(b, allowQueryChars: allowQueryChars) {
+                out.append(b)
+            } else {
+                appendEscape(b, to: &out)
+            }
+            index += 1
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func appendEscape(_ b: UInt8, to out: inout [UInt8]) {
+        let hex: [UInt8] = Array("0123456789ABCDEF".utf8)
+        out.append(UInt8(ascii: "%"))
+        out.append(hex[Int(b >> 4)])
+        out.append(hex[Int(b & 0xf)])
+    }
+
+    private static func percentDecode(_ bytes: ArraySlice<UInt8>) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.endIndex,
+               let hi = hexValue(bytes[index + 1]), let lo = hexValue(bytes[index + 2]) {
+                out.append(hi << 4 | lo)
+                index += 3
+            } else {
+                out.append(bytes[index])
+                index += 1
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func hexValue(_ b: UInt8) -> UInt8? {
+        switch b {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return b - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return b - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return b - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+
+    /// RFC 3986 section 5.2.4, on whole segments: "." disappears, ".." removes the segment before it
+    /// and never climbs above the root.
+    static func removeDotSegments(_ path: String) -> String {
+        guard path.contains(".") else { return path }
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+        var output: [Substring] = []
+        for (i, segment) in segments.enumerated() {
+            let isLast = i == segments.count - 1
+            switch segment {
+            case ".":
+                if isLast { output.append("") }
+            case "..":
+                if output.count > 1 { output.removeLast() }
+                if isLast { output.append("") }
+            default:
+                output.append(segment)
+            }
+        }
+        var joined = output.joined(separator: "/")
+        if !joined.hasPrefix("/") { joined = "/" + joined }
+        return joined
+    }
+}
+
+/// scheme + host + port: the unit of connection reuse, of per-host limits and of "same origin".
+public struct Origin: Sendable, Hashable, CustomStringConvertible {
+    /// http or https.
+    public var scheme: CourierURL.Scheme
+    /// Lower-cased host (IPv6 without brackets).
+    public var host: String
+    /// Port (explicit or default).
+    public var port: UInt16
+
+    /// Creates an origin.
+    public init(scheme: CourierURL.Scheme, host: String, port: UInt16) {
+        self.scheme = scheme
+        self.host = host
+        self.port = port
+    }
+
+    public var description: String {
+        let h = host.contains(":") ? "[\(host)]" : host
+        return "\(scheme.rawValue)://\(h):\(port)"
+    }
+}

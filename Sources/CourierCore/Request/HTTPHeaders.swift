@@ -1,0 +1,249 @@
+/// An ordered list of header fields, stored the way they travel.
+///
+/// The fields live in one byte array in wire format ("Name: value\r\n" after one another) with a
+/// small index of offsets beside it. Why: a response's headers are copied once from the read buffer
+/// and never turned into one `String` per field unless asked for (each non-tiny `String` is a heap
+/// allocation), and a request's headers are written to the socket with one `memcpy`. Lookups are
+/// case-insensitive, as RFC 9110 section 5.1 requires, and keep the received order and duplicates.
+public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, CustomStringConvertible, Equatable {
+    @usableFromInline
+    package struct Field: Sendable, Equatable {
+        package var nameStart: UInt32
+        package var nameEnd: UInt32
+        package var valueStart: UInt32
+        package var valueEnd: UInt32
+    }
+
+    /// The fields in wire format, each ending in CRLF.
+    package private(set) var storage: [UInt8] = []
+    package private(set) var fields: [Field] = []
+
+    /// An empty list.
+    public init() {}
+
+    /// Builds a list from (name, value) pairs, keeping their order.
+    public init(_ pairs: [(String, String)]) {
+        for (name, value) in pairs { add(name: name, value: value) }
+    }
+
+    /// Builds a list from a dictionary literal, in source order.
+    public init(dictionaryLiteral elements: (String, String)...) {
+        for (name, value) in elements { add(name: name, value: value) }
+    }
+
+    /// The number of fields (duplicates counted separately).
+    public var count: Int { fields.count }
+    /// Whether there are no fields.
+    public var isEmpty: Bool { fields.isEmpty }
+
+    /// Appends a field. Leading and trailing whitespace of the value is dropped (RFC 9110 section
+    /// 5.5). Names and values are not validated here, so building never fails; Courier validates
+    /// before sending and fails the request with `.invalidHeader` instead of writing a forbidden byte.
+    public mutating func add(name: String, value: String) {
+        var name = name
+        var value = value
+        name.withUTF8 { nameBytes in
+            value.withUTF8 { valueBytes in
+                appendField(name: UnsafeRawBufferPointer(nameBytes), value: UnsafeRawBufferPointer(valueBytes))
+            }
+        }
+    }
+
+    /// Replaces every field with this name by a single one (or adds it).
+    public mutating func replaceOrAdd(name: String, value: String) {
+        remove(name: name)
+        add(name: name, value: value)
+    }
+
+    /// Removes every field with this name.
+    public mutating func remove(name: String) {
+        guard contains(name) else { return }
+        var kept = HTTPHeaders()
+        for field in fields where !Self.nameMatches(storage, field, name) {
+            storage.withUnsafeBytes { raw in
+                kept.appendField(name: UnsafeRawBufferPointer(rebasing: raw[Int(field.nameStart)..<Int(field.nameEnd)]),
+                                 value: UnsafeRawBufferPointer(rebasing: raw[Int(field.valueStart)..<Int(field.valueEnd)]))
+            }
+        }
+        self = kept
+    }
+
+    /// Whether a field with this name exists.
+    public func contains(_ name: String) -> Bool { firstFieldIndex(name) != nil }
+
+    /// The first value for a name, or nil.
+    public subscript(name: String) -> String? {
+        guard let index = firstFieldIndex(name) else { return nil }
+        return value(at: index)
+    }
+
+    /// Every value for a name, in order (Set-Cookie is the usual reason to want them all).
+    public func values(for name: String) -> [String] {
+        fields.indices.compactMap { Self.nameMatches(storage, fields[$0], name) ? value(at: $0) : nil }
+    }
+
+    /// The values for a name joined with ", " (RFC 9110 section 5.3), for list-valued fields.
+    public func combinedValue(for name: String) -> String? {
+        let all = values(for: name)
+        return all.isEmpty ? nil : all.joined(separator: ", ")
+    }
+
+    /// The name of field `index`, as received.
+    public func name(at index: Int) -> String {
+        let f = fields[index]
+        return String(decoding: storage[Int(f.nameStart)..<Int(f.nameEnd)], as: UTF8.self)
+    }
+
+    /// The value of field `index`.
+    public func value(at index: Int) -> String {
+        let f = fields[index]
+        return String(decoding: storage[Int(f.valueStart)..<Int(f.valueEnd)], as: UTF8.self)
+    }
+
+    /// Iterates (name, value) pairs in order.
+    public func makeIterator() -> AnyIterator<(name: String, value: String)> {
+        var i = 0
+        return AnyIterator {
+            guard i < self.fields.count else { return nil }
+            defer { i += 1 }
+            return (self.name(at: i), self.value(at: i))
+        }
+    }
+
+    public var description: String { String(decoding: storage, as: UTF8.self) }
+
+    public static func == (a: HTTPHeaders, b: HTTPHeaders) -> Bool {
+        a.count == b.count && zip(a, b).allSatisfy { $0.name.lowercased() == $1.name.lowercased() && $0.value == $1.value }
+    }
+
+    // MARK: - Package-level access for the codec
+
+    /// Index of the first field named `name` (ASCII case-insensitive), without creating strings.
+    package func firstFieldIndex(_ name: String) -> Int? {
+        for index in fields.indices where Self.nameMatches(storage, fields[index], name) { return index }
+        return nil
+    }
+
+    /// Runs `body` over the raw value bytes of the first field named `name`.
+    package func withValueBytes<R>(of name: String, _ body: (UnsafeRawBufferPointer) -> R) -> R? {
+        guard let index = firstFieldIndex(name) else { return nil }
+        let f = fields[index]
+        return storage.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[Int(f.valueStart)..<Int(f.valueEnd)])) }
+    }
+
+    /// Appends one field from raw bytes, trimming the value's surrounding whitespace.
+    package mutating func appendField(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        var lo = 0, hi = value.count
+        while lo < hi, value[lo] == 0x20 || value[lo] == 0x09 { lo += 1 }
+        while hi > lo, value[hi - 1] == 0x20 || value[hi - 1] == 0x09 { hi -= 1 }
+        let nameStart = UInt32(storage.count)
+        storage.append(contentsOf: name)
+        let nameEnd = UInt32(storage.count)
+        storage.append(UInt8(ascii: ":"))
+        storage.append(UInt8(ascii: " "))
+        let valueStart = UInt32(storage.count)
+        storage.append(contentsOf: UnsafeRawBufferPointer(rebasing: value[lo..<hi]))
+        let valueEnd = UInt32(storage.count)
+        storage.append(13)
+        storage.append(10)
+        fields.append(Field(nameStart: nameStart, nameEnd: nameEnd, valueStart: valueStart, valueEnd: valueEnd))
+    }
+
+    // Incremental building, for the response decoder: llhttp may hand a name or a value over in
+    // several pieces when it straddles two reads.
+
+    /// Starts a new field whose name bytes follow.
+    package mutating func beginField() {
+        fields.append(Field(nameStart: UInt32(storage.count), nameEnd: 0, valueStart: 0, valueEnd: 0))
+    }
+
+    /// Appends raw bytes to the field being built.
+    package mutating func appendPartial(_ bytes: UnsafeRawBufferPointer) {
+        storage.append(contentsOf: bytes)
+    }
+
+    /// Ends the name of the field being built; its value bytes follow.
+    package mutating func beginValue() {
+        fields[fields.count - 1].nameEnd = UInt32(storage.count)
+        storage.append(UInt8(ascii: ":"))
+        storage.append(UInt8(ascii: " "))
+        fields[fields.count - 1].valueStart = UInt32(storage.count)
+    }
+
+    /// Ends the field being built, trimming whitespace around the value.
+    package mutating func endField() {
+        var f = fields[fields.count - 1]
+        var end = UInt32(storage.count)
+        while end > f.valueStart, storage[Int(end) - 1] == 0x20 || storage[Int(end) - 1] == 0x09 { end -= 1 }
+        var start = f.valueStart
+        while start < end, storage[Int(start)] == 0x20 || storage[Int(start)] == 0x09 { start += 1 }
+        storage.removeLast(storage.count - Int(end))
+        f.valueStart = start
+        f.valueEnd = end
+        fields[fields.count - 1] = f
+        storage.append(13)
+        storage.append(10)
+    }
+
+    /// Empties the list but keeps its capacity, so a connection can reuse it.
+    package mutating func removeAllKeepingCapacity() {
+        storage.removeAll(keepingCapacity: true)
+        fields.removeAll(keepingCapacity: true)
+    }
+
+    /// The first field that may not be sent: a name that is not an RFC 9110 token, or a value with
+    /// CR, LF, NUL or another control byte (the header-injection class of bug).
+    package func firstInvalidField() -> String? {
+        for f in fields {
+            let name = storage[Int(f.nameStart)..<Int(f.nameEnd)]
+            if name.isEmpty || !name.allSatisfy(Self.isTokenByte) {
+                return "name \"\(String(decoding: name, as: UTF8.self).debugEscaped)\""
+            }
+            for b in storage[Int(f.valueStart)..<Int(f.valueEnd)] where (b < 0x20 && b != 0x09) || b == 0x7f {
+                return "value of \"\(String(decoding: name, as: UTF8.self))\" contains byte 0x\(String(b, radix: 16))"
+            }
+        }
+        return nil
+    }
+
+    @inline(__always)
+    static func nameMatches(_ storage: [UInt8], _ field: Field, _ name: String) -> Bool {
+        let length = Int(field.nameEnd &- field.nameStart)
+        guard name.utf8.count == length else { return false }
+        var i = Int(field.nameStart)
+        for b in name.utf8 {
+            if asciiLower(storage[i]) != asciiLower(b) { return false }
+            i += 1
+        }
+        return true
+    }
+
+    @inline(__always)
+    package static func asciiLower(_ b: UInt8) -> UInt8 {
+        (b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z")) ? b | 0x20 : b
+    }
+
+    /// tchar from RFC 9110 section 5.6.2.
+    package static func isTokenByte(_ b: UInt8) -> Bool {
+        if CourierURL.isAlpha(b) || CourierURL.isDigit(b) { return true }
+        switch b {
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
+             UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
+             UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+            return true
+        default:
+            return false
+        }
+    }
+}
+
+extension String {
+    /// The string with control characters shown as escapes, for error messages about bad bytes.
+    var debugEscaped: String {
+        var out = ""
+        for scalar in unicodeScalars {
+            if scalar.value < 0x20 || scalar.value == 0x7f { out += "\\x" + String(scalar.value, radix: 16) } else { out.unicodeScalars.append(scalar) }
+        }
+        return out
+    }
+}

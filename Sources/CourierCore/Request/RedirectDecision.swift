@@ -1,0 +1,59 @@
+/// The next hop of a redirect, decided without I/O (RFC 9110 section 15.4).
+package enum RedirectDecision: Equatable {
+    /// Not a redirect, or redirects are off: the response is the result.
+    case deliver
+    /// Follow: send `method` to `url`; `dropBody` when the method became GET, `crossOrigin` when
+    /// credentials must not follow.
+    case follow(url: CourierURL, method: HTTPMethod, dropBody: Bool, crossOrigin: Bool)
+    /// Refuse, with this error.
+    case fail(CourierError)
+
+    /// Statuses that redirect. 300 (Multiple Choices) and 304 are not followed automatically.
+    package static func isRedirect(_ status: Int) -> Bool {
+        status == 301 || status == 302 || status == 303 || status == 307 || status == 308
+    }
+
+    /// Decides what to do with a response.
+    /// - Parameters:
+    ///   - redirectsSoFar: redirects already followed in this transfer.
+    package static func decide(status: Int, location: String?, current: CourierURL, method: HTTPMethod,
+                               policy: RedirectPolicy, redirectsSoFar: Int) -> RedirectDecision {
+        guard policy.follow, isRedirect(status) else { return .deliver }
+        guard let location, !location.isEmpty else {
+            // RFC 9110 allows a 3xx without Location; it is then just a response.
+            return .deliver
+        }
+        guard redirectsSoFar < policy.maxRedirects else {
+            return .fail(CourierError(.tooManyRedirects, "more than \(policy.maxRedirects)"))
+        }
+        let target: CourierURL
+        do {
+            target = try current.resolving(location)
+        } catch let error where error.code == .unsupportedScheme {
+            return .fail(CourierError(.redirectSchemeNotAllowed, location.debugEscaped))
+        } catch {
+            return .fail(CourierError(.redirectWithoutLocation, "unusable Location \"\(location.debugEscaped)\": \(error.message)"))
+        }
+        if current.scheme == .https, target.scheme == .http, !policy.allowsHTTPSDowngrade {
+            return .fail(CourierError(.redirectDowngrade, "\(current) -> \(target)"))
+        }
+        // 303 turns everything but HEAD into GET; 301 and 302 turn POST into GET as every browser
+        // and curl do (RFC 9110 notes this as allowed); 307 and 308 keep method and body.
+        var newMethod = method
+        switch status {
+        case 303 where method != .head:
+            newMethod = .get
+        case 301, 302:
+            if method == .post { newMethod = .get }
+        default:
+            break
+        }
+        return .follow(url: target, method: newMethod, dropBody: newMethod != method,
+                       crossOrigin: target.origin != current.origin)
+    }
+
+    /// Fields that carry credentials and must not be sent to another origin.
+    package static let credentialFields = ["Authorization", "Cookie", "Proxy-Authorization"]
+    /// Fields that describe a body and go when the body does.
+    package static let bodyFields = ["Content-Type", "Content-Encoding", "Content-Language", "Content-Location", "Transfer-Encoding", "Content-Length"]
+}

@@ -1,0 +1,192 @@
+import Glibc
+
+/// Hears how a transfer goes, on the loop thread.
+///
+/// Implementations must return quickly and never block: they run on the one thread that moves every
+/// byte for the process. The facade (`Courier.Operation`) forwards to user code on a queue of the
+/// user's choosing; the C ABI forwards to C callbacks that carry the same rule in the header.
+package protocol TransferDelegate: AnyObject {
+    /// The final response head is known (after redirects). Only called when
+    /// `Transfer.reportsHead` is set.
+    func transferDidReceiveHead(_ transfer: Transfer)
+    /// Bytes went out or came in. Only called when `Transfer.reportsProgress` is set, and at most
+    /// every `progressIntervalMillis`, plus once at the end of each direction.
+    func transferDidProgress(_ transfer: Transfer)
+    /// The transfer ended: `transfer.error` is nil on success, and the response is in `head`,
+    /// `responseBody` and `metrics`. Called exactly once per submitted transfer.
+    func transferDidComplete(_ transfer: Transfer)
+}
+
+/// One request's journey through the queue, the pool and its connections, and its result.
+///
+/// Threading: the creator configures the request fields, then hands the transfer to
+/// `Runtime.submit`; from then on only the loop thread touches it, until `transferDidComplete`, after
+/// which the result fields are read-only. That hand-over is why the class is `@unchecked Sendable`.
+package final class Transfer: @unchecked Sendable {
+    // MARK: The request (set before submission; the runtime rewrites them on redirects)
+
+    package internal(set) var url: CourierURL
+    package internal(set) var method: HTTPMethod
+    package internal(set) var headers: HTTPHeaders
+    package internal(set) var body: RequestBody
+    package var options: TransferOptions
+    package var sink: ResponseSink = .memory
+    /// The engine (or other owner) this belongs to, for cancel-all-of-an-engine.
+    package var owner: Int = 0
+    /// Strong until completion, then released, so an operation that owns its transfer does not leak.
+    package var delegate: TransferDelegate?
+    package var reportsProgress = false
+    package var reportsHead = false
+    package var progressIntervalMillis: UInt64 = 50
+
+    // MARK: The result
+
+    package internal(set) var head: ResponseHead?
+    package internal(set) var trailers = HTTPHeaders()
+    package internal(set) var responseBody: [UInt8] = []
+    package internal(set) var error: CourierError?
+    package internal(set) var metrics = TransferMetrics()
+    /// Body length announced by the final response, when it had one (for progress).
+    package internal(set) var expectedBodyLength: UInt64?
+    /// Request body length (for upload progress).
+    package internal(set) var requestBodyLength: UInt64 = 0
+    /// Request body bytes written so far in the current exchange.
+    package internal(set) var requestBodyBytesSent: UInt64 = 0
+
+    // MARK: Loop-thread state
+
+    package enum Phase: Equatable {
+        case created, queued, waitingForConnection, running, finished
+    }
+
+    package internal(set) var phase: Phase = .created
+    var hostKey = -1
+    var poolKey = -1
+    var connection: HTTP1Connection?
+    var queueDeadlineMillis: UInt64 = .max
+    var totalDeadlineMillis: UInt64 = .max
+    var firstByteDeadlineMillis: UInt64 = .max
+    var replayed = false
+    var cancelRequested = false
+    var pendingRedirect: RedirectDecision?
+    var contentDecoder: ContentDecoder?
+    var lastProgressMillis: UInt64 = 0
+    var userSetHost = false
+    var userSetAcceptEncoding = false
+    // Intrusive list of live transfers: O(1) link/unlink with no allocation per request.
+    var liveNext: Transfer?
+    unowned(unsafe) var livePrevious: Transfer?
+
+    /// A transfer for `method url` with these headers, body and options.
+    package init(url: CourierURL, method: HTTPMethod = .get, headers: HTTPHeaders = HTTPHeaders(),
+                 body: RequestBody = .empty, options: TransferOptions = TransferOptions()) {
+        self.url = url
+        self.method = method
+        self.headers = headers
+        self.body = body
+        self.options = options
+    }
+
+    /// Whether the transfer is done (result fields are final).
+    package var isFinished: Bool { phase == .finished }
+
+    // MARK: Response handling (called by the connection)
+
+    /// Forgets a previous exchange's response: before a replay, and on each redirect hop.
+    func resetResponse() {
+        head = nil
+        trailers = HTTPHeaders()
+        responseBody.removeAll()
+        expectedBodyLength = nil
+        contentDecoder = nil
+        pendingRedirect = nil
+        requestBodyBytesSent = 0
+        metrics.firstByte = 0
+        metrics.bodyBytesReceived = 0
+        metrics.bodyBytesDecoded = 0
+    }
+
+    /// The final head (or a redirect's head). Decides redirects and content decoding.
+    func receiveHead(_ head: ResponseHead, contentLength: UInt64?) -> CourierError? {
+        let decision = RedirectDecision.decide(status: head.status, location: head.headers["Location"],
+                                               current: url, method: method, policy: options.redirects,
+                                               redirectsSoFar: metrics.redirects)
+        switch decision {
+        case .fail(let error):
+            return error
+        case .follow:
+            // The 3xx body is read and dropped so the connection can be reused.
+            pendingRedirect = decision
+            self.head = head
+            return nil
+        case .deliver:
+            break
+        }
+        self.head = head
+        expectedBodyLength = contentLength
+        if options.decompress, contentLength != 0, head.status != 204, head.status != 304, method != .head {
+            switch ContentDecoder.coding(for: head.headers["Content-Encoding"]) {
+            case .success(let coding?):
+                contentDecoder = ContentDecoder(coding: coding, limit: options.limits.decodedLimit)
+            case .success(nil):
+                break
+            case .failure(let error):
+                return error
+            }
+        }
+        if case .memory = sink, let length = contentLength, length > 0 {
+            // Trust the announced length only up to a point: a lying server must not make us
+            // reserve gigabytes up front.
+            responseBody.reserveCapacity(Int(min(length, 16 << 20)))
+        }
+        if reportsHead { delegate?.transferDidReceiveHead(self) }
+        return nil
+    }
+
+    /// Body bytes as received (still encoded).
+    func receiveBody(_ bytes: UnsafeRawBufferPointer, nowMillis: UInt64) -> CourierError? {
+        metrics.bodyBytesReceived &+= UInt64(bytes.count)
+        if pendingRedirect != nil { return nil }
+        let error: CourierError?
+        if let decoder = contentDecoder {
+            error = decoder.decode(bytes) { self.deliver($0) }
+        } else {
+            error = deliver(bytes)
+        }
+        if error == nil, reportsProgress, nowMillis &- lastProgressMillis >= progressIntervalMillis {
+            lastProgressMillis = nowMillis
+            delegate?.transferDidProgress(self)
+        }
+        return error
+    }
+
+    private func deliver(_ bytes: UnsafeRawBufferPointer) -> CourierError? {
+        metrics.bodyBytesDecoded &+= UInt64(bytes.count)
+        switch sink {
+        case .memory:
+            responseBody.append(contentsOf: bytes)
+            return nil
+        case .discard:
+            return nil
+        case .file(let file):
+            return file.write(bytes)
+        case .stream(let handler):
+            return handler(bytes) ? nil : CourierError(.cancelled, "the body handler stopped the transfer")
+        }
+    }
+
+    /// The response ended cleanly: finish content decoding.
+    func completeBody() -> CourierError? {
+        if pendingRedirect != nil { return nil }
+        if let decoder = contentDecoder, let error = decoder.finish() { return error }
+        return nil
+    }
+
+    /// Request body bytes went out (the connection already counted them).
+    func sentRequestBytes(_ count: Int, nowMillis: UInt64, isLast: Bool) {
+        if reportsProgress, isLast || nowMillis &- lastProgressMillis >= progressIntervalMillis {
+            lastProgressMillis = nowMillis
+            delegate?.transferDidProgress(self)
+        }
+    }
+}

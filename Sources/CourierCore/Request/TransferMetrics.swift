@@ -1,0 +1,69 @@
+/// Where a transfer's time went, and how its connection was obtained.
+///
+/// Timestamps are monotonic nanoseconds (`uv_hrtime`), zero when a phase did not happen (no DNS on a
+/// reused connection). The durations below are what curl's `-w` timing variables and
+/// `CURLINFO_*_TIME` report, plus the queue wait, which curl cannot separate.
+public struct TransferMetrics: Sendable, Hashable {
+    /// When the operation entered the shared queue.
+    public var enqueuedAt: UInt64 = 0
+    /// When it left the queue and started.
+    public var startedAt: UInt64 = 0
+    /// Name resolution start and end for the connection that served the last exchange.
+    public var dnsStart: UInt64 = 0
+    /// See `dnsStart`.
+    public var dnsEnd: UInt64 = 0
+    /// TCP connect start and end.
+    public var connectStart: UInt64 = 0
+    /// See `connectStart`.
+    public var connectEnd: UInt64 = 0
+    /// TLS handshake end (zero for http).
+    public var tlsEnd: UInt64 = 0
+    /// When the last exchange was handed to its connection.
+    public var requestStart: UInt64 = 0
+    /// When the last request byte was written.
+    public var requestSent: UInt64 = 0
+    /// When the first response byte of the last exchange arrived.
+    public var firstByte: UInt64 = 0
+    /// When the transfer ended.
+    public var completedAt: UInt64 = 0
+    /// Whether the last exchange ran on a connection that had served an earlier request.
+    public var reusedConnection = false
+    /// Whether the last TLS handshake resumed an earlier session.
+    public var tlsResumed = false
+    /// Connections opened for this transfer (curl's `num_connects`).
+    public var connectionsOpened = 0
+    /// Redirects followed.
+    public var redirects = 0
+    /// Replays after a stale keep-alive connection.
+    public var staleRetries = 0
+    /// Request bytes written (head and body), over all exchanges.
+    public var bytesSent: UInt64 = 0
+    /// Response body bytes received on the wire for the final response (before decoding).
+    public var bodyBytesReceived: UInt64 = 0
+    /// Response bytes after content decoding.
+    public var bodyBytesDecoded: UInt64 = 0
+    /// The remote address of the last connection, as "ip:port".
+    public var remoteAddress: String = ""
+
+    /// Creates empty metrics.
+    public init() {}
+
+    private static func span(_ from: UInt64, _ to: UInt64) -> Nanoseconds {
+        from == 0 || to < from ? Nanoseconds(0) : Nanoseconds(to - from)
+    }
+
+    /// Time waiting in the shared queue.
+    public var queueWait: Nanoseconds { Self.span(enqueuedAt, startedAt) }
+    /// Name resolution time (zero on a reused connection).
+    public var dns: Nanoseconds { Self.span(dnsStart, dnsEnd) }
+    /// TCP connect time.
+    public var connect: Nanoseconds { Self.span(connectStart, connectEnd) }
+    /// TLS handshake time.
+    public var tlsHandshake: Nanoseconds { Self.span(connectEnd, tlsEnd) }
+    /// From start to the first response byte (curl's `time_starttransfer`, minus queueing).
+    public var timeToFirstByte: Nanoseconds { Self.span(startedAt, firstByte) }
+    /// From start to completion (curl's `time_total`, minus queueing).
+    public var total: Nanoseconds { Self.span(startedAt, completedAt) }
+    /// From entering the queue to completion.
+    public var totalIncludingQueue: Nanoseconds { Self.span(enqueuedAt, completedAt) }
+}

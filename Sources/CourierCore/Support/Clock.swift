@@ -1,0 +1,66 @@
+import CUV
+
+/// Monotonic time in nanoseconds.
+///
+/// `uv_hrtime` reads CLOCK_MONOTONIC through the vDSO (no system call), so metrics can take
+/// several timestamps per request without showing up in `strace -c`.
+@inline(__always)
+package func monotonicNanos() -> UInt64 { uv_hrtime() }
+
+/// A span of time with nanosecond resolution, used for timeouts and metrics.
+///
+/// `Swift.Duration` is 128 bits and its arithmetic is not free; a transfer computes deadlines on
+/// every request, so Courier keeps time as plain 64-bit nanoseconds internally and converts at the
+/// public edge.
+public struct Nanoseconds: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// The raw count of nanoseconds.
+    public var rawValue: UInt64
+
+    /// Wraps a raw nanosecond count.
+    public init(_ rawValue: UInt64) { self.rawValue = rawValue }
+
+    /// Converts from a `Duration`, clamping negative values to zero and huge ones to `UInt64.max`.
+    public init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        if seconds < 0 { self.rawValue = 0; return }
+        let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { self.rawValue = .max; return }
+        let (sum, overflow2) = whole.addingReportingOverflow(UInt64(attoseconds / 1_000_000_000))
+        self.rawValue = overflow2 ? .max : sum
+    }
+
+    /// Creates a value from milliseconds.
+    public static func milliseconds(_ ms: UInt64) -> Nanoseconds {
+        Nanoseconds(ms.multipliedReportingOverflow(by: 1_000_000).overflow ? .max : ms * 1_000_000)
+    }
+
+    /// Creates a value from (possibly fractional) seconds; negative values become zero.
+    public static func seconds(_ s: Double) -> Nanoseconds {
+        guard s > 0 else { return Nanoseconds(0) }
+        let ns = s * 1e9
+        return Nanoseconds(ns >= Double(UInt64.max) ? .max : UInt64(ns))
+    }
+
+    /// The value as fractional seconds, the unit curl's `-w` variables use.
+    public var seconds: Double { Double(rawValue) / 1e9 }
+
+    /// The value as a `Duration` for Swift APIs.
+    public var duration: Duration { .nanoseconds(Int64(clamping: rawValue)) }
+
+    public static func < (a: Nanoseconds, b: Nanoseconds) -> Bool { a.rawValue < b.rawValue }
+
+    public var description: String {
+        if rawValue >= 1_000_000_000 { return "\(seconds)s" }
+        if rawValue >= 1_000_000 { return "\(Double(rawValue) / 1e6)ms" }
+        return "\(Double(rawValue) / 1e3)µs"
+    }
+}
+
+extension UInt64 {
+    /// `self + delta`, saturating at `UInt64.max` so "no deadline" never wraps around to "now".
+    @inline(__always)
+    package func adding(_ delta: Nanoseconds) -> UInt64 {
+        let (sum, overflow) = addingReportingOverflow(delta.rawValue)
+        return overflow ? .max : sum
+    }
+}
