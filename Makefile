@@ -48,6 +48,8 @@ bench-deps: deps
 # llhttp: use the system's (pkg-config `libllhttp`, e.g. Debian 13's libllhttp-dev) when it has one;
 # otherwise compile the C sources Debian ships in node-llhttp into a static, position-independent
 # library under $(LLHTTP_PREFIX) with a matching libllhttp.pc, so Package.swift is the same everywhere.
+# LLHTTP_STRICT_MODE: llhttp 8 is lenient by default (spaces in header names, a missing CRLF after a
+# chunk), which is how request-smuggling gaps open; llhttp 9 is strict without the flag.
 llhttp: core-packages
 	@if pkg-config --exists libllhttp; then exit 0; fi; \
 	set -e; \
@@ -58,11 +60,11 @@ llhttp: core-packages
 	fi; \
 	work=$$(mktemp -d); \
 	for f in api http llhttp; do \
-	  cc -O3 -fPIC -fvisibility=default -I/usr/share/include/llhttp -c /usr/share/llhttp/$$f.c -o $$work/$$f.o; \
+	  cc -O3 -fPIC -DLLHTTP_STRICT_MODE=1 -I/usr/share/include/llhttp -c /usr/share/llhttp/$$f.c -o $$work/$$f.o; \
 	done; \
 	ar rcs $$work/libllhttp.a $$work/api.o $$work/http.o $$work/llhttp.o; \
 	version=$$(awk '/define LLHTTP_VERSION_(MAJOR|MINOR|PATCH)/ {printf "%s%s", sep, $$3; sep="."}' /usr/share/include/llhttp/llhttp.h); \
-	printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: libllhttp\nDescription: llhttp (built by Courier from Debian node-llhttp sources)\nVersion: %s\nLibs: -L$${libdir} -lllhttp\nCflags: -I$${includedir}\n' \
+	printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: libllhttp\nDescription: llhttp in strict mode (built by Courier from Debian node-llhttp sources)\nVersion: %s\nLibs: -L$${libdir} -lllhttp\nCflags: -I$${includedir}\n' \
 	  "$(LLHTTP_PREFIX)" "$$version" > $$work/libllhttp.pc; \
 	$(SUDO) install -d $(LLHTTP_PREFIX)/lib/pkgconfig $(LLHTTP_PREFIX)/include; \
 	$(SUDO) install -m 644 $$work/libllhttp.a $(LLHTTP_PREFIX)/lib/; \

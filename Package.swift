@@ -22,6 +22,6 @@ let package = Package(
         // The curl-compatible command-line tool.
         .executableTarget(name: "courier", dependencies: ["Courier"]),
 
-        .testTarget(name: "CourierCoreTests", dependencies: ["CourierCore"]),
+        .testTarget(name: "CourierCoreTests", dependencies: ["CourierCore", "CZlib"]),
     ]
 )

@@ -263,6 +263,11 @@ package final class ResponseDecoder {
     private func headersComplete() -> Int32 {
         if building == .value { endField() }
         let status = Int(llhttp_get_status_code(parser))
+        guard status >= 100, status <= 999 else {
+            // llhttp accepts any digit count; RFC 9110 section 15 says three.
+            pendingError = CourierError(.badStatusLine, "status \(status) is not three digits")
+            return -1
+        }
         if status == 101 {
             pendingError = CourierError(.unexpectedUpgrade)
             return -1

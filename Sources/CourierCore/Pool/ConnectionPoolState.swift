@@ -31,8 +31,8 @@ package struct ConnectionPoolState<Connection: Hashable, Request: Hashable> {
         case use(Connection)
         /// The request waits; open `connect` new connections (0 or 1 here).
         case wait(connect: Int)
-        /// The request waits; close this idle connection to make room, then open one.
-        case waitAfterEvicting(Connection)
+        /// The request waits; close these idle connections first, then open `connect` new ones.
+        case waitAfterEvicting([Connection], connect: Int)
     }
 
     /// What to do with a connection that became ready or was released.
@@ -64,7 +64,9 @@ package struct ConnectionPoolState<Connection: Hashable, Request: Hashable> {
     }
 
     /// A request wants a connection. With `allowIdle == false` (a replay after a stale-connection
-    /// failure) idle connections are not used: they are likely as stale as the one that failed.
+    /// failure) idle connections are not used but closed: when a server drops one keep-alive
+    /// connection it has usually dropped its others too (a restart, an idle sweep), and the replay
+    /// happens only once, so it must go out on a connection known to be fresh.
     package mutating func acquire(_ request: Request, key: Int, allowIdle: Bool = true) -> AcquireAction {
         withEntry(key) { entry in
         if allowIdle, let connection = entry.idle.popLast() {
@@ -72,10 +74,12 @@ package struct ConnectionPoolState<Connection: Hashable, Request: Hashable> {
             return .use(connection)
         }
         entry.waiting.append(request)
-        if !allowIdle, entry.total >= entry.limit, let evicted = entry.idle.first {
-            entry.idle.removeFirst()
-            entry.connecting += 1
-            return .waitAfterEvicting(evicted)
+        if !allowIdle, !entry.idle.isEmpty {
+            let evicted = entry.idle
+            entry.idle.removeAll()
+            let open = Self.connectionsToOpen(entry)
+            entry.connecting += open
+            return .waitAfterEvicting(evicted, connect: open)
         }
         let open = Self.connectionsToOpen(entry)
         entry.connecting += open

@@ -368,11 +368,13 @@ package final class Runtime: @unchecked Sendable {
         case .wait(let count):
             if transfer.totalDeadlineMillis != .max { armWaitTimer(transfer.totalDeadlineMillis) }
             for _ in 0..<count { openConnection(key: key) }
-        case .waitAfterEvicting(let ref):
-            forget(ref.connection)
-            ref.connection.closeFromPool()
+        case .waitAfterEvicting(let evicted, let count):
+            for ref in evicted {
+                forget(ref.connection)
+                ref.connection.closeFromPool()
+            }
             if transfer.totalDeadlineMillis != .max { armWaitTimer(transfer.totalDeadlineMillis) }
-            openConnection(key: key)
+            for _ in 0..<count { openConnection(key: key) }
         }
     }
 

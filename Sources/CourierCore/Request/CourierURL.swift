@@ -106,7 +106,8 @@ public struct CourierURL: Sendable, Hashable, CustomStringConvertible {
 
         var hostBytes: ArraySlice<UInt8>
         var portBytes: ArraySlice<UInt8>? = nil
-        if authority.first == UInt8(ascii: "[") {
+        let bracketed = authority.first == UInt8(ascii: "[")
+        if bracketed {
             guard let close = authority.firstIndex(of: UInt8(ascii: "]")) else {
                 throw CourierError(.invalidURL, "unterminated IPv6 address in \"\(original)\"")
             }
@@ -128,11 +129,13 @@ public struct CourierURL: Sendable, Hashable, CustomStringConvertible {
             hostBytes = authority
         }
         guard !hostBytes.isEmpty else { throw CourierError(.invalidURL, "no host in \"\(original)\"") }
-        for byte in hostBytes where !Self.isRegNameByte(byte) {
-            throw CourierError(.invalidURL, "invalid character in host of \"\(original)\"")
-        }
-        if hostBytes.first == UInt8(ascii: ".") || hostBytes.contains(UInt8(ascii: "%")) {
-            throw CourierError(.invalidURL, "invalid host in \"\(original)\"")
+        if !bracketed {
+            for byte in hostBytes where !Self.isRegNameByte(byte) {
+                throw CourierError(.invalidURL, "invalid character in host of \"\(original)\"")
+            }
+            if hostBytes.first == UInt8(ascii: ".") || hostBytes.contains(UInt8(ascii: "%")) {
+                throw CourierError(.invalidURL, "invalid host in \"\(original)\"")
+            }
         }
         self.host = String(decoding: hostBytes, as: UTF8.self).lowercased()
 

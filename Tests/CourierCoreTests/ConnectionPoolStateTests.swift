@@ -1,0 +1,204 @@
+import Testing
+@testable import CourierCore
+
+@Suite("ConnectionPoolState")
+struct ConnectionPoolStateTests {
+    typealias Pool = ConnectionPoolState<Int, String>
+
+    /// The invariants stated on the type, checked after every event.
+    static func checkInvariants(_ pool: Pool, sourceLocation: SourceLocation = #_sourceLocation) {
+        for (key, entry) in pool.keys {
+            #expect(entry.idle.isEmpty || entry.waiting.isEmpty, "key \(key): idle and waiting together", sourceLocation: sourceLocation)
+            #expect(entry.total <= entry.limit, "key \(key): over limit", sourceLocation: sourceLocation)
+            let room = entry.limit - entry.idle.count - entry.leased
+            #expect(entry.connecting >= min(entry.waiting.count, room), "key \(key): a waiter has no attempt", sourceLocation: sourceLocation)
+            #expect(entry.connecting >= 0 && entry.leased >= 0, sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test func firstRequestConnectsThenReusesIdle() {
+        var pool = Pool(defaultLimit: 2)
+        #expect(pool.acquire("a", key: 0) == .wait(connect: 1))
+        #expect(pool.connected(1, key: 0) == .serve("a"))
+        #expect(pool.release(1, key: 0, reusable: true) == .park)
+        #expect(pool.acquire("b", key: 0) == .use(1))
+        Self.checkInvariants(pool)
+    }
+
+    @Test func limitMakesRequestsWaitForARelease() {
+        var pool = Pool(defaultLimit: 1)
+        #expect(pool.acquire("a", key: 0) == .wait(connect: 1))
+        #expect(pool.acquire("b", key: 0) == .wait(connect: 0))
+        #expect(pool.connected(1, key: 0) == .serve("a"))
+        #expect(pool.release(1, key: 0, reusable: true) == .serve("b"))
+        #expect(pool.release(1, key: 0, reusable: false) == .close(connect: 0))
+        Self.checkInvariants(pool)
+        #expect(pool.keys[0]!.total == 0)
+    }
+
+    @Test func nonReusableReleaseOpensAReplacementForWaiters() {
+        var pool = Pool(defaultLimit: 1)
+        _ = pool.acquire("a", key: 0)
+        _ = pool.acquire("b", key: 0)
+        _ = pool.connected(1, key: 0)
+        #expect(pool.release(1, key: 0, reusable: false) == .close(connect: 1))
+        #expect(pool.connected(2, key: 0) == .serve("b"))
+        Self.checkInvariants(pool)
+    }
+
+    @Test func connectFailureFailsTheLongestWaiter() {
+        var pool = Pool(defaultLimit: 2)
+        _ = pool.acquire("a", key: 0)
+        _ = pool.acquire("b", key: 0)
+        let result = pool.connectFailed(key: 0)
+        #expect(result.failed == "a")
+        #expect(result.connect == 0, "b still has its own attempt")
+        Self.checkInvariants(pool)
+        let second = pool.connectFailed(key: 0)
+        #expect(second.failed == "b")
+        Self.checkInvariants(pool)
+    }
+
+    @Test func cancelledWaiterLeavesItsAttemptToServeOthers() {
+        var pool = Pool(defaultLimit: 4)
+        _ = pool.acquire("a", key: 0)
+        let removed = pool.cancelWaiting("a", key: 0)
+        #expect(removed)
+        #expect(pool.connected(1, key: 0) == .park)
+        #expect(pool.acquire("b", key: 0) == .use(1))
+        Self.checkInvariants(pool)
+    }
+
+    @Test func replayEvictsIdleConnectionsAndConnectsFresh() {
+        var pool = Pool(defaultLimit: 3)
+        _ = pool.acquire("a", key: 0)
+        _ = pool.acquire("b", key: 0)
+        _ = pool.connected(1, key: 0)
+        _ = pool.connected(2, key: 0)
+        _ = pool.release(1, key: 0, reusable: true)
+        _ = pool.release(2, key: 0, reusable: true)
+        #expect(pool.acquire("c", key: 0, allowIdle: false) == .waitAfterEvicting([1, 2], connect: 1))
+        Self.checkInvariants(pool)
+        #expect(pool.connected(3, key: 0) == .serve("c"))
+        Self.checkInvariants(pool)
+    }
+
+    @Test func keysAreIndependent() {
+        var pool = Pool(defaultLimit: 1)
+        #expect(pool.acquire("a", key: 0) == .wait(connect: 1))
+        #expect(pool.acquire("b", key: 1) == .wait(connect: 1))
+        Self.checkInvariants(pool)
+    }
+
+    @Test func idleConnectionClosingIsForgotten() {
+        var pool = Pool(defaultLimit: 2)
+        _ = pool.acquire("a", key: 0)
+        _ = pool.connected(1, key: 0)
+        _ = pool.release(1, key: 0, reusable: true)
+        let first = pool.idleClosed(1, key: 0)
+        #expect(first)
+        let second = pool.idleClosed(1, key: 0)
+        #expect(!second)
+        #expect(pool.acquire("b", key: 0) == .wait(connect: 1))
+    }
+
+    @Test func raisingTheLimitConnectsForWaiters() {
+        var pool = Pool(defaultLimit: 1)
+        _ = pool.acquire("a", key: 0)
+        _ = pool.acquire("b", key: 0)
+        _ = pool.acquire("c", key: 0)
+        #expect(pool.setLimit(3, for: 0) == 2)
+        Self.checkInvariants(pool)
+    }
+
+    /// Random event sequences against a model of who holds which connection: the invariants hold
+    /// after every step, no request is served twice, and no connection serves two requests at once.
+    @Test(arguments: 0..<40)
+    func randomSequencesKeepInvariants(seed: Int) {
+        var rng = SplitMix(seed: UInt64(seed))
+        var pool = Pool(defaultLimit: 1 + Int(rng.next() % 4))
+        var nextRequest = 0
+        var nextConnection = 100
+        var connecting = 0
+        var leased: [Int: String] = [:]
+        var waiting: Set<String> = []
+        var served: Set<String> = []
+        for _ in 0..<300 {
+            switch rng.next() % 6 {
+            case 0, 1:
+                let request = "r\(nextRequest)"
+                nextRequest += 1
+                switch pool.acquire(request, key: 0, allowIdle: rng.next() % 5 != 0) {
+                case .use(let c):
+                    #expect(leased[c] == nil)
+                    leased[c] = request
+                    served.insert(request)
+                case .wait(let n):
+                    waiting.insert(request)
+                    connecting += n
+                case .waitAfterEvicting(_, let n):
+                    waiting.insert(request)
+                    connecting += n
+                }
+            case 2:
+                guard connecting > 0 else { break }
+                connecting -= 1
+                let c = nextConnection
+                nextConnection += 1
+                switch pool.connected(c, key: 0) {
+                case .serve(let r):
+                    #expect(waiting.remove(r) != nil)
+                    #expect(!served.contains(r))
+                    served.insert(r)
+                    leased[c] = r
+                case .park, .close:
+                    break
+                }
+            case 3:
+                guard connecting > 0 else { break }
+                connecting -= 1
+                let (failed, n) = pool.connectFailed(key: 0)
+                if let failed { #expect(waiting.remove(failed) != nil) }
+                connecting += n
+            case 4:
+                guard !leased.isEmpty else { break }
+                let c = leased.keys.sorted()[Int(rng.next() % UInt64(leased.count))]
+                leased[c] = nil
+                switch pool.release(c, key: 0, reusable: rng.next() % 3 != 0) {
+                case .serve(let r):
+                    #expect(waiting.remove(r) != nil)
+                    leased[c] = r
+                    served.insert(r)
+                case .park:
+                    break
+                case .close(let n):
+                    connecting += n
+                }
+            case 5:
+                guard !waiting.isEmpty else { break }
+                let r = waiting.sorted()[Int(rng.next() % UInt64(waiting.count))]
+                let removed = pool.cancelWaiting(r, key: 0)
+                #expect(removed)
+                waiting.remove(r)
+            default:
+                break
+            }
+            Self.checkInvariants(pool)
+            #expect(pool.keys[0].map { $0.leased } ?? 0 == leased.count)
+            #expect(pool.keys[0].map { $0.waiting.count } ?? 0 == waiting.count)
+        }
+    }
+}
+
+/// A small deterministic generator, so a failing seed can be replayed.
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
