@@ -20,8 +20,9 @@ let package = Package(
         // Engine / Operation / Response: callbacks and async/await.
         .target(name: "Courier", dependencies: ["CourierCore"]),
         // The curl-compatible command-line tool.
-        .executableTarget(name: "courier", dependencies: ["Courier"]),
+        .executableTarget(name: "courier", dependencies: ["Courier", "CourierCore"]),
 
         .testTarget(name: "CourierCoreTests", dependencies: ["CourierCore", "CZlib"]),
+        .testTarget(name: "CourierIntegrationTests", dependencies: ["Courier", "CourierCore", "courier"]),
     ]
 )

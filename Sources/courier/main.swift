@@ -1,27 +1,97 @@
 import Courier
+import CourierCore
+import Dispatch
 import Glibc
 
-final class D: TransferDelegate, @unchecked Sendable {
-    var sem = DispatchSemaphoreLite()
-    func transferDidReceiveHead(_ transfer: Transfer) {}
-    func transferDidProgress(_ transfer: Transfer) {}
-    func transferDidComplete(_ t: Transfer) {
-        print(t.head?.status ?? -1, t.responseBody.count, t.error?.message ?? "ok", t.metrics.reusedConnection, t.metrics.total)
-        sem.signal()
+// courier: a curl-compatible command line for the subset of curl Courier implements, with curl's
+// exit codes. Every URL goes through Courier's shared queue and connection pool, so several URLs to
+// one host reuse one connection (sequentially) or share the queue's width (with -Z).
+
+let usage = """
+Usage: courier [options...] <url>...
+ -d, --data <data>          HTTP POST data (@file reads a file)
+     --data-binary <data>   HTTP POST data, sent as is
+     --data-raw <data>      HTTP POST data, '@' has no special meaning
+     --json <data>          POST JSON (sets Content-Type and Accept)
+ -f, --fail                 Fail with exit code 22 on HTTP errors, no body output
+ -H, --header <header>      Add a header ('Name:' removes one Courier would send)
+ -I, --head                 Show response headers only (HEAD request)
+ -i, --include              Include response headers in the output
+ -L, --location             Follow redirects
+     --max-redirs <num>     Maximum number of redirects (default 50)
+ -m, --max-time <seconds>   Maximum time for each transfer
+     --connect-timeout <s>  Maximum time for name resolution and connect
+     --compressed           Request and decode gzip/deflate
+     --max-filesize <bytes> Maximum body size (k, M, G suffixes)
+ -o, --output <file>        Write the body of the next URL to <file>
+ -O, --remote-name          Write the body to a file named like the URL's last path segment
+ -s, --silent               Silent mode (no progress, no error messages)
+ -S, --show-error           Show errors even when silent
+ -u, --user <user:password> Basic authentication
+ -A, --user-agent <name>    User-Agent to send
+ -v, --verbose              Show request and response headers on stderr
+ -w, --write-out <format>   Print after each transfer, e.g. '%{http_code} %{time_total}\\n'
+ -Z, --parallel             Run the URLs in parallel through the shared queue
+     --parallel-max <num>   Parallel width (default 50)
+ -V, --version              Show the version
+ -h, --help                 This help
+
+"""
+
+let options: CommandLineOptions
+do {
+    options = try ArgumentParser.parse(Array(CommandLine.arguments.dropFirst()))
+} catch {
+    Terminal.error("courier: \(error.message)\ncourier: try 'courier --help' for more information\n")
+    exit(ExitCode.usage)
+}
+if options.help {
+    Terminal.write(usage)
+    exit(0)
+}
+if options.version {
+    Terminal.write("courier \(CourierVersion.string) (libuv, llhttp, OpenSSL, zlib)\nProtocols: http https\nFeatures: keep-alive pool, shared queue, gzip/deflate\n")
+    exit(0)
+}
+guard !options.urls.isEmpty else {
+    Terminal.error("courier: no URL specified!\ncourier: try 'courier --help' for more information\n")
+    exit(ExitCode.usage)
+}
+
+let requestBody: [UInt8]?
+do {
+    requestBody = try RequestData.body(options)
+} catch let error as CourierError {
+    Terminal.error("courier: (26) \(error.message)\n")
+    exit(26)
+}
+
+let progressAllowed = !options.silent && !options.verbose && Terminal.stderrIsTerminal && options.progressBar
+if options.parallel {
+    SharedQueue.width = options.parallelMax
+    SharedQueue.defaultHostLimit = options.parallelMax
+}
+
+var jobs: [CLIJob] = []
+for (index, url) in options.urls.enumerated() {
+    jobs.append(CLIJob(index: index, rawURL: url, options: options, body: requestBody,
+                       showProgress: progressAllowed && !options.parallel))
+}
+
+var exitCode: Int32 = 0
+if options.parallel {
+    for job in jobs { job.start() }
+    for job in jobs {
+        job.wait()
+        job.report()
+        if job.exitCode != 0 { exitCode = job.exitCode }
+    }
+} else {
+    for job in jobs {
+        job.start()
+        job.wait()
+        job.report()
+        if job.exitCode != 0 { exitCode = job.exitCode }
     }
 }
-struct DispatchSemaphoreLite: @unchecked Sendable {
-    let s = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
-    init() { sem_init(s, 0, 0) }
-    func signal() { sem_post(s) }
-    func wait() { sem_wait(s) }
-}
-let d = D()
-for u in CommandLine.arguments.dropFirst() {
-    let t = Transfer(url: try! CourierURL(parsing: u))
-    t.delegate = d
-    Runtime.shared.submit(t)
-    d.sem.wait()
-}
-Runtime.shared.shutdown()
-print("shutdown ok")
+exit(exitCode)

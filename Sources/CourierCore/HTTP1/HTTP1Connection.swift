@@ -346,6 +346,8 @@ package final class HTTP1Connection: ResponseDecoderDelegate {
             if transfer.metrics.firstByte == 0 {
                 transfer.metrics.firstByte = monotonicNanos()
                 machine.responseBytesReceived()
+                // The idle deadline replaces the first-byte one and may be earlier than the timer.
+                rearmTimer()
             }
             switch decoder.feed(bytes) {
             case .needMore:

@@ -1,0 +1,134 @@
+import Dispatch
+import Synchronization
+
+/// The requests of one API, sharing a host, default headers and settings: MKNetworkKit's
+/// `MKNetworkEngine` (the YahooEngine pattern).
+///
+/// An application subclasses nothing; it wraps an engine in its own type that builds URLs and maps
+/// JSON to models, so callers never see paths or status codes. Every engine feeds the one
+/// process-wide `SharedQueue`, whose width bounds all of them together.
+///
+/// ```swift
+/// let api = Engine(host: "https://api.example.com/v1", defaultHeaders: ["Accept": "application/json"])
+/// let op = api.operation(path: "items", params: ["page": "2"])
+/// let items = try await api.send(op).decode([Item].self)
+/// ```
+public final class Engine: Sendable {
+    /// Engine-wide settings.
+    public struct Configuration: Sendable {
+        /// Options every operation starts with (timeouts, redirects, limits, decompression).
+        public var options = TransferOptions()
+        /// Statuses that count as success; others fail with `.httpStatus` (MKNetworkKit calls its
+        /// error handler for 4xx and 5xx too). Use `0..<1000` to accept everything.
+        public var acceptableStatus: Range<Int> = 200..<400
+        /// Where handlers run; nil means a serial dispatch queue of the engine's own.
+        public var callbackQueue: CallbackQueue? = nil
+        /// Scheme used when `host` names none.
+        public var defaultScheme: CourierURL.Scheme = .https
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// Headers every Courier engine sends unless told otherwise.
+    public static let standardHeaders: HTTPHeaders = ["User-Agent": "courier/\(CourierVersion.string)", "Accept": "*/*"]
+
+    /// A process-wide engine with no host, for `operation(urlString:)` one-offs.
+    public static let shared = Engine(baseURL: nil, defaultHeaders: standardHeaders, configuration: Configuration())
+
+    private static let ids = Atomic<Int>(0)
+
+    /// Identifies this engine's operations (`OperationInfo.engineID`).
+    public let id: Int
+    /// The base URL operations' paths are appended to; nil for `shared`.
+    public let baseURL: CourierURL?
+    /// Headers added to every request unless it sets the same name.
+    public let defaultHeaders: HTTPHeaders
+    /// The settings.
+    public let configuration: Configuration
+    let callbackQueue: CallbackQueue
+
+    /// An engine for `host`, which may be a bare host ("api.example.com", "localhost:8080") or a
+    /// URL with scheme, port and API path ("http://127.0.0.1:8080/v1").
+    public convenience init(host: String, defaultHeaders: [String: String] = [:], configuration: Configuration = Configuration()) {
+        var headers = Engine.standardHeaders
+        for (name, value) in defaultHeaders.sorted(by: { $0.key < $1.key }) { headers.replaceOrAdd(name: name, value: value) }
+        let spec = host.contains("://") ? host : "\(configuration.defaultScheme.rawValue)://\(host)"
+        var base: CourierURL?
+        var error: CourierError?
+        do {
+            base = try CourierURL(parsing: spec)
+        } catch let e {
+            error = e
+        }
+        self.init(baseURL: base, defaultHeaders: headers, configuration: configuration, baseURLError: error)
+    }
+
+    /// Why `host` did not parse, for engines whose operations can only fail.
+    private let baseURLError: CourierError?
+
+    init(baseURL: CourierURL?, defaultHeaders: HTTPHeaders, configuration: Configuration, baseURLError: CourierError? = nil) {
+        id = Engine.ids.add(1, ordering: .relaxed).newValue
+        self.baseURL = baseURL
+        self.defaultHeaders = defaultHeaders
+        self.configuration = configuration
+        self.baseURLError = baseURLError
+        callbackQueue = configuration.callbackQueue ?? .dispatch(DispatchQueue(label: "courier.engine.\(id)"))
+    }
+
+    /// An operation for `path` under the engine's base URL. Parameters go to the query string for
+    /// GET, HEAD and DELETE and to the body otherwise. An engine whose host did not parse makes
+    /// operations that fail with `.invalidURL` when sent.
+    public func operation(path: String, params: [String: String] = [:], method: HTTPMethod = .get) -> Operation {
+        guard let baseURL else {
+            let operation = makeOperation(urlString: path, params: params, method: method)
+            operation.presetError = baseURLError ?? CourierError(.invalidURL, "the engine has no host; use operation(urlString:)")
+            return operation
+        }
+        var base = baseURL.description
+        if base.hasSuffix("/") { base.removeLast() }
+        return makeOperation(urlString: base + (path.hasPrefix("/") ? "" : "/") + path, params: params, method: method)
+    }
+
+    /// An operation for a full URL (which may be on another host than the engine's).
+    public func operation(urlString: String, params: [String: String] = [:], method: HTTPMethod = .get) -> Operation {
+        makeOperation(urlString: urlString, params: params, method: method)
+    }
+
+    private func makeOperation(urlString: String, params: [String: String], method: HTTPMethod) -> Operation {
+        Operation(method: method, urlString: urlString, parameters: params, engineID: id, options: configuration.options,
+                  acceptableStatus: configuration.acceptableStatus, defaultHeaders: defaultHeaders, callbackQueue: callbackQueue)
+    }
+
+    /// Puts an operation in the shared queue; its handlers report the outcome. Enqueueing the same
+    /// operation twice does nothing the second time.
+    public func enqueue(_ operation: Operation) {
+        operation.start()
+    }
+
+    /// Sends an operation and waits for its response. Cancelling the calling task cancels the
+    /// operation. Throws what the error handlers would get.
+    public func send(_ operation: Operation) async throws(CourierError) -> Response {
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                operation.setContinuation(continuation)
+                operation.start()
+            }
+        } onCancel: {
+            operation.cancel()
+        }
+        return try result.get()
+    }
+
+    /// Cancels every queued and running operation of this engine.
+    public func cancelAll() {
+        let id = self.id
+        Runtime.shared.cancelAll { $0.owner == id }
+    }
+}
+
+/// Courier's version.
+public enum CourierVersion {
+    /// Semantic version of the library.
+    public static let string = "0.1.0"
+}

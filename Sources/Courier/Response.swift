@@ -1,0 +1,82 @@
+import FoundationEssentials
+
+/// A finished HTTP response: status, headers, body and how the transfer went.
+///
+/// The accessors for text, JSON and `Decodable` throw a `CourierError` in the `.responseFormat`
+/// family that says what did not fit (charset, byte offset, the decoding path), rather than
+/// returning nil and leaving the caller to guess; they never look at the Content-Type to refuse
+/// work (AFNetworking's "unacceptable content-type" trap).
+public struct Response: Sendable {
+    /// The status line and headers.
+    public let head: ResponseHead
+    /// The body, decoded from gzip/deflate when that was on. Empty when it went to a file.
+    public let body: [UInt8]
+    /// Trailer fields of a chunked response.
+    public let trailers: HTTPHeaders
+    /// The URL that answered, after redirects.
+    public let url: CourierURL
+    /// Timings and connection facts.
+    public let metrics: TransferMetrics
+
+    /// Creates a response (tests, and serializers that build one).
+    public init(head: ResponseHead, body: [UInt8], trailers: HTTPHeaders = HTTPHeaders(), url: CourierURL, metrics: TransferMetrics = TransferMetrics()) {
+        self.head = head
+        self.body = body
+        self.trailers = trailers
+        self.url = url
+        self.metrics = metrics
+    }
+
+    /// The status code.
+    public var status: Int { head.status }
+    /// The header fields.
+    public var headers: HTTPHeaders { head.headers }
+    /// The Content-Type value, if any.
+    public var contentType: String? { head.headers["Content-Type"] }
+    /// The charset parameter of Content-Type, lower-cased.
+    public var charset: String? { TextDecoding.charset(ofContentType: contentType) }
+
+    /// The body as text in the charset of Content-Type (UTF-8 when none is named).
+    public func string() throws(CourierError) -> String {
+        try TextDecoding.decode(body, charset: charset)
+    }
+
+    /// The body as text, or nil when it is not valid in its charset (MKNetworkKit's
+    /// `responseString`); `string()` says why.
+    public var text: String? { try? string() }
+
+    /// The body parsed as JSON.
+    public func json() throws(CourierError) -> JSONValue {
+        try JSONValue(parsing: body)
+    }
+
+    /// The body decoded as JSON into `type`.
+    public func decode<T: Decodable>(_ type: T.Type, using decoder: JSONDecoder = JSONDecoder()) throws(CourierError) -> T {
+        do {
+            return try decoder.decode(type, from: Data(body))
+        } catch let error as DecodingError {
+            throw CourierError(Self.isSyntaxError(error) ? .invalidJSON : .decodeMismatch, Self.describe(error))
+        } catch {
+            throw CourierError(.decodeMismatch, "\(error)")
+        }
+    }
+
+    private static func isSyntaxError(_ error: DecodingError) -> Bool {
+        if case .dataCorrupted(let context) = error, context.codingPath.isEmpty { return true }
+        return false
+    }
+
+    private static func describe(_ error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            let joined = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+            return joined.isEmpty ? "top level" : joined
+        }
+        switch error {
+        case .typeMismatch(let type, let context): return "expected \(type) at \(path(context)): \(context.debugDescription)"
+        case .valueNotFound(let type, let context): return "missing \(type) value at \(path(context))"
+        case .keyNotFound(let key, let context): return "missing key \"\(key.stringValue)\" at \(path(context))"
+        case .dataCorrupted(let context): return "\(context.debugDescription) at \(path(context))"
+        @unknown default: return "\(error)"
+        }
+    }
+}

@@ -1,0 +1,182 @@
+import Courier
+import CourierCore
+
+/// Everything the command line asked for.
+struct CommandLineOptions {
+    var urls: [String] = []
+    var method: String?
+    var headers: [(name: String, value: String?)] = []
+    var data: [DataArgument] = []
+    var json: [DataArgument] = []
+    var outputs: [String] = []
+    var remoteNameCount = 0
+    var remoteNameAll = false
+    var include = false
+    var head = false
+    var location = false
+    var maxRedirects = 50
+    var maxTime: Double?
+    var connectTimeout: Double?
+    var fail = false
+    var compressed = false
+    var maxFileSize: UInt64?
+    var silent = false
+    var showError = false
+    var verbose = false
+    var writeOut: String?
+    var parallel = false
+    var parallelMax = 50
+    var userAgent: String?
+    var user: String?
+    var progressBar = true
+    var help = false
+    var version = false
+}
+
+/// A `-d` / `--data-binary` / `--json` value: literal text or `@file` (`@-` is stdin).
+struct DataArgument {
+    enum Kind { case urlencodedAscii, binary, raw }
+    var text: String
+    var kind: Kind
+}
+
+/// A command-line mistake; curl exits 2 for these.
+struct UsageError: Error {
+    var message: String
+}
+
+/// Parses curl-style arguments: `-X POST`, `-XPOST`, `--request POST`, `-sS` (combined flags).
+enum ArgumentParser {
+    /// Flags without a value.
+    static let shortFlags: Set<Character> = ["i", "I", "L", "f", "s", "S", "v", "O", "Z", "h", "V", "#"]
+    /// Flags that take a value.
+    static let shortWithValue: Set<Character> = ["X", "H", "d", "o", "m", "w", "A", "u"]
+
+    static func parse(_ arguments: [String]) throws(UsageError) -> CommandLineOptions {
+        var options = CommandLineOptions()
+        var index = 0
+        func value(for name: String) throws(UsageError) -> String {
+            index += 1
+            guard index < arguments.count else { throw UsageError(message: "option \(name): requires parameter") }
+            return arguments[index]
+        }
+        while index < arguments.count {
+            let argument = arguments[index]
+            if argument.hasPrefix("--"), argument.count > 2 {
+                try applyLong(argument, to: &options, value: value)
+            } else if argument.hasPrefix("-"), argument.count > 1 {
+                var flags = Array(argument.dropFirst())
+                while !flags.isEmpty {
+                    let flag = flags.removeFirst()
+                    if shortWithValue.contains(flag) {
+                        let rest = String(flags)
+                        flags = []
+                        let v = rest.isEmpty ? try value(for: "-\(flag)") : rest
+                        try applyShort(flag, value: v, to: &options)
+                    } else if shortFlags.contains(flag) {
+                        try applyShort(flag, value: nil, to: &options)
+                    } else {
+                        throw UsageError(message: "option -\(flag): is unknown")
+                    }
+                }
+            } else {
+                options.urls.append(argument)
+            }
+            index += 1
+        }
+        return options
+    }
+
+    private static func applyShort(_ flag: Character, value: String?, to o: inout CommandLineOptions) throws(UsageError) {
+        switch flag {
+        case "X": o.method = value
+        case "H": o.headers.append(try parseHeader(value!))
+        case "d": o.data.append(DataArgument(text: value!, kind: .urlencodedAscii))
+        case "o": o.outputs.append(value!)
+        case "m": o.maxTime = try seconds(value!, "-m")
+        case "w": o.writeOut = value
+        case "A": o.userAgent = value
+        case "u": o.user = value
+        case "i": o.include = true
+        case "I": o.head = true
+        case "L": o.location = true
+        case "f": o.fail = true
+        case "s": o.silent = true
+        case "S": o.showError = true
+        case "v": o.verbose = true
+        case "O": o.remoteNameCount += 1
+        case "Z": o.parallel = true
+        case "h": o.help = true
+        case "V": o.version = true
+        case "#": o.progressBar = true
+        default: throw UsageError(message: "option -\(flag): is unknown")
+        }
+    }
+
+    private static func applyLong(_ argument: String, to o: inout CommandLineOptions, value: (String) throws(UsageError) -> String) throws(UsageError) {
+        switch argument {
+        case "--request": o.method = try value(argument)
+        case "--header": o.headers.append(try parseHeader(try value(argument)))
+        case "--data", "--data-ascii": o.data.append(DataArgument(text: try value(argument), kind: .urlencodedAscii))
+        case "--data-binary": o.data.append(DataArgument(text: try value(argument), kind: .binary))
+        case "--data-raw": o.data.append(DataArgument(text: try value(argument), kind: .raw))
+        case "--json": o.json.append(DataArgument(text: try value(argument), kind: .binary))
+        case "--output": o.outputs.append(try value(argument))
+        case "--remote-name": o.remoteNameCount += 1
+        case "--remote-name-all": o.remoteNameAll = true
+        case "--include": o.include = true
+        case "--head": o.head = true
+        case "--location": o.location = true
+        case "--max-redirs":
+            guard let n = Int(try value(argument)), n >= -1 else { throw UsageError(message: "option --max-redirs: expected a proper numerical parameter") }
+            o.maxRedirects = n
+        case "--max-time": o.maxTime = try seconds(try value(argument), argument)
+        case "--connect-timeout": o.connectTimeout = try seconds(try value(argument), argument)
+        case "--fail": o.fail = true
+        case "--compressed": o.compressed = true
+        case "--max-filesize":
+            guard let n = parseSize(try value(argument)) else { throw UsageError(message: "option --max-filesize: expected a proper numerical parameter") }
+            o.maxFileSize = n
+        case "--silent": o.silent = true
+        case "--show-error": o.showError = true
+        case "--verbose": o.verbose = true
+        case "--write-out": o.writeOut = try value(argument)
+        case "--parallel": o.parallel = true
+        case "--parallel-max":
+            guard let n = Int(try value(argument)), n > 0 else { throw UsageError(message: "option --parallel-max: expected a proper numerical parameter") }
+            o.parallelMax = min(n, 300)
+        case "--user-agent": o.userAgent = try value(argument)
+        case "--user": o.user = try value(argument)
+        case "--progress-bar": o.progressBar = true
+        case "--no-progress-meter": o.progressBar = false
+        case "--url": o.urls.append(try value(argument))
+        case "--help": o.help = true
+        case "--version": o.version = true
+        default: throw UsageError(message: "option \(argument): is unknown")
+        }
+    }
+
+    /// `Name: value` adds; `Name:` removes a header Courier would send; `Name;` sends it empty.
+    static func parseHeader(_ text: String) throws(UsageError) -> (name: String, value: String?) {
+        if let colon = text.firstIndex(of: ":") {
+            let name = String(text[..<colon])
+            let value = text[text.index(after: colon)...].drop { $0 == " " || $0 == "\t" }
+            return (name, value.isEmpty ? nil : String(value))
+        }
+        if text.hasSuffix(";") { return (String(text.dropLast()), "") }
+        throw UsageError(message: "header \"\(text)\" has no colon")
+    }
+
+    static func seconds(_ text: String, _ name: String) throws(UsageError) -> Double {
+        guard let value = Double(text), value >= 0 else { throw UsageError(message: "option \(name): expected a proper numerical parameter") }
+        return value
+    }
+
+    /// `1000`, `10k`, `5M`, `1G` (curl's suffixes, powers of 1024).
+    static func parseSize(_ text: String) -> UInt64? {
+        guard let last = text.last else { return nil }
+        let multipliers: [Character: UInt64] = ["k": 1 << 10, "K": 1 << 10, "m": 1 << 20, "M": 1 << 20, "g": 1 << 30, "G": 1 << 30]
+        if let multiplier = multipliers[last], let n = UInt64(text.dropLast()) { return n * multiplier }
+        return UInt64(text)
+    }
+}

@@ -1,0 +1,238 @@
+import Courier
+import CourierCore
+import Dispatch
+import Glibc
+
+/// One URL of the command line: builds the transfer, writes its output, reports its outcome.
+final class CLIJob: TransferDelegate, @unchecked Sendable {
+    let index: Int
+    let rawURL: String
+    let options: CommandLineOptions
+    private let body: [UInt8]?
+    private let done = DispatchSemaphore(value: 0)
+    private var transfer: Transfer?
+    private var setupError: CourierError?
+    private var outputPath: String?
+    private var streamsToStdout = false
+    private var headerBytes = 0
+    private var progress: ProgressBar?
+    private(set) var exitCode: Int32 = 0
+    private var failedHTTPStatus: Int?
+
+    init(index: Int, rawURL: String, options: CommandLineOptions, body: [UInt8]?, showProgress: Bool) {
+        self.index = index
+        self.rawURL = rawURL
+        self.options = options
+        self.body = body
+        build(showProgress: showProgress)
+    }
+
+    private func build(showProgress: Bool) {
+        // curl assumes http:// for a URL without a scheme.
+        let text = rawURL.contains("://") ? rawURL : "http://" + rawURL
+        let url: CourierURL
+        do {
+            url = try CourierURL(parsing: text)
+        } catch {
+            setupError = error
+            return
+        }
+        var method: HTTPMethod = options.head ? .head : (body != nil ? .post : .get)
+        if let explicit = options.method { method = HTTPMethod(rawValue: explicit) }
+
+        var headers = HTTPHeaders()
+        var defaults: [(String, String)] = [("User-Agent", options.userAgent ?? "courier/\(CourierVersion.string)"), ("Accept", "*/*")]
+        if !options.json.isEmpty {
+            defaults.append(("Content-Type", "application/json"))
+            defaults[1] = ("Accept", "application/json")
+        } else if body != nil {
+            defaults.append(("Content-Type", "application/x-www-form-urlencoded"))
+        }
+        let userUser = options.user ?? url.user.map { "\($0):\(url.password ?? "")" }
+        if let credentials = userUser {
+            defaults.append(("Authorization", "Basic " + Base64.encode(Array(credentials.utf8))))
+        }
+        let overridden = Set(options.headers.map { $0.name.lowercased() })
+        for (name, value) in defaults where !overridden.contains(name.lowercased()) {
+            headers.add(name: name, value: value)
+        }
+        var suppressAcceptEncoding = false
+        for header in options.headers {
+            if let value = header.value {
+                headers.add(name: header.name, value: value)
+            } else if header.name.lowercased() == "accept-encoding" {
+                suppressAcceptEncoding = true
+            }
+        }
+
+        var transferOptions = TransferOptions()
+        transferOptions.decompress = options.compressed && !suppressAcceptEncoding
+        transferOptions.redirects = RedirectPolicy(follow: options.location,
+                                                   maxRedirects: options.maxRedirects < 0 ? Int.max : options.maxRedirects,
+                                                   allowsHTTPSDowngrade: true)
+        // curl has no first-byte or idle deadline of its own; only what the user asked for applies.
+        transferOptions.timeouts = Timeouts(queue: nil,
+                                            connect: options.connectTimeout.map { .seconds($0) } ?? .seconds(300),
+                                            firstByte: nil, idle: nil,
+                                            total: options.maxTime.map { .seconds($0) })
+        if let maxTime = options.maxTime {
+            transferOptions.timeouts.queue = .seconds(maxTime)
+            if options.connectTimeout == nil { transferOptions.timeouts.connect = .seconds(maxTime) }
+        }
+        transferOptions.limits.maxBodyBytes = options.maxFileSize
+        transferOptions.retryStaleConnection = true
+
+        let transfer = Transfer(url: url, method: method, headers: headers,
+                                body: body.map { .bytes($0) } ?? .empty, options: transferOptions)
+        transfer.delegate = self
+        transfer.reportsHead = true
+
+        // Output: -o files in order, then -O remote names, then stdout.
+        let remoteIndex = index - options.outputs.count
+        if index < options.outputs.count {
+            outputPath = options.outputs[index]
+        } else if options.remoteNameAll || (remoteIndex >= 0 && remoteIndex < options.remoteNameCount) {
+            let name = url.path.split(separator: "/").last.map(String.init) ?? ""
+            guard !name.isEmpty else {
+                setupError = CourierError(.fileWrite, "remote file name has no length")
+                return
+            }
+            outputPath = name
+        }
+        if let outputPath, outputPath != "-" {
+            do {
+                transfer.sink = .file(try FileSink(path: outputPath))
+            } catch {
+                setupError = error
+                return
+            }
+        } else if options.parallel {
+            transfer.sink = .memory
+        } else {
+            streamsToStdout = true
+            transfer.sink = .file(FileSink(descriptor: 1, name: "stdout"))
+        }
+        if showProgress, outputPath != nil || !Terminal.stdoutIsTerminal {
+            progress = ProgressBar()
+            transfer.reportsProgress = true
+            transfer.progressIntervalMillis = 100
+        }
+        self.transfer = transfer
+    }
+
+    func start() {
+        guard let transfer, setupError == nil else {
+            done.signal()
+            return
+        }
+        Runtime.shared.submit(transfer)
+    }
+
+    func wait() { done.wait() }
+
+    // MARK: TransferDelegate (loop thread)
+
+    func transferDidReceiveHead(_ transfer: Transfer) {
+        guard let head = transfer.head else { return }
+        if options.fail, head.status >= 400 {
+            failedHTTPStatus = head.status
+            transfer.sink = .discard
+            return
+        }
+        let headText = headText(head)
+        headerBytes = headText.utf8.count
+        if options.verbose { verboseLog(transfer, head) }
+        if options.include || options.head {
+            switch transfer.sink {
+            case .file(let file):
+                var bytes = Array(headText.utf8)
+                _ = bytes.withUnsafeMutableBytes { file.write(UnsafeRawBufferPointer($0)) }
+            case .memory:
+                break
+            case .discard, .stream:
+                break
+            }
+        }
+    }
+
+    func transferDidProgress(_ transfer: Transfer) {
+        progress?.update(received: transfer.metrics.bodyBytesReceived, expected: transfer.expectedBodyLength)
+    }
+
+    func transferDidComplete(_ transfer: Transfer) {
+        if let progress {
+            if transfer.error == nil { progress.update(received: transfer.metrics.bodyBytesReceived, expected: transfer.expectedBodyLength) }
+            progress.finish()
+        }
+        done.signal()
+    }
+
+    // MARK: Reporting (main thread, after completion)
+
+    func report() {
+        let error = setupError ?? transfer?.error
+        if let error {
+            exitCode = ExitCode.forError(error)
+        } else if let status = failedHTTPStatus {
+            exitCode = ExitCode.httpError
+            if !options.silent || options.showError {
+                Terminal.error("courier: (22) The requested URL returned error: \(status)\n")
+            }
+        }
+        if options.parallel, let transfer, outputPath == nil || outputPath == "-" {
+            if (options.include || options.head), let head = transfer.head, failedHTTPStatus == nil {
+                Terminal.write(headText(head))
+            }
+            if failedHTTPStatus == nil, !transfer.responseBody.isEmpty {
+                transfer.responseBody.withUnsafeBytes { raw in
+                    var offset = 0
+                    while offset < raw.count {
+                        let n = Glibc.write(1, raw.baseAddress! + offset, raw.count - offset)
+                        if n <= 0 { break }
+                        offset += n
+                    }
+                }
+            }
+        }
+        if let error, !options.silent || options.showError {
+            Terminal.error("courier: (\(exitCode)) \(error.message)\n")
+        }
+        if let format = options.writeOut {
+            let t = transfer
+            let report = TransferReport(url: rawURL, effectiveURL: t?.url.description ?? rawURL,
+                                        status: t?.head?.status ?? 0, head: t?.head,
+                                        metrics: t?.metrics ?? TransferMetrics(), exitCode: exitCode,
+                                        errorMessage: error?.message ?? (failedHTTPStatus.map { "The requested URL returned error: \($0)" } ?? ""),
+                                        headerBytes: headerBytes)
+            Terminal.write(WriteOut.render(format, report))
+        }
+    }
+
+    private func headText(_ head: ResponseHead) -> String {
+        head.statusLine + "\r\n" + head.headers.description + "\r\n"
+    }
+
+    private func verboseLog(_ transfer: Transfer, _ head: ResponseHead) {
+        var lines = ""
+        let m = transfer.metrics
+        if m.reusedConnection {
+            lines += "* Re-using existing connection to \(transfer.url.host) port \(transfer.url.port)\n"
+        } else {
+            lines += "* Connected to \(transfer.url.host) (\(WriteOut.remoteIP(m.remoteAddress))) port \(transfer.url.port)\n"
+        }
+        var request: [UInt8] = []
+        RequestEncoder.encodeHead(method: transfer.method, target: transfer.url.target, hostHeader: transfer.url.hostHeader,
+                                  headers: transfer.headers,
+                                  framing: .init(host: !transfer.headers.contains("Host"),
+                                                 contentLength: RequestEncoder.contentLength(for: transfer.method, bodyLength: transfer.requestBodyLength),
+                                                 acceptEncoding: transfer.options.decompress && !transfer.headers.contains("Accept-Encoding")),
+                                  into: &request)
+        for line in String(decoding: request, as: UTF8.self).split(separator: "\r\n", omittingEmptySubsequences: false).dropLast() {
+            lines += "> \(line)\n"
+        }
+        lines += "< \(head.statusLine)\n"
+        for (name, value) in head.headers { lines += "< \(name): \(value)\n" }
+        lines += "<\n"
+        Terminal.error(lines)
+    }
+}

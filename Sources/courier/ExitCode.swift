@@ -1,0 +1,45 @@
+import Courier
+import CourierCore
+
+/// curl's documented exit codes (libcurl-errors.3) for the failures Courier reports, so scripts
+/// written against curl keep working.
+enum ExitCode {
+    static let usage: Int32 = 2
+    static let httpError: Int32 = 22
+
+    static func forError(_ error: CourierError) -> Int32 {
+        let code = error.code
+        switch code.primary {
+        case .invalidArgument: return 2
+        case .invalidURL: return 3
+        case .unsupportedScheme: return 1
+        case .invalidHeader: return 43
+        case .dnsFailure: return 6
+        case .connectFailed: return 7
+        case .timeout: return 28
+        case .connectionReset: return 56
+        case .emptyReply: return 52
+        case .truncatedBody: return 18
+        case .malformedResponse: return code == .badChunk ? 56 : 8
+        case .headersTooLarge: return 100
+        case .bodyTooLarge: return 63
+        case .tooManyRedirects: return 47
+        case .redirectRejected: return code == .redirectWithoutLocation ? 3 : 1
+        case .decodingFailed: return code == .decodedTooLarge ? 63 : 61
+        case .cancelled, .shutdown: return 42
+        case .sendFailed: return 55
+        case .fileError: return code == .fileRead ? 26 : 23
+        case .tls:
+            switch code {
+            case .tlsUntrusted, .tlsHostMismatch, .tlsExpired, .tlsNotYetValid, .tlsRejectedByHook: return 60
+            case .tlsPinMismatch: return 90
+            case .tlsClientCertificate: return 58
+            case .tlsCAFile: return 77
+            case .tlsTruncated: return 56
+            default: return 35
+            }
+        case .httpStatus: return 22
+        default: return 1
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import CourierCore
+import Glibc
+
+/// Unbuffered writes, so body bytes (written by the loop thread straight to the descriptor),
+/// headers and `-w` output never overtake each other in a stdio buffer.
+enum Terminal {
+    static func write(_ text: String, to fd: Int32 = 1) {
+        var text = text
+        text.withUTF8 { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let n = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if n < 0 { if errno == EINTR { continue }; return }
+                offset += n
+            }
+        }
+    }
+
+    static func error(_ text: String) { write(text, to: 2) }
+
+    static var stderrIsTerminal: Bool { isatty(2) != 0 }
+    static var stdoutIsTerminal: Bool { isatty(1) != 0 }
+
+    static var columns: Int {
+        var size = winsize()
+        if ioctl(2, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 20 { return Int(size.ws_col) }
+        return 80
+    }
+}
+
+/// curl's `-#` style bar on stderr: `###########        52.3%  1.2 MB/s`.
+final class ProgressBar: @unchecked Sendable {
+    private var lastDrawn = -1
+    private let startNanos = monotonicNanos()
+    private var finished = false
+
+    func update(received: UInt64, expected: UInt64?) {
+        guard !finished else { return }
+        let width = max(10, Terminal.columns - 28)
+        let elapsed = Double(monotonicNanos() - startNanos) / 1e9
+        let rate = elapsed > 0 ? Double(received) / elapsed : 0
+        var line = "\r"
+        if let expected, expected > 0 {
+            let fraction = min(1, Double(received) / Double(expected))
+            let filled = Int(fraction * Double(width))
+            let permille = Int(fraction * 1000)
+            if permille == lastDrawn { return }
+            lastDrawn = permille
+            line += String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled)
+            line += " " + pad(String(permille / 10) + "." + String(permille % 10) + "%", 6)
+        } else {
+            line += pad(ProgressBar.bytes(Double(received)), width + 7)
+        }
+        line += "  " + ProgressBar.bytes(rate) + "/s  "
+        Terminal.error(line)
+    }
+
+    func finish() {
+        guard !finished else { return }
+        finished = true
+        if lastDrawn >= 0 || true { Terminal.error("\n") }
+    }
+
+    private func pad(_ s: String, _ n: Int) -> String {
+        s.count >= n ? s : String(repeating: " ", count: n - s.count) + s
+    }
+
+    static func bytes(_ value: Double) -> String {
+        let units = ["B", "kB", "MB", "GB", "TB"]
+        var v = value
+        var unit = 0
+        while v >= 1000, unit < units.count - 1 { v /= 1000; unit += 1 }
+        let tenths = Int((v * 10).rounded())
+        return unit == 0 ? "\(Int(v)) B" : "\(tenths / 10).\(tenths % 10) \(units[unit])"
+    }
+}

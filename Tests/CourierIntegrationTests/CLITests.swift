@@ -1,0 +1,216 @@
+import Foundation
+import Testing
+@testable import Courier
+@testable import CourierCore
+
+/// The `courier` executable: curl's flags, output and exit codes.
+@Suite("courier CLI")
+struct CLITests {
+    let s = TestServers.shared
+
+    static var binary: String {
+        let candidates = [
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("courier").path,
+            TestServers.packageRoot + "/.build/debug/courier",
+        ]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[1]
+    }
+
+    struct Run {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        var stdoutBytes: Data
+    }
+
+    func run(_ arguments: [String], stdin: Data? = nil) throws -> Run {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        if let stdin {
+            let input = Pipe()
+            process.standardInput = input
+            try process.run()
+            input.fileHandleForWriting.write(stdin)
+            try input.fileHandleForWriting.close()
+        } else {
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+        }
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+                   stderr: String(decoding: errData, as: UTF8.self), stdoutBytes: outData)
+    }
+
+    @Test func localFailureExitCodes() throws {
+        let cases: [([String], Int32)] = [
+            (["http://127.0.0.1:1/"], 7),
+            (["http://no-such-host.invalid/"], 6),
+            (["http://exa mple/"], 3),
+            (["ftp://example.com/"], 1),
+            (["-Q", "http://x/"], 2),
+            ([], 2),
+        ]
+        for (arguments, expected) in cases {
+            let r = try run(["-s"] + arguments)
+            #expect(r.status == expected, "\(arguments): \(r.stderr)")
+        }
+    }
+
+    @Test func serverFailureExitCodes() throws {
+        let cases: [(String, [String], Int32)] = [
+            ("/truncated", [], 18),
+            ("/empty", [], 52),
+            ("/reset-mid-body", [], 56),
+            ("/garbage-status", [], 8),
+            ("/bad-chunk", [], 56),
+            ("/cl-te", [], 8),
+            ("/huge-headers", [], 100),
+            ("/redirect-loop", ["-L"], 47),
+            ("/silence?s=5", ["-m", "0.5"], 28),
+            ("/echo", ["--max-filesize", "10"], 63),
+            ("/corrupt-gzip", ["--compressed"], 61),
+            ("/status?code=404", ["-f"], 22),
+            ("/status?code=404", [], 0),
+        ]
+        for (path, flags, expected) in cases {
+            let r = try run(["-s", "-o", "/dev/null"] + flags + [s.scripted + path])
+            #expect(r.status == expected, "\(path) \(flags): exit \(r.status), stderr \(r.stderr)")
+        }
+        let timeout = try run(["-s", "--connect-timeout", "0.5", "http://127.0.0.1:\(s.blackholePort)/"])
+        #expect(timeout.status == 28)
+    }
+
+    @Test func errorMessagesUnlessSilent() throws {
+        let loud = try run(["http://127.0.0.1:1/"])
+        #expect(loud.stderr.contains("courier: (7)"))
+        let quiet = try run(["-s", "http://127.0.0.1:1/"])
+        #expect(quiet.stderr.isEmpty)
+        let shown = try run(["-sS", "http://127.0.0.1:1/"])
+        #expect(shown.stderr.contains("courier: (7)"))
+        let fail = try run(["-f", s.scripted + "/status?code=500"])
+        #expect(fail.stderr.contains("The requested URL returned error: 500"))
+        #expect(fail.stdout.isEmpty, "-f prints no body")
+    }
+
+    @Test func writeOutVariables() throws {
+        let r = try run(["-s", "-o", "/dev/null", "-w", "%{http_code} %{size_download} %{num_connects} %{url_effective} %{exitcode}\\n%{time_total}",
+                         s.nginx + "/small"])
+        let lines = r.stdout.split(separator: "\n")
+        #expect(lines.first == "200 100 1 \(s.nginx)/small 0")
+        #expect(Double(lines.last ?? "") ?? -1 > 0)
+        let failed = try run(["-s", "-w", "%{http_code} %{exitcode}", "http://127.0.0.1:1/"])
+        #expect(failed.stdout == "000 7")
+    }
+
+    @Test func severalURLsReuseOneConnection() throws {
+        let r = try run(["-s", "-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null", "-w", "%{num_connects}",
+                         s.nginx + "/small", s.nginx + "/small", s.nginx + "/small"])
+        #expect(r.stdout == "100")
+    }
+
+    @Test func parallelTransfersKeepURLOrderOnStdout() throws {
+        let r = try run(["-s", "-Z", s.scripted + "/slow?ms=300&body=1", s.scripted + "/status?code=200&body=second",
+                         s.scripted + "/status?code=200&body=third"])
+        #expect(r.status == 0)
+        #expect(r.stdout == "slowsecondthird")
+    }
+
+    @Test func parallelWidthIsUsedExactly() async throws {
+        // A process of its own: nothing else shares its queue, so the width must be reached and
+        // never exceeded.
+        let group = "cli-width-\(UUID().uuidString.prefix(8))"
+        let urls = (0..<8).map { s.scripted + "/slow?ms=150&group=\(group)&n=\($0)" }
+        let outputs = Array(repeating: ["-o", "/dev/null"], count: urls.count).flatMap { $0 }
+        let r = try run(["-s", "-Z", "--parallel-max", "3", "-w", "%{http_code}\\n"] + outputs + urls)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.split(separator: "\n").count == 8)
+        let stats = await scriptedStats(group)
+        #expect(stats.peak == 3, "server saw \(stats.peak) at once with --parallel-max 3")
+        #expect(stats.seen == 8)
+    }
+
+    @Test func outputFilesAndRemoteNames() throws {
+        let directory = s.root + "/cli-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = ["-s", "-O", s.nginx + "/small"]
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect((try? Data(contentsOf: URL(fileURLWithPath: directory + "/small")))?.count == 100)
+        let r = try run(["-s", "-o", directory + "/out", s.nginx + "/large"])
+        #expect(r.status == 0)
+        #expect((try? FileManager.default.attributesOfItem(atPath: directory + "/out")[.size] as? Int) == TestServers.largeSize)
+        let unwritable = try run(["-s", "-o", "/no/such/dir/file", s.nginx + "/small"])
+        #expect(unwritable.status == 23)
+    }
+
+    @Test func headersIncludeHeadAndRemoval() throws {
+        let include = try run(["-s", "-i", s.nginx + "/small"])
+        #expect(include.stdout.hasPrefix("HTTP/1.1 200 OK\r\n"))
+        #expect(include.stdout.hasSuffix("\r\n\r\n" + String(repeating: "s", count: 100)))
+        let head = try run(["-s", "-I", s.nginx + "/small"])
+        #expect(head.stdout.hasPrefix("HTTP/1.1 200 OK\r\n"))
+        #expect(head.stdout.contains("Content-Length: 100"))
+        #expect(head.stdout.hasSuffix("\r\n\r\n"))
+
+        let echo = try run(["-s", "-H", "User-Agent:", "-H", "X-One: 1", "-H", "Accept: text/plain", "-A", "ignored", s.scripted + "/echo"])
+        let reply = try JSONDecoder().decode(EchoReply.self, from: echo.stdoutBytes)
+        #expect(reply.header("User-Agent") == nil, "'Name:' removes a header Courier would send")
+        #expect(reply.header("X-One") == "1")
+        #expect(reply.header("Accept") == "text/plain")
+    }
+
+    @Test func dataJSONMethodAndUser() throws {
+        let data = try run(["-s", "-d", "a=1", "-d", "b=2", s.scripted + "/echo"])
+        let dataReply = try JSONDecoder().decode(EchoReply.self, from: data.stdoutBytes)
+        #expect(dataReply.method == "POST" && dataReply.body == "a=1&b=2")
+        #expect(dataReply.header("Content-Type") == "application/x-www-form-urlencoded")
+
+        let file = s.root + "/cli-body-\(UUID().uuidString)"
+        try "line1\nline2\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let fromFile = try run(["-s", "-d", "@" + file, s.scripted + "/echo"])
+        #expect(try JSONDecoder().decode(EchoReply.self, from: fromFile.stdoutBytes).body == "line1line2")
+        let binary = try run(["-s", "--data-binary", "@" + file, s.scripted + "/echo"])
+        #expect(try JSONDecoder().decode(EchoReply.self, from: binary.stdoutBytes).body == "line1\nline2\n")
+        let stdin = try run(["-s", "--data-binary", "@-", s.scripted + "/echo"], stdin: Data("from stdin".utf8))
+        #expect(try JSONDecoder().decode(EchoReply.self, from: stdin.stdoutBytes).body == "from stdin")
+        let missing = try run(["-s", "-d", "@/no/such/file", s.scripted + "/echo"])
+        #expect(missing.status == 26)
+
+        let json = try run(["-s", "--json", "{\"k\":1}", s.scripted + "/echo"])
+        let jsonReply = try JSONDecoder().decode(EchoReply.self, from: json.stdoutBytes)
+        #expect(jsonReply.method == "POST" && jsonReply.body == "{\"k\":1}")
+        #expect(jsonReply.header("Content-Type") == "application/json")
+        #expect(jsonReply.header("Accept") == "application/json")
+
+        let put = try run(["-s", "-X", "PUT", "-u", "user:pw", s.scripted + "/echo"])
+        let putReply = try JSONDecoder().decode(EchoReply.self, from: put.stdoutBytes)
+        #expect(putReply.method == "PUT")
+        #expect(putReply.header("Authorization") == "Basic dXNlcjpwdw==")
+    }
+
+    @Test func redirectsAndCompression() throws {
+        let noFollow = try run(["-s", "-o", "/dev/null", "-w", "%{http_code}", s.nginx + "/moved"])
+        #expect(noFollow.stdout == "301")
+        let follow = try run(["-s", "-L", "-o", "/dev/null", "-w", "%{http_code} %{num_redirects} %{url_effective}", s.nginx + "/moved"])
+        #expect(follow.stdout == "200 1 \(s.nginx)/small")
+        let limited = try run(["-s", "-L", "--max-redirs", "0", s.nginx + "/moved"])
+        #expect(limited.status == 47)
+        let compressed = try run(["-s", "--compressed", s.nginx + "/gzip/text"])
+        #expect(compressed.stdout == TestServers.gzipText)
+    }
+
+    @Test func helpAndVersion() throws {
+        #expect(try run(["--help"]).stdout.contains("--write-out"))
+        #expect(try run(["-V"]).stdout.hasPrefix("courier "))
+    }
+}

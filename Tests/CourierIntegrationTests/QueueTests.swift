@@ -1,0 +1,146 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Courier
+@testable import CourierCore
+
+/// The shared queue and per-host behaviour. These tests change the limit of the host name "127.1"
+/// (127.0.0.1 in its short form, which no other test uses), so they run one at a time.
+@Suite("Shared queue", .serialized)
+struct QueueTests {
+    let s = TestServers.shared
+    var limitedHost: String { "http://127.1:\(s.scriptedPort)" }
+
+    func withLocalhostLimit<T>(_ limit: Int, _ body: () async -> T) async -> T {
+        SharedQueue.setLimit(limit, forHost: "127.1")
+        let result = await body()
+        SharedQueue.setLimit(nil, forHost: "127.1")
+        return result
+    }
+
+    @Test func widthBoundsConcurrencyAcrossTheProcess() async {
+        // Other suites run at the same time and share the width, so this test can only insist on
+        // the bound. `CLITests.parallelWidthIsUsedExactly` checks, in a process of its own, that
+        // the width is also reached.
+        let group = "width-\(UUID().uuidString.prefix(8))"
+        let previous = SharedQueue.width
+        SharedQueue.width = 2
+        let sampler = Task {
+            var highest = 0
+            while !Task.isCancelled {
+                highest = max(highest, SharedQueue.activity.running)
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+            return highest
+        }
+        let statuses = await withTaskGroup(of: Int?.self) { tasks in
+            for _ in 0..<10 {
+                tasks.addTask { await fetch(self.s.scripted + "/slow?ms=100&group=\(group)").0.head?.status }
+            }
+            var all: [Int?] = []
+            for await status in tasks { all.append(status) }
+            return all
+        }
+        sampler.cancel()
+        let highestRunning = await sampler.value
+        SharedQueue.width = previous
+        #expect(statuses.count == 10 && statuses.allSatisfy { $0 == 200 })
+        let stats = await scriptedStats(group)
+        #expect(stats.peak <= 2, "server saw \(stats.peak) at once")
+        #expect(stats.seen == 10)
+        #expect(highestRunning <= 2, "the queue ran \(highestRunning) at once")
+    }
+
+    @Test func perHostLimitAndPriorities() async {
+        await withLocalhostLimit(1) {
+            let order = Mutex<[String]>([])
+            // Occupy the one slot, then queue low before high: high must run first.
+            let blocker = Transfer(url: try! CourierURL(parsing: limitedHost + "/slow?ms=300"))
+            let low = Transfer(url: try! CourierURL(parsing: limitedHost + "/echo?p=low"))
+            low.options.priority = .low
+            let high = Transfer(url: try! CourierURL(parsing: limitedHost + "/echo?p=high"))
+            high.options.priority = .veryHigh
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                let remaining = Mutex(3)
+                for (name, t) in [("blocker", blocker), ("low", low), ("high", high)] {
+                    t.delegate = CompletionWaiter {
+                        order.withLock { $0.append(name) }
+                        if remaining.withLock({ $0 -= 1; return $0 }) == 0 { done.resume() }
+                    }
+                    Runtime.shared.submit(t)
+                }
+            }
+            #expect(order.withLock { $0 } == ["blocker", "high", "low"])
+            #expect(high.metrics.queueWait.rawValue > 100_000_000, "high waited behind the blocker")
+        }
+    }
+
+    @Test func queueWaitDoesNotCountAgainstFirstByteOrTotal() async {
+        await withLocalhostLimit(1) {
+            async let blocker = fetch(limitedHost + "/slow?ms=700")
+            try? await Task.sleep(for: .milliseconds(50))
+            let (waiting, _) = await fetch(limitedHost + "/echo?queued=1") {
+                $0.timeouts.firstByte = .milliseconds(400)
+                $0.timeouts.total = .milliseconds(500)
+            }
+            #expect(waiting.error == nil, "\(String(describing: waiting.error))")
+            #expect(waiting.metrics.queueWait.rawValue > 400_000_000)
+            _ = await blocker
+        }
+    }
+
+    @Test func queueTimeout() async {
+        await withLocalhostLimit(1) {
+            async let blocker = fetch(limitedHost + "/slow?ms=800")
+            try? await Task.sleep(for: .milliseconds(50))
+            let (waiting, elapsed) = await fetch(limitedHost + "/echo") { $0.timeouts.queue = .milliseconds(200) }
+            #expect(waiting.error?.code == .queueTimeout)
+            #expect(elapsed < 0.7)
+            _ = await blocker
+        }
+    }
+
+    @Test func cancellingQueuedAndRunningOperations() async {
+        await withLocalhostLimit(1) {
+            let running = Transfer(url: try! CourierURL(parsing: limitedHost + "/silence?s=5"))
+            let queued = Transfer(url: try! CourierURL(parsing: limitedHost + "/echo?cancel=queued"))
+            let started = monotonicNanos()
+            async let runningDone: Void = withCheckedContinuation { c in
+                running.delegate = CompletionWaiter { c.resume() }
+                Runtime.shared.submit(running)
+            }
+            // The queued one must be submitted second, once the first holds the host's only slot.
+            try? await Task.sleep(for: .milliseconds(100))
+            async let queuedDone: Void = withCheckedContinuation { c in
+                queued.delegate = CompletionWaiter { c.resume() }
+                Runtime.shared.submit(queued)
+            }
+            try? await Task.sleep(for: .milliseconds(100))
+            #expect(queued.phase == .queued)
+            Runtime.shared.cancel(queued)
+            _ = await queuedDone
+            #expect(queued.error?.code == .cancelled)
+            Runtime.shared.cancel(running)
+            _ = await runningDone
+            #expect(running.error?.code == .cancelled)
+            #expect(Double(monotonicNanos() - started) / 1e9 < 2, "cancellation is prompt")
+            // The slot is free at once: the next request runs.
+            let (next, _) = await fetch(limitedHost + "/echo?after=cancel")
+            #expect(next.error == nil)
+        }
+    }
+
+    @Test func activityIsObservable() async {
+        let seen = Mutex<[QueueActivity]>([])
+        let observation = SharedQueue.observeActivity { activity in seen.withLock { $0.append(activity) } }
+        let (t, _) = await fetch(s.scripted + "/slow?ms=200")
+        #expect(t.error == nil)
+        try? await Task.sleep(for: .milliseconds(100))
+        observation.cancel()
+        let values = seen.withLock { $0 }
+        #expect(values.contains { $0.running > 0 }, "\(values)")
+        var iterator = SharedQueue.activityUpdates().makeAsyncIterator()
+        let first = await iterator.next()
+        #expect(first != nil, "the stream delivers the current state at once")
+    }
+}

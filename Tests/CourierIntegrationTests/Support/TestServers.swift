@@ -1,0 +1,212 @@
+import Foundation
+import Testing
+@testable import Courier
+@testable import CourierCore
+
+/// The real servers the integration tests talk to, started once per test process on 127.0.0.1
+/// with ephemeral ports: nginx (keep-alive, large bodies, gzip) and the scripted raw-socket
+/// server in `Tests/Servers/scripted_server.py` (every kind of misbehaviour).
+final class TestServers: @unchecked Sendable {
+    static let shared = TestServers()
+
+    let root: String
+    let nginxPort: Int
+    let scriptedPort: Int
+    /// A port whose listener never accepts and whose backlog is full: connects hang.
+    let blackholePort: Int
+    private var processes: [Process] = []
+
+    /// Bytes of the large file nginx serves, generated (not random) so tests can check content.
+    static let largeSize = 64 * 1024 * 1024
+
+    var nginx: String { "http://127.0.0.1:\(nginxPort)" }
+    var scripted: String { "http://127.0.0.1:\(scriptedPort)" }
+    /// The scripted server under another name: a different origin (and scheduler host) on the same
+    /// process, for cross-origin redirects and per-host limits.
+    var scriptedOtherOrigin: String { "http://localhost:\(scriptedPort)" }
+
+    private init() {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("courier-tests-\(getpid())").path
+        try? FileManager.default.removeItem(atPath: root)
+        try! FileManager.default.createDirectory(atPath: root + "/html/gzip", withIntermediateDirectories: true)
+        Self.writeFixtures(root + "/html")
+        (scriptedPort, blackholePort) = Self.startScripted(&processes)
+        nginxPort = Self.startNginx(root: root, processes: &processes)
+        let children = processes
+        TestServers.atExit = { for p in children where p.isRunning { p.terminate() } }
+        atexit { TestServers.atExit?() }
+        // The whole suite talks to 127.0.0.1 in parallel; give it room. Tests about limits use
+        // their own host names.
+        SharedQueue.width = 64
+        SharedQueue.defaultHostLimit = 64
+    }
+
+    nonisolated(unsafe) static var atExit: (() -> Void)?
+
+    static func largeFileByte(_ offset: Int) -> UInt8 { UInt8(truncatingIfNeeded: (offset &* 31) ^ (offset >> 11)) }
+
+    static func writeFixtures(_ html: String) {
+        _ = FileManager.default.createFile(atPath: html + "/small", contents: Data(repeating: UInt8(ascii: "s"), count: 100))
+        var large = Data(count: largeSize)
+        large.withUnsafeMutableBytes { raw in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            for i in 0..<largeSize { bytes[i] = largeFileByte(i) }
+        }
+        _ = FileManager.default.createFile(atPath: html + "/large", contents: large)
+        let text = (0..<50_000).map { "line \($0): the quick brown fox jumps over the lazy dog\n" }.joined()
+        _ = FileManager.default.createFile(atPath: html + "/gzip/text", contents: Data(text.utf8))
+    }
+
+    static var gzipText: String {
+        (0..<50_000).map { "line \($0): the quick brown fox jumps over the lazy dog\n" }.joined()
+    }
+
+    static var packageRoot: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().path
+    }
+
+    /// Starts another scripted server for one test: its own port means its own pool key, so no
+    /// other test running in parallel can take (or leave behind) a connection it counts on.
+    func privateScripted() -> String {
+        var extra: [Process] = []
+        let (port, _) = Self.startScripted(&extra)
+        let previous = TestServers.atExit
+        TestServers.atExit = { previous?(); for p in extra where p.isRunning { p.terminate() } }
+        return "http://127.0.0.1:\(port)"
+    }
+
+    private static func startScripted(_ processes: inout [Process]) -> (Int, Int) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", packageRoot + "/Tests/Servers/supervise.py", String(getpid()), "--",
+                             "python3", packageRoot + "/Tests/Servers/scripted_server.py"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        // Never the test runner's own stdout/stderr: a server holding them open keeps `swift test`
+        // waiting for end-of-file after the tests are done.
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try! process.run()
+        processes.append(process)
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let chunk = pipe.fileHandleForReading.availableData
+            precondition(!chunk.isEmpty, "scripted_server.py exited before printing its port")
+            line.append(chunk)
+        }
+        let ports = String(decoding: line, as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { Int($0) }
+        return (ports[0], ports[1])
+    }
+
+    private static func freePort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    private static func startNginx(root: String, processes: inout [Process]) -> Int {
+        for _ in 0..<10 {
+            let port = freePort()
+            let config = """
+            \(getuid() == 0 ? "user root root;" : "")
+            worker_processes 1;
+            daemon off;
+            master_process off;
+            pid \(root)/nginx.pid;
+            error_log \(root)/error.log warn;
+            events { worker_connections 4096; }
+            http {
+                access_log off;
+                keepalive_requests 100000;
+                keepalive_timeout 60s;
+                default_type application/octet-stream;
+                client_body_temp_path \(root)/tmp-body;
+                proxy_temp_path \(root)/tmp-proxy;
+                fastcgi_temp_path \(root)/tmp-fastcgi;
+                uwsgi_temp_path \(root)/tmp-uwsgi;
+                scgi_temp_path \(root)/tmp-scgi;
+                server {
+                    listen 127.0.0.1:\(port);
+                    root \(root)/html;
+                    location /gzip/ { gzip on; gzip_types *; gzip_min_length 0; }
+                    location = /moved { return 301 /small; }
+                    location = /see-other { return 303 /small; }
+                }
+            }
+            """
+            try! config.write(toFile: root + "/nginx.conf", atomically: true, encoding: .utf8)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["python3", packageRoot + "/Tests/Servers/supervise.py", String(getpid()), "--",
+                                 "/usr/sbin/nginx", "-c", root + "/nginx.conf", "-p", root, "-e", root + "/error.log"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            process.standardInput = FileHandle.nullDevice
+            try! process.run()
+            // Ready when it accepts a connection (or gone if the port was taken meanwhile).
+            for _ in 0..<100 {
+                if !process.isRunning { break }
+                if canConnect(port) {
+                    processes.append(process)
+                    return port
+                }
+                usleep(20_000)
+            }
+            if process.isRunning { process.terminate() }
+        }
+        fatalError("nginx did not start; see \(root)/error.log")
+    }
+
+    private static func canConnect(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } } == 0
+    }
+}
+
+/// Sends one request through the shared queue and waits; the result and the wall time.
+func fetch(_ url: String, method: HTTPMethod = .get, headers: HTTPHeaders = [:], body: RequestBody = .empty,
+           configure: (inout TransferOptions) -> Void = { _ in }, sink: ResponseSink = .memory) async -> (Transfer, Double) {
+    var options = TransferOptions()
+    configure(&options)
+    let transfer = Transfer(url: try! CourierURL(parsing: url), method: method, headers: headers, body: body, options: options)
+    transfer.sink = sink
+    let started = monotonicNanos()
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        transfer.delegate = CompletionWaiter { continuation.resume() }
+        Runtime.shared.submit(transfer)
+    }
+    return (transfer, Double(monotonicNanos() - started) / 1e9)
+}
+
+/// A delegate that only waits for completion.
+final class CompletionWaiter: TransferDelegate, @unchecked Sendable {
+    let onComplete: () -> Void
+    init(_ onComplete: @escaping () -> Void) { self.onComplete = onComplete }
+    func transferDidReceiveHead(_ transfer: Transfer) {}
+    func transferDidProgress(_ transfer: Transfer) {}
+    func transferDidComplete(_ transfer: Transfer) { onComplete() }
+}
+
+/// Reads the scripted server's statistics for a request group.
+func scriptedStats(_ group: String) async -> (peak: Int, seen: Int, connections: Int) {
+    let (t, _) = await fetch(TestServers.shared.scripted + "/stats?of=\(group)")
+    let json = try! JSONValue(parsing: t.responseBody)
+    return (json["peak"]!.intValue!, json["seen"]!.intValue!, json["connections"]!.intValue!)
+}
+
+extension Transfer {
+    var bodyText: String { String(decoding: responseBody, as: UTF8.self) }
+}

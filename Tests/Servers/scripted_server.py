@@ -1,0 +1,281 @@
+#!/usr/bin/env python3
+"""A raw-socket HTTP/1.1 server whose misbehaviour is chosen by the request path.
+
+Courier's integration tests start one per test run (`python3 scripted_server.py`); it binds
+127.0.0.1 on an ephemeral port and prints that port as its first line. Each path below is one
+scripted behaviour: well-formed answers for the baseline, and every way a server can go wrong
+(truncation, resets, silence, garbage, smuggling-shaped framing, oversized heads, stale keep-alive,
+redirect loops). Standard library only.
+"""
+import gzip
+import json
+import socket
+import struct
+import sys
+import threading
+import time
+import urllib.parse
+import zlib
+
+STATS_LOCK = threading.Lock()
+ACTIVE = {}      # group -> requests in progress
+PEAK = {}        # group -> highest concurrent requests seen
+SEEN = {}        # group -> total requests
+CONNECTIONS = {}  # group -> connections accepted that carried a request of the group
+
+
+def read_request(conn, buffer):
+    """Returns (method, target, headers(dict, lower-case), body, rest) or None at EOF."""
+    while b"\r\n\r\n" not in buffer:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return None
+        buffer += chunk
+    head, _, rest = buffer.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    method, target, _ = lines[0].split(" ", 2)
+    headers = {}
+    raw_headers = []
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+        raw_headers.append([name.strip(), value.strip()])
+    length = int(headers.get("content-length", "0"))
+    while len(rest) < length:
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        rest += chunk
+    body, rest = rest[:length], rest[length:]
+    return method, target, headers, raw_headers, body, rest
+
+
+def response(status, body=b"", headers=(), reason="OK"):
+    out = [f"HTTP/1.1 {status} {reason}"]
+    names = {h[0].lower() for h in headers}
+    for name, value in headers:
+        out.append(f"{name}: {value}")
+    if "content-length" not in names and "transfer-encoding" not in names:
+        out.append(f"Content-Length: {len(body)}")
+    return ("\r\n".join(out) + "\r\n\r\n").encode("latin-1") + body
+
+
+def reset(conn):
+    """Close with RST instead of FIN (SO_LINGER with a zero timeout)."""
+    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    conn.close()
+
+
+def handle(conn, port):
+    buffer = b""
+    counted_groups = set()
+    drop_next = False
+    try:
+        while True:
+            request = read_request(conn, buffer)
+            if request is None:
+                return
+            method, target, headers, raw_headers, body, buffer = request
+            if drop_next:
+                # The stale keep-alive race made certain: the request arrived on a connection the
+                # server had decided to drop; it is closed unanswered.
+                return
+            url = urllib.parse.urlsplit(target)
+            query = dict(urllib.parse.parse_qsl(url.query))
+            path = url.path
+            group = query.get("group", "")
+            with STATS_LOCK:
+                ACTIVE[group] = ACTIVE.get(group, 0) + 1
+                PEAK[group] = max(PEAK.get(group, 0), ACTIVE[group])
+                SEEN[group] = SEEN.get(group, 0) + 1
+                if group not in counted_groups:
+                    counted_groups.add(group)
+                    CONNECTIONS[group] = CONNECTIONS.get(group, 0) + 1
+            try:
+                keep = serve(conn, port, method, path, query, headers, raw_headers, body)
+                if path == "/drop-next":
+                    drop_next = True
+            finally:
+                with STATS_LOCK:
+                    ACTIVE[group] -= 1
+            if not keep:
+                return
+    except (ConnectionError, OSError):
+        return
+    finally:
+        try:
+            conn.close()
+        except OSError:
+            pass
+
+
+def serve(conn, port, method, path, query, headers, raw_headers, body):
+    """Answers one request; returns whether to keep the connection for another."""
+    if path == "/echo":
+        payload = json.dumps({"method": method, "path": path, "query": query, "headers": raw_headers,
+                              "body": body.decode("latin-1")}).encode()
+        conn.sendall(response(200, payload, [("Content-Type", "application/json")]))
+        return True
+    if path == "/status":
+        code = int(query.get("code", "200"))
+        conn.sendall(response(code, query.get("body", "").encode(), reason="Status"))
+        return True
+    if path == "/slow":
+        time.sleep(int(query.get("ms", "100")) / 1000)
+        conn.sendall(response(200, b"slow"))
+        return True
+    if path == "/stats":
+        group = query.get("of", "")
+        with STATS_LOCK:
+            payload = json.dumps({"peak": PEAK.get(group, 0), "seen": SEEN.get(group, 0),
+                                  "connections": CONNECTIONS.get(group, 0)}).encode()
+        conn.sendall(response(200, payload, [("Content-Type", "application/json")]))
+        return True
+    if path == "/truncated":
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" + b"x" * 50)
+        return False
+    if path == "/truncated-chunked":
+        conn.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n10\r\nonly eight")
+        return False
+    if path == "/reset-mid-body":
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n" + b"x" * 1000)
+        time.sleep(0.05)
+        reset(conn)
+        return False
+    if path == "/reset-before-response":
+        reset(conn)
+        return False
+    if path == "/empty":
+        return False
+    if path == "/silence":
+        time.sleep(float(query.get("s", "5")))
+        return False
+    if path == "/silence-mid-body":
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n" + b"x" * 10)
+        time.sleep(float(query.get("s", "5")))
+        return False
+    if path == "/trickle":
+        # Well-formed but slow: one byte every 50 ms for 1 s. Only the total deadline should fire.
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 20\r\n\r\n")
+        for _ in range(20):
+            time.sleep(0.05)
+            conn.sendall(b"x")
+        return True
+    if path == "/garbage-status":
+        conn.sendall(b"GARBAGE NONSENSE\r\n\r\n")
+        return False
+    if path == "/bad-chunk":
+        conn.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n")
+        return False
+    if path == "/huge-headers":
+        conn.sendall(b"HTTP/1.1 200 OK\r\nX-Big: " + b"a" * 200_000 + b"\r\nContent-Length: 0\r\n\r\n")
+        return False
+    if path == "/many-headers":
+        fields = b"".join(b"X-H%d: v\r\n" % i for i in range(1000))
+        conn.sendall(b"HTTP/1.1 200 OK\r\n" + fields + b"Content-Length: 0\r\n\r\n")
+        return False
+    if path == "/cl-te":
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
+        return False
+    if path == "/two-lengths":
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 7\r\n\r\nhello!!")
+        return False
+    if path == "/upgrade":
+        conn.sendall(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+        return False
+    if path == "/interim":
+        conn.sendall(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </s.css>\r\n\r\n")
+        conn.sendall(response(200, b"final"))
+        return True
+    if path == "/unsolicited":
+        conn.sendall(response(200, b"ok") + b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        return True
+    if path == "/drop-next":
+        conn.sendall(response(200, b"first"))
+        return True
+    if path == "/close-after":
+        # Answers with keep-alive, then closes without saying so: the next request on this
+        # connection meets a dead socket (the stale keep-alive race, made certain).
+        conn.sendall(response(200, b"first"))
+        time.sleep(0.05)
+        return False
+    if path == "/close-delimited":
+        conn.sendall(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nread until the end")
+        return False
+    if path == "/chunked":
+        conn.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X-Check\r\n\r\n"
+                     b"6\r\nchunk \r\n7\r\nencoded\r\n0\r\nX-Check: yes\r\n\r\n")
+        return True
+    if path == "/gzip":
+        text = ("gzip line\n" * 1000).encode()
+        conn.sendall(response(200, gzip.compress(text), [("Content-Encoding", "gzip")]))
+        return True
+    if path == "/deflate-raw":
+        compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+        data = compressor.compress(b"raw deflate body") + compressor.flush()
+        conn.sendall(response(200, data, [("Content-Encoding", "deflate")]))
+        return True
+    if path == "/bomb":
+        data = gzip.compress(b"\0" * (64 * 1024 * 1024), compresslevel=9)
+        conn.sendall(response(200, data, [("Content-Encoding", "gzip")]))
+        return True
+    if path == "/corrupt-gzip":
+        data = bytearray(gzip.compress(b"hello world" * 100))
+        data[15] ^= 0xFF
+        data[16] ^= 0xFF
+        conn.sendall(response(200, bytes(data), [("Content-Encoding", "gzip")]))
+        return True
+    if path == "/redirect":
+        code = int(query.get("code", "302"))
+        conn.sendall(response(code, b"", [("Location", query.get("to", "/echo"))], reason="Redirect"))
+        return True
+    if path == "/redirect-loop":
+        conn.sendall(response(302, b"", [("Location", "/redirect-loop")], reason="Found"))
+        return True
+    if path == "/no-content-with-length":
+        conn.sendall(b"HTTP/1.1 204 No Content\r\nContent-Length: 5\r\n\r\n")
+        return True
+    if path == "/latin1":
+        conn.sendall(response(200, "café".encode("latin-1"), [("Content-Type", "text/plain; charset=ISO-8859-1")]))
+        return True
+    if path == "/bad-utf8":
+        conn.sendall(response(200, b"\xff\xfe bad", [("Content-Type", "text/plain; charset=utf-8")]))
+        return True
+    conn.sendall(response(404, b"no such scenario", reason="Not Found"))
+    return True
+
+
+def main():
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1024)
+    port = listener.getsockname()[1]
+    # A listener that never accepts, with its tiny backlog already full: connecting to it hangs in
+    # SYN-SENT, which is how a connect timeout is tested without a real unreachable network.
+    blackhole = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    blackhole.bind(("127.0.0.1", 0))
+    blackhole.listen(0)
+    blackhole_port = blackhole.getsockname()[1]
+    fillers = []
+    for _ in range(4):
+        filler = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        filler.setblocking(False)
+        try:
+            filler.connect(("127.0.0.1", blackhole_port))
+        except BlockingIOError:
+            pass
+        fillers.append(filler)
+    time.sleep(0.2)
+    print(port, blackhole_port, flush=True)
+    while True:
+        conn, _ = listener.accept()
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        threading.Thread(target=handle, args=(conn, port), daemon=True).start()
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except KeyboardInterrupt:
+        sys.exit(0)
