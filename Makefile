@@ -3,34 +3,39 @@
 #   make demo      start a local server and show the CLI and the library at work
 #   make test      unit + integration tests (Swift, C, Python)
 #   make bench     Courier beside libcurl, wrk and URLSession (writes benchmarks/RESULTS.md)
-#   make install   PREFIX=/usr/local: header, libcourier.so, courier.pc, the courier CLI
+#   make install   PREFIX=/usr/local: the courier CLI
 
-SHELL        := /bin/bash
-PREFIX       ?= /usr/local
+SHELL         := /bin/bash
+PREFIX        ?= /usr/local
 # Where llhttp goes when the system has no `libllhttp` pkg-config package (Debian 12).
 LLHTTP_PREFIX ?= /usr/local
-SUDO         := $(if $(filter 0,$(shell id -u)),,sudo)
-SWIFT        ?= swift
-CONFIG       ?= debug
+SUDO          := $(if $(filter 0,$(shell id -u)),,sudo)
+SWIFT         ?= swift
 
 CORE_PACKAGES  := libuv1-dev libssl-dev zlib1g-dev pkg-config gcc make
 TEST_PACKAGES  := nginx openssl valgrind python3
-BENCH_PACKAGES := nginx wrk libcurl4-openssl-dev gnuplot-nox valgrind strace time
+DEMO_PACKAGES  := nginx python3
+BENCH_PACKAGES := nginx wrk libcurl4-openssl-dev gnuplot-nox valgrind strace python3
 
-.PHONY: all deps test-deps bench-deps llhttp build demo test test-swift test-c test-python bench install clean
+.PHONY: all deps core-packages test-deps demo-deps bench-deps llhttp build test demo bench install clean
 
 all: build
 
 # Installs only what is missing, so a prepared machine pays one dpkg-query per package.
-# `apt-get update` runs at most once per invocation, and only when something must be installed.
+# `apt-get update` runs once, and only when something must be installed. A policy-rc.d that
+# refuses service starts keeps the nginx package from starting a system nginx on port 80.
 define ensure_packages
 	@missing=""; for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	  echo "courier: installing Debian packages:$$missing"; \
+	  policy=""; if [ ! -e /usr/sbin/policy-rc.d ]; then \
+	    printf '#!/bin/sh\nexit 101\n' | $(SUDO) tee /usr/sbin/policy-rc.d >/dev/null && $(SUDO) chmod +x /usr/sbin/policy-rc.d && policy=1; fi; \
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	  status=$$?; [ -n "$$policy" ] && $(SUDO) rm -f /usr/sbin/policy-rc.d; \
+	  [ $$status -eq 0 ] || exit $$status; \
 	fi
 endef
 
@@ -41,6 +46,9 @@ core-packages:
 
 test-deps: deps
 	$(call ensure_packages,$(TEST_PACKAGES))
+
+demo-deps: deps
+	$(call ensure_packages,$(DEMO_PACKAGES))
 
 bench-deps: deps
 	$(call ensure_packages,$(BENCH_PACKAGES))
@@ -72,3 +80,24 @@ llhttp: core-packages
 	$(SUDO) install -m 644 $$work/libllhttp.pc $(LLHTTP_PREFIX)/lib/pkgconfig/; \
 	rm -rf $$work; \
 	echo "courier: llhttp $$version installed under $(LLHTTP_PREFIX)"
+
+build: deps
+	$(SWIFT) build
+
+# One debug build for everything the tests run (unit tests, integration tests, the CLI).
+test: test-deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+demo: demo-deps
+	$(SWIFT) build -c release --product courier
+	$(SWIFT) build -c release --product courier-demo
+	@benchmarks/demo.sh .build/release
+
+install: deps
+	$(SWIFT) build -c release --product courier
+	install -d $(PREFIX)/bin
+	install -m 755 .build/release/courier $(PREFIX)/bin/courier
+
+clean:
+	rm -rf .build

@@ -21,6 +21,8 @@ let package = Package(
         .target(name: "Courier", dependencies: ["CourierCore"]),
         // The curl-compatible command-line tool.
         .executableTarget(name: "courier", dependencies: ["Courier", "CourierCore"]),
+        // `make demo`: the library half of the demonstration.
+        .executableTarget(name: "courier-demo", dependencies: ["Courier"]),
 
         .testTarget(name: "CourierCoreTests", dependencies: ["CourierCore", "CZlib"]),
         .testTarget(name: "CourierIntegrationTests", dependencies: ["Courier", "CourierCore", "courier"]),

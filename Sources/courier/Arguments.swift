@@ -29,6 +29,8 @@ struct CommandLineOptions {
     var userAgent: String?
     var user: String?
     var progressBar = true
+    /// `-#`: a progress bar even when stderr is not a terminal.
+    var forceProgressBar = false
     var help = false
     var version = false
 }
@@ -108,7 +110,7 @@ enum ArgumentParser {
         case "Z": o.parallel = true
         case "h": o.help = true
         case "V": o.version = true
-        case "#": o.progressBar = true
+        case "#": o.progressBar = true; o.forceProgressBar = true
         default: throw UsageError(message: "option -\(flag): is unknown")
         }
     }
@@ -147,7 +149,7 @@ enum ArgumentParser {
             o.parallelMax = min(n, 300)
         case "--user-agent": o.userAgent = try value(argument)
         case "--user": o.user = try value(argument)
-        case "--progress-bar": o.progressBar = true
+        case "--progress-bar": o.progressBar = true; o.forceProgressBar = true
         case "--no-progress-meter": o.progressBar = false
         case "--url": o.urls.append(try value(argument))
         case "--help": o.help = true

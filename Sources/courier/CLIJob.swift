@@ -112,7 +112,7 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
             streamsToStdout = true
             transfer.sink = .file(FileSink(descriptor: 1, name: "stdout"))
         }
-        if showProgress, outputPath != nil || !Terminal.stdoutIsTerminal {
+        if showProgress, outputPath != nil || !Terminal.stdoutIsTerminal || options.forceProgressBar {
             progress = ProgressBar()
             transfer.reportsProgress = true
             transfer.progressIntervalMillis = 100

@@ -209,6 +209,31 @@ struct CLITests {
         #expect(compressed.stdout == TestServers.gzipText)
     }
 
+    static let valgrind = ["/usr/bin/valgrind", "/usr/local/bin/valgrind"].first { FileManager.default.isExecutableFile(atPath: $0) }
+
+    /// The core under valgrind, through the CLI (which shuts the runtime down before exiting):
+    /// success, a large body, a reset, a truncation and a refused connection, with no invalid
+    /// access and no definite leak.
+    @Test(.enabled(if: valgrind != nil, "valgrind is not installed (make test installs it)"))
+    func valgrindSeesNoLeaksOrInvalidAccesses() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.valgrind!)
+        process.arguments = ["--leak-check=full", "--errors-for-leak-kinds=definite", "--error-exitcode=99", "-q",
+                             Self.binary, "-s", "-L", "--compressed",
+                             "-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null",
+                             s.nginx + "/small", s.nginx + "/gzip/text", s.nginx + "/moved",
+                             s.scripted + "/reset-mid-body", s.scripted + "/truncated", "http://127.0.0.1:1/"]
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let report = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        // The last URL is refused, so courier itself exits 7; valgrind would exit 99.
+        #expect(process.terminationStatus == 7, "\(report)")
+        #expect(!report.contains("Invalid read") && !report.contains("Invalid write"), "\(report)")
+    }
+
     @Test func helpAndVersion() throws {
         #expect(try run(["--help"]).stdout.contains("--write-out"))
         #expect(try run(["-V"]).stdout.hasPrefix("courier "))

@@ -1,0 +1,76 @@
+import Courier
+import Dispatch
+import Glibc
+import Synchronization
+
+// `make demo`'s library half: one engine per API, every operation through the one shared queue,
+// an activity indicator fed by the queue, callbacks and async/await side by side.
+
+struct Item: Decodable {
+    var id: Int
+    var name: String
+}
+
+/// MKNetworkKit's YahooEngine pattern: the engine knows paths and models, callers do not.
+final class CatalogAPI: Sendable {
+    let engine: Engine
+
+    init(base: String) {
+        engine = Engine(host: base, defaultHeaders: ["Accept": "application/json"])
+    }
+
+    func items() async throws(CourierError) -> [Item] {
+        try await engine.send(engine.operation(path: "items.json")).decode([Item].self)
+    }
+
+    func fetchPage(_ n: Int, completion: @escaping @Sendable (Result<Response, CourierError>) -> Void) {
+        engine.enqueue(engine.operation(path: "pages/\(n).txt").onFinish(completion))
+    }
+}
+
+guard CommandLine.arguments.count > 1 else {
+    print("usage: courier-demo BASE_URL")
+    exit(2)
+}
+let base = CommandLine.arguments[1]
+let api = CatalogAPI(base: base)
+
+SharedQueue.width = 4
+print("shared queue width: \(SharedQueue.width)")
+let peak = Mutex(QueueActivity(running: 0, queued: 0))
+let indicator = SharedQueue.observeActivity { activity in
+    peak.withLock { if activity.total > $0.total { $0 = activity } }
+    print("  [activity] \(activity)")
+}
+
+let pages = 12
+let done = DispatchSemaphore(value: 0)
+let started = ContinuousClock.now
+for n in 1...pages {
+    api.fetchPage(n) { result in
+        switch result {
+        case .success(let response):
+            let m = response.metrics
+            print("  page \(n): \(response.status), \(response.body.count) bytes, "
+                  + "queue \(m.queueWait), total \(m.total), \(m.reusedConnection ? "reused connection" : "new connection")")
+        case .failure(let error):
+            print("  page \(n): \(error)")
+        }
+        done.signal()
+    }
+}
+for _ in 1...pages { done.wait() }
+print("\(pages) pages in \(ContinuousClock.now - started); busiest moment: \(peak.withLock { $0 })")
+
+let items = try await api.items()
+print("async/await + Decodable: \(items.count) items, first \"\(items.first?.name ?? "-")\"")
+
+let missing = api.engine.operation(path: "no-such-page")
+do {
+    _ = try await api.engine.send(missing)
+} catch {
+    print("a 404 is an error with the body kept: \(error.message), body \(missing.response?.body.count ?? 0) bytes")
+}
+print("curl equivalent of the last request: \(missing.curlCommand)")
+indicator.cancel()
+SharedQueue.shutdown()

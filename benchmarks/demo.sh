@@ -1,0 +1,36 @@
+#!/bin/sh
+# `make demo`: a local nginx, then the courier CLI and the library fetching through the shared queue.
+set -eu
+bin=$1
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+trap '"$here/nginx.sh" stop "$work"; rm -rf "$work"' EXIT INT TERM
+mkdir -p "$work/html/pages"
+for n in $(seq 1 12); do head -c $((n * 2000)) /dev/zero | tr '\0' 'p' > "$work/html/pages/$n.txt"; done
+printf '[{"id":1,"name":"first"},{"id":2,"name":"second"},{"id":3,"name":"third"}]' > "$work/html/items.json"
+head -c 300000000 /dev/zero > "$work/html/big.bin"
+port=$("$here/nginx.sh" start "$work")
+base="http://127.0.0.1:$port"
+echo "== nginx on $base"
+echo
+echo "== courier: three URLs in one invocation share one keep-alive connection"
+"$bin/courier" -s -o /dev/null -o /dev/null -o /dev/null \
+    -w '%{url_effective}: %{http_code}, %{size_download} bytes, new connections: %{num_connects}, %{time_total}s\n' \
+    "$base/pages/1.txt" "$base/pages/2.txt" "$base/pages/3.txt"
+echo
+echo "== courier -Z: six URLs in parallel through the shared queue (--parallel-max 3)"
+"$bin/courier" -s -Z --parallel-max 3 -o /dev/null -o /dev/null -o /dev/null -o /dev/null -o /dev/null -o /dev/null \
+    -w '%{url_effective}: %{http_code} in %{time_total}s (queued %{time_queue}s)\n' \
+    "$base/pages/4.txt" "$base/pages/5.txt" "$base/pages/6.txt" "$base/pages/7.txt" "$base/pages/8.txt" "$base/pages/9.txt"
+echo
+echo "== courier -#: a 300 MB download with a progress bar"
+"$bin/courier" -# -o /dev/null -w 'downloaded %{size_download} bytes at %{speed_download} bytes/s\n' "$base/big.bin"
+echo
+echo "== courier -f: curl's exit codes"
+set +e
+"$bin/courier" -sS -f "$base/missing"; echo "exit code $? (curl's 22)"
+"$bin/courier" -sS "http://127.0.0.1:1/"; echo "exit code $? (curl's 7)"
+set -e
+echo
+echo "== the library: an engine, callbacks and async/await through the same queue"
+"$bin/courier-demo" "$base"
