@@ -21,6 +21,8 @@ let package = Package(
         .target(name: "Courier", dependencies: ["CourierCore"]),
         // The curl-compatible command-line tool.
         .executableTarget(name: "courier", dependencies: ["Courier", "CourierCore"]),
+        // `make bench`'s fixed entry point: N requests, C in flight, one JSON line.
+        .executableTarget(name: "courier-bench", dependencies: ["Courier", "CourierCore"]),
         // `make demo`: the library half of the demonstration.
         .executableTarget(name: "courier-demo", dependencies: ["Courier"]),
 

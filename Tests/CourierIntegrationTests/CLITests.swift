@@ -23,9 +23,19 @@ struct CLITests {
         var stdoutBytes: Data
     }
 
-    func run(_ arguments: [String], stdin: Data? = nil) throws -> Run {
+    /// Runs the CLI on a thread of its own: waiting for a process must not block one of the few
+    /// cooperative threads every other async test needs.
+    func run(_ arguments: [String], stdin: Data? = nil) async throws -> Run {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try Self.runBlocking(arguments, stdin: stdin) })
+            }
+        }
+    }
+
+    static func runBlocking(_ arguments: [String], stdin: Data?) throws -> Run {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
@@ -47,7 +57,7 @@ struct CLITests {
                    stderr: String(decoding: errData, as: UTF8.self), stdoutBytes: outData)
     }
 
-    @Test func localFailureExitCodes() throws {
+    @Test func localFailureExitCodes() async throws {
         let cases: [([String], Int32)] = [
             (["http://127.0.0.1:1/"], 7),
             (["http://no-such-host.invalid/"], 6),
@@ -57,12 +67,12 @@ struct CLITests {
             ([], 2),
         ]
         for (arguments, expected) in cases {
-            let r = try run(["-s"] + arguments)
+            let r = try await run(["-s"] + arguments)
             #expect(r.status == expected, "\(arguments): \(r.stderr)")
         }
     }
 
-    @Test func serverFailureExitCodes() throws {
+    @Test func serverFailureExitCodes() async throws {
         let cases: [(String, [String], Int32)] = [
             ("/truncated", [], 18),
             ("/empty", [], 52),
@@ -79,43 +89,43 @@ struct CLITests {
             ("/status?code=404", [], 0),
         ]
         for (path, flags, expected) in cases {
-            let r = try run(["-s", "-o", "/dev/null"] + flags + [s.scripted + path])
+            let r = try await run(["-s", "-o", "/dev/null"] + flags + [s.scripted + path])
             #expect(r.status == expected, "\(path) \(flags): exit \(r.status), stderr \(r.stderr)")
         }
-        let timeout = try run(["-s", "--connect-timeout", "0.5", "http://127.0.0.1:\(s.blackholePort)/"])
+        let timeout = try await run(["-s", "--connect-timeout", "0.5", "http://127.0.0.1:\(s.blackholePort)/"])
         #expect(timeout.status == 28)
     }
 
-    @Test func errorMessagesUnlessSilent() throws {
-        let loud = try run(["http://127.0.0.1:1/"])
+    @Test func errorMessagesUnlessSilent() async throws {
+        let loud = try await run(["http://127.0.0.1:1/"])
         #expect(loud.stderr.contains("courier: (7)"))
-        let quiet = try run(["-s", "http://127.0.0.1:1/"])
+        let quiet = try await run(["-s", "http://127.0.0.1:1/"])
         #expect(quiet.stderr.isEmpty)
-        let shown = try run(["-sS", "http://127.0.0.1:1/"])
+        let shown = try await run(["-sS", "http://127.0.0.1:1/"])
         #expect(shown.stderr.contains("courier: (7)"))
-        let fail = try run(["-f", s.scripted + "/status?code=500"])
+        let fail = try await run(["-f", s.scripted + "/status?code=500"])
         #expect(fail.stderr.contains("The requested URL returned error: 500"))
         #expect(fail.stdout.isEmpty, "-f prints no body")
     }
 
-    @Test func writeOutVariables() throws {
-        let r = try run(["-s", "-o", "/dev/null", "-w", "%{http_code} %{size_download} %{num_connects} %{url_effective} %{exitcode}\\n%{time_total}",
+    @Test func writeOutVariables() async throws {
+        let r = try await run(["-s", "-o", "/dev/null", "-w", "%{http_code} %{size_download} %{num_connects} %{url_effective} %{exitcode}\\n%{time_total}",
                          s.nginx + "/small"])
         let lines = r.stdout.split(separator: "\n")
         #expect(lines.first == "200 100 1 \(s.nginx)/small 0")
         #expect(Double(lines.last ?? "") ?? -1 > 0)
-        let failed = try run(["-s", "-w", "%{http_code} %{exitcode}", "http://127.0.0.1:1/"])
+        let failed = try await run(["-s", "-w", "%{http_code} %{exitcode}", "http://127.0.0.1:1/"])
         #expect(failed.stdout == "000 7")
     }
 
-    @Test func severalURLsReuseOneConnection() throws {
-        let r = try run(["-s", "-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null", "-w", "%{num_connects}",
+    @Test func severalURLsReuseOneConnection() async throws {
+        let r = try await run(["-s", "-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null", "-w", "%{num_connects}",
                          s.nginx + "/small", s.nginx + "/small", s.nginx + "/small"])
         #expect(r.stdout == "100")
     }
 
-    @Test func parallelTransfersKeepURLOrderOnStdout() throws {
-        let r = try run(["-s", "-Z", s.scripted + "/slow?ms=300&body=1", s.scripted + "/status?code=200&body=second",
+    @Test func parallelTransfersKeepURLOrderOnStdout() async throws {
+        let r = try await run(["-s", "-Z", s.scripted + "/slow?ms=300&body=1", s.scripted + "/status?code=200&body=second",
                          s.scripted + "/status?code=200&body=third"])
         #expect(r.status == 0)
         #expect(r.stdout == "slowsecondthird")
@@ -127,7 +137,7 @@ struct CLITests {
         let group = "cli-width-\(UUID().uuidString.prefix(8))"
         let urls = (0..<8).map { s.scripted + "/slow?ms=150&group=\(group)&n=\($0)" }
         let outputs = Array(repeating: ["-o", "/dev/null"], count: urls.count).flatMap { $0 }
-        let r = try run(["-s", "-Z", "--parallel-max", "3", "-w", "%{http_code}\\n"] + outputs + urls)
+        let r = try await run(["-s", "-Z", "--parallel-max", "3", "-w", "%{http_code}\\n"] + outputs + urls)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.split(separator: "\n").count == 8)
         let stats = await scriptedStats(group)
@@ -135,78 +145,88 @@ struct CLITests {
         #expect(stats.seen == 8)
     }
 
-    @Test func outputFilesAndRemoteNames() throws {
+    @Test func outputFilesAndRemoteNames() async throws {
         let directory = s.root + "/cli-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.binary)
         process.arguments = ["-s", "-O", s.nginx + "/small"]
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        try process.run()
-        process.waitUntilExit()
+        try await Self.runToExit(process)
         #expect(process.terminationStatus == 0)
         #expect((try? Data(contentsOf: URL(fileURLWithPath: directory + "/small")))?.count == 100)
-        let r = try run(["-s", "-o", directory + "/out", s.nginx + "/large"])
+        let r = try await run(["-s", "-o", directory + "/out", s.nginx + "/large"])
         #expect(r.status == 0)
         #expect((try? FileManager.default.attributesOfItem(atPath: directory + "/out")[.size] as? Int) == TestServers.largeSize)
-        let unwritable = try run(["-s", "-o", "/no/such/dir/file", s.nginx + "/small"])
+        let unwritable = try await run(["-s", "-o", "/no/such/dir/file", s.nginx + "/small"])
         #expect(unwritable.status == 23)
     }
 
-    @Test func headersIncludeHeadAndRemoval() throws {
-        let include = try run(["-s", "-i", s.nginx + "/small"])
+    @Test func headersIncludeHeadAndRemoval() async throws {
+        let include = try await run(["-s", "-i", s.nginx + "/small"])
         #expect(include.stdout.hasPrefix("HTTP/1.1 200 OK\r\n"))
         #expect(include.stdout.hasSuffix("\r\n\r\n" + String(repeating: "s", count: 100)))
-        let head = try run(["-s", "-I", s.nginx + "/small"])
+        let head = try await run(["-s", "-I", s.nginx + "/small"])
         #expect(head.stdout.hasPrefix("HTTP/1.1 200 OK\r\n"))
         #expect(head.stdout.contains("Content-Length: 100"))
         #expect(head.stdout.hasSuffix("\r\n\r\n"))
 
-        let echo = try run(["-s", "-H", "User-Agent:", "-H", "X-One: 1", "-H", "Accept: text/plain", "-A", "ignored", s.scripted + "/echo"])
+        let echo = try await run(["-s", "-H", "User-Agent:", "-H", "X-One: 1", "-H", "Accept: text/plain", "-A", "ignored", s.scripted + "/echo"])
         let reply = try JSONDecoder().decode(EchoReply.self, from: echo.stdoutBytes)
         #expect(reply.header("User-Agent") == nil, "'Name:' removes a header Courier would send")
         #expect(reply.header("X-One") == "1")
         #expect(reply.header("Accept") == "text/plain")
     }
 
-    @Test func dataJSONMethodAndUser() throws {
-        let data = try run(["-s", "-d", "a=1", "-d", "b=2", s.scripted + "/echo"])
+    @Test func dataJSONMethodAndUser() async throws {
+        let data = try await run(["-s", "-d", "a=1", "-d", "b=2", s.scripted + "/echo"])
         let dataReply = try JSONDecoder().decode(EchoReply.self, from: data.stdoutBytes)
         #expect(dataReply.method == "POST" && dataReply.body == "a=1&b=2")
         #expect(dataReply.header("Content-Type") == "application/x-www-form-urlencoded")
 
         let file = s.root + "/cli-body-\(UUID().uuidString)"
         try "line1\nline2\n".write(toFile: file, atomically: true, encoding: .utf8)
-        let fromFile = try run(["-s", "-d", "@" + file, s.scripted + "/echo"])
+        let fromFile = try await run(["-s", "-d", "@" + file, s.scripted + "/echo"])
         #expect(try JSONDecoder().decode(EchoReply.self, from: fromFile.stdoutBytes).body == "line1line2")
-        let binary = try run(["-s", "--data-binary", "@" + file, s.scripted + "/echo"])
+        let binary = try await run(["-s", "--data-binary", "@" + file, s.scripted + "/echo"])
         #expect(try JSONDecoder().decode(EchoReply.self, from: binary.stdoutBytes).body == "line1\nline2\n")
-        let stdin = try run(["-s", "--data-binary", "@-", s.scripted + "/echo"], stdin: Data("from stdin".utf8))
+        let stdin = try await run(["-s", "--data-binary", "@-", s.scripted + "/echo"], stdin: Data("from stdin".utf8))
         #expect(try JSONDecoder().decode(EchoReply.self, from: stdin.stdoutBytes).body == "from stdin")
-        let missing = try run(["-s", "-d", "@/no/such/file", s.scripted + "/echo"])
+        let missing = try await run(["-s", "-d", "@/no/such/file", s.scripted + "/echo"])
         #expect(missing.status == 26)
 
-        let json = try run(["-s", "--json", "{\"k\":1}", s.scripted + "/echo"])
+        let json = try await run(["-s", "--json", "{\"k\":1}", s.scripted + "/echo"])
         let jsonReply = try JSONDecoder().decode(EchoReply.self, from: json.stdoutBytes)
         #expect(jsonReply.method == "POST" && jsonReply.body == "{\"k\":1}")
         #expect(jsonReply.header("Content-Type") == "application/json")
         #expect(jsonReply.header("Accept") == "application/json")
 
-        let put = try run(["-s", "-X", "PUT", "-u", "user:pw", s.scripted + "/echo"])
+        let put = try await run(["-s", "-X", "PUT", "-u", "user:pw", s.scripted + "/echo"])
         let putReply = try JSONDecoder().decode(EchoReply.self, from: put.stdoutBytes)
         #expect(putReply.method == "PUT")
         #expect(putReply.header("Authorization") == "Basic dXNlcjpwdw==")
     }
 
-    @Test func redirectsAndCompression() throws {
-        let noFollow = try run(["-s", "-o", "/dev/null", "-w", "%{http_code}", s.nginx + "/moved"])
+    @Test func redirectsAndCompression() async throws {
+        let noFollow = try await run(["-s", "-o", "/dev/null", "-w", "%{http_code}", s.nginx + "/moved"])
         #expect(noFollow.stdout == "301")
-        let follow = try run(["-s", "-L", "-o", "/dev/null", "-w", "%{http_code} %{num_redirects} %{url_effective}", s.nginx + "/moved"])
+        let follow = try await run(["-s", "-L", "-o", "/dev/null", "-w", "%{http_code} %{num_redirects} %{url_effective}", s.nginx + "/moved"])
         #expect(follow.stdout == "200 1 \(s.nginx)/small")
-        let limited = try run(["-s", "-L", "--max-redirs", "0", s.nginx + "/moved"])
+        let limited = try await run(["-s", "-L", "--max-redirs", "0", s.nginx + "/moved"])
         #expect(limited.status == 47)
-        let compressed = try run(["-s", "--compressed", s.nginx + "/gzip/text"])
+        let compressed = try await run(["-s", "--compressed", s.nginx + "/gzip/text"])
         #expect(compressed.stdout == TestServers.gzipText)
+    }
+
+    static func runToExit(_ process: Process) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
+            Thread.detachNewThread {
+                continuation.resume(with: Result {
+                    try process.run()
+                    process.waitUntilExit()
+                })
+            }
+        }
     }
 
     static let valgrind = ["/usr/bin/valgrind", "/usr/local/bin/valgrind"].first { FileManager.default.isExecutableFile(atPath: $0) }
@@ -215,7 +235,7 @@ struct CLITests {
     /// success, a large body, a reset, a truncation and a refused connection, with no invalid
     /// access and no definite leak.
     @Test(.enabled(if: valgrind != nil, "valgrind is not installed (make test installs it)"))
-    func valgrindSeesNoLeaksOrInvalidAccesses() throws {
+    func valgrindSeesNoLeaksOrInvalidAccesses() async throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.valgrind!)
         process.arguments = ["--leak-check=full", "--errors-for-leak-kinds=definite", "--error-exitcode=99", "-q",
@@ -226,16 +246,25 @@ struct CLITests {
         let err = Pipe()
         process.standardError = err
         process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let report = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let report = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String, Error>) in
+            Thread.detachNewThread {
+                continuation.resume(with: Result {
+                    try process.run()
+                    let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                    process.waitUntilExit()
+                    return text
+                })
+            }
+        }
         // The last URL is refused, so courier itself exits 7; valgrind would exit 99.
         #expect(process.terminationStatus == 7, "\(report)")
         #expect(!report.contains("Invalid read") && !report.contains("Invalid write"), "\(report)")
     }
 
-    @Test func helpAndVersion() throws {
-        #expect(try run(["--help"]).stdout.contains("--write-out"))
-        #expect(try run(["-V"]).stdout.hasPrefix("courier "))
+    @Test func helpAndVersion() async throws {
+        let help = try await run(["--help"])
+        #expect(help.stdout.contains("--write-out"))
+        let version = try await run(["-V"])
+        #expect(version.stdout.hasPrefix("courier "))
     }
 }

@@ -198,7 +198,7 @@ struct FacadeTests {
     }
 
     @Test func metricsDescribeTheTransfer() async throws {
-        let engine = Engine(host: s.privateScripted())
+        let engine = Engine(host: await s.privateScripted())
         let first = try await engine.send(engine.operation(path: "/echo", params: ["m": "1"]))
         let second = try await engine.send(engine.operation(path: "/echo", params: ["m": "2"]))
         #expect(first.metrics.total.rawValue > 0)

@@ -101,7 +101,7 @@ struct MisbehaviourTests {
     }
 
     @Test func unsolicitedBytesRetireTheConnection() async {
-        let host = s.privateScripted()
+        let host = await s.privateScripted()
         let (first, _) = await fetch(host + "/unsolicited?group=unsolicited")
         #expect(first.error == nil && first.bodyText == "ok")
         let (second, _) = await fetch(host + "/echo?group=unsolicited")
@@ -111,7 +111,7 @@ struct MisbehaviourTests {
 
     @Test func staleKeepAliveIsReplayedOnceForIdempotentRequests() async {
         // A server of its own, so sequential requests share one connection.
-        let host = s.privateScripted()
+        let host = await s.privateScripted()
         let (first, _) = await fetch(host + "/drop-next")
         #expect(first.error == nil)
         let (second, _) = await fetch(host + "/echo?after=drop")

@@ -68,13 +68,22 @@ final class TestServers: @unchecked Sendable {
 
     /// Starts another scripted server for one test: its own port means its own pool key, so no
     /// other test running in parallel can take (or leave behind) a connection it counts on.
-    func privateScripted() -> String {
-        var extra: [Process] = []
-        let (port, _) = Self.startScripted(&extra)
-        let previous = TestServers.atExit
-        TestServers.atExit = { previous?(); for p in extra where p.isRunning { p.terminate() } }
-        return "http://127.0.0.1:\(port)"
+    /// (Started on a thread of its own: it blocks until the server prints its port.)
+    func privateScripted() async -> String {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                var extra: [Process] = []
+                let (port, _) = Self.startScripted(&extra)
+                Self.lock.lock()
+                let previous = TestServers.atExit
+                TestServers.atExit = { previous?(); for p in extra where p.isRunning { p.terminate() } }
+                Self.lock.unlock()
+                continuation.resume(returning: "http://127.0.0.1:\(port)")
+            }
+        }
     }
+
+    private static let lock = NSLock()
 
     private static func startScripted(_ processes: inout [Process]) -> (Int, Int) {
         let process = Process()

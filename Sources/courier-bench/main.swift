@@ -1,0 +1,158 @@
+import Courier
+import CourierCore
+import Dispatch
+import Glibc
+
+// courier-bench URL N C [--api swift|c] [--close] [--cacert FILE] [--hold]
+//
+// N GET requests with at most C in flight through Courier's shared queue; every status and body
+// size is checked, and one JSON line is printed:
+//   {"requests":N,"ok":...,"bytes":...,"wall_s":...}
+// Wrap it in /usr/bin/time (or read getrusage as benchmarks/run.py does) for CPU and memory.
+// Completions run on the loop thread and start the next request there, the way an event-driven
+// client would; no thread hop or lock sits between one request and the next.
+
+struct Arguments {
+    var url = ""
+    var total = 0
+    var concurrency = 1
+    var api = "swift"
+    var close = false
+    var caFile: String?
+    var hold = false
+}
+
+func parseArguments() -> Arguments {
+    var args = Arguments()
+    var positional: [String] = []
+    var i = 1
+    let argv = CommandLine.arguments
+    while i < argv.count {
+        switch argv[i] {
+        case "--api": i += 1; args.api = argv[i]
+        case "--close": args.close = true
+        case "--cacert": i += 1; args.caFile = argv[i]
+        case "--hold": args.hold = true
+        default: positional.append(argv[i])
+        }
+        i += 1
+    }
+    guard positional.count == 3, let n = Int(positional[1]), let c = Int(positional[2]), n > 0, c > 0 else {
+        writeError("usage: courier-bench URL N C [--api swift|c] [--close] [--cacert FILE] [--hold]\n")
+        exit(2)
+    }
+    args.url = positional[0]
+    args.total = n
+    args.concurrency = c
+    return args
+}
+
+func writeError(_ text: String) {
+    var text = text
+    text.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
+}
+
+/// Resident set size in KiB, from /proc/self/statm.
+func residentKiB() -> Int {
+    guard let file = fopen("/proc/self/statm", "r") else { return 0 }
+    defer { fclose(file) }
+    var size = 0, resident = 0
+    withUnsafeMutablePointer(to: &size) { s in
+        withUnsafeMutablePointer(to: &resident) { r in
+            _ = withVaList([s, r]) { vfscanf(file, "%ld %ld", $0) }
+        }
+    }
+    return resident * Int(sysconf(Int32(_SC_PAGESIZE))) / 1024
+}
+
+/// Raises the descriptor limit to the hard limit: 10,000 pooled connections need 10,000 fds.
+func raiseDescriptorLimit() {
+    var limit = rlimit()
+    getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    limit.rlim_cur = limit.rlim_max
+    setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+}
+
+/// Drives the Swift API: Engine + Operation, handlers on the loop thread.
+final class SwiftDriver: @unchecked Sendable {
+    let engine: Engine
+    let url: String
+    let total: Int
+    private var started = 0
+    private var finished = 0
+    private(set) var ok = 0
+    private(set) var bytes = 0
+    private(set) var firstError: CourierError?
+    let done = DispatchSemaphore(value: 0)
+
+    init(args: Arguments) {
+        var configuration = Engine.Configuration()
+        configuration.callbackQueue = .loopThread
+        configuration.options.decompress = false
+        configuration.options.retryStaleConnection = true
+        engine = Engine(host: "http://unused.invalid", configuration: configuration)
+        url = args.url
+        total = args.total
+        self.close = args.close
+    }
+
+    let close: Bool
+
+    /// Starts `count` requests; later ones start from completions.
+    func begin(_ count: Int) {
+        for _ in 0..<min(count, total) { startOne() }
+    }
+
+    private func startOne() {
+        started += 1
+        let operation = engine.operation(urlString: url)
+        // A new connection per request: the server closes after answering.
+        if close { operation.headers.add(name: "Connection", value: "close") }
+        operation.onFinish { [self] result in
+            switch result {
+            case .success(let response):
+                if response.status == 200 {
+                    ok += 1
+                    bytes += response.body.count
+                }
+            case .failure(let error):
+                if firstError == nil { firstError = error }
+            }
+            finished += 1
+            if started < total {
+                startOne()
+            } else if finished == total {
+                done.signal()
+            }
+        }
+        engine.enqueue(operation)
+    }
+}
+
+let args = parseArguments()
+raiseDescriptorLimit()
+SharedQueue.width = args.concurrency
+SharedQueue.defaultHostLimit = args.concurrency
+guard args.api == "swift" else {
+    writeError("courier-bench: --api \(args.api) is not available in this build\n")
+    exit(2)
+}
+let driver = SwiftDriver(args: args)
+let rssBefore = residentKiB()
+let clock = ContinuousClock()
+let start = clock.now
+// The first wave starts on the loop thread too, so every request takes the same path.
+Runtime.shared.execute { driver.begin(args.concurrency) }
+driver.done.wait()
+let wall = clock.now - start
+let (seconds, attoseconds) = wall.components
+let wallSeconds = Double(seconds) + Double(attoseconds) / 1e18
+var line = "{\"requests\":\(args.total),\"ok\":\(driver.ok),\"bytes\":\(driver.bytes),\"wall_s\":\(wallSeconds)"
+if args.hold {
+    // Connections are idle in the pool now: what do they cost?
+    let rssAfter = residentKiB()
+    line += ",\"rss_before_kib\":\(rssBefore),\"rss_idle_kib\":\(rssAfter)"
+}
+if let error = driver.firstError { line += ",\"first_error\":\"\(error.message)\"" }
+print(line + "}")
+exit(driver.ok == args.total ? 0 : 1)
