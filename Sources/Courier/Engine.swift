@@ -66,6 +66,8 @@ public final class Engine: Sendable {
 
     /// Why `host` did not parse, for engines whose operations can only fail.
     private let baseURLError: CourierError?
+    /// The base URL's path without a trailing "/" ("" for a bare host): the prefix of every path.
+    private let basePath: String
 
     init(baseURL: CourierURL?, defaultHeaders: HTTPHeaders, configuration: Configuration, baseURLError: CourierError? = nil) {
         id = Engine.ids.add(1, ordering: .relaxed).newValue
@@ -73,6 +75,9 @@ public final class Engine: Sendable {
         self.defaultHeaders = defaultHeaders
         self.configuration = configuration
         self.baseURLError = baseURLError
+        var path = baseURL?.path ?? ""
+        while path.hasSuffix("/") { path.removeLast() }
+        basePath = path
         callbackQueue = configuration.callbackQueue ?? .dispatch(DispatchQueue(label: "courier.engine.\(id)"))
     }
 
@@ -80,23 +85,21 @@ public final class Engine: Sendable {
     /// GET, HEAD and DELETE and to the body otherwise. An engine whose host did not parse makes
     /// operations that fail with `.invalidURL` when sent.
     public func operation(path: String, params: [String: String] = [:], method: HTTPMethod = .get) -> Operation {
+        let target = basePath + (path.hasPrefix("/") ? path : "/" + path)
         guard let baseURL else {
-            let operation = makeOperation(urlString: path, params: params, method: method)
-            operation.presetError = baseURLError ?? CourierError(.invalidURL, "the engine has no host; use operation(urlString:)")
-            return operation
+            return Operation(method: method, base: nil, target: path, parameters: params, engineID: id,
+                             options: configuration.options, acceptableStatus: configuration.acceptableStatus,
+                             defaultHeaders: defaultHeaders, callbackQueue: callbackQueue,
+                             presetError: baseURLError ?? CourierError(.invalidURL, "the engine has no host; use operation(urlString:)"))
         }
-        var base = baseURL.description
-        if base.hasSuffix("/") { base.removeLast() }
-        return makeOperation(urlString: base + (path.hasPrefix("/") ? "" : "/") + path, params: params, method: method)
+        return Operation(method: method, base: baseURL, target: target, parameters: params, engineID: id,
+                         options: configuration.options, acceptableStatus: configuration.acceptableStatus,
+                         defaultHeaders: defaultHeaders, callbackQueue: callbackQueue)
     }
 
     /// An operation for a full URL (which may be on another host than the engine's).
     public func operation(urlString: String, params: [String: String] = [:], method: HTTPMethod = .get) -> Operation {
-        makeOperation(urlString: urlString, params: params, method: method)
-    }
-
-    private func makeOperation(urlString: String, params: [String: String], method: HTTPMethod) -> Operation {
-        Operation(method: method, urlString: urlString, parameters: params, engineID: id, options: configuration.options,
+        Operation(method: method, base: nil, target: urlString, parameters: params, engineID: id, options: configuration.options,
                   acceptableStatus: configuration.acceptableStatus, defaultHeaders: defaultHeaders, callbackQueue: callbackQueue)
     }
 

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Synchronization
 
 /// One HTTP request and what becomes of it: MKNetworkKit's `MKNetworkOperation`.
 ///
@@ -12,8 +13,6 @@ import FoundationEssentials
 public final class Operation: @unchecked Sendable, CustomStringConvertible {
     /// The request method.
     public var method: HTTPMethod
-    /// The URL as given (the engine's base plus path, or the full URL string).
-    public let urlString: String
     /// Request headers; the engine's defaults are added for names not set here.
     public var headers = HTTPHeaders()
     /// Parameters: the query string for GET/HEAD/DELETE, the body otherwise.
@@ -43,6 +42,12 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
         set { options.timeouts = newValue }
     }
 
+    /// The URL as given: the engine's base with the path, or the full URL string.
+    public var urlString: String {
+        guard let base else { return target }
+        return "\(base.scheme.rawValue)://\(base.hostHeader)\(target)"
+    }
+
     /// Where the operation stands.
     public enum State: Sendable, Equatable {
         /// Being configured.
@@ -53,39 +58,58 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
         case finished
     }
 
-    private let lock = Lock()
-    private var _state: State = .ready
-    private var _response: Response?
-    private var _error: CourierError?
-    private var transfer: Transfer?
-    private var completionHandlers: [@Sendable (Response) -> Void] = []
-    private var errorHandlers: [@Sendable (CourierError, Response?) -> Void] = []
-    private var finishHandlers: [@Sendable (Result<Response, CourierError>) -> Void] = []
-    private var uploadProgressHandlers: [@Sendable (TransferProgress) -> Void] = []
-    private var downloadProgressHandlers: [@Sendable (TransferProgress) -> Void] = []
-    private var continuation: CheckedContinuation<Result<Response, CourierError>, Never>?
-    private var cancelledEarly = false
+    /// The engine's parsed base URL (nil for operations made from a URL string).
+    private let base: CourierURL?
+    /// The request target under `base` ("/v1/items"), or the whole URL string.
+    private let target: String
     /// A failure known before sending (the engine's host did not parse).
-    var presetError: CourierError?
+    let presetError: CourierError?
     let callbackQueue: CallbackQueue
     let defaultHeaders: HTTPHeaders
 
-    init(method: HTTPMethod, urlString: String, parameters: [String: String], engineID: Int,
-         options: TransferOptions, acceptableStatus: Range<Int>, defaultHeaders: HTTPHeaders, callbackQueue: CallbackQueue) {
+    /// Everything other threads may touch after the operation is enqueued.
+    private struct Shared: Sendable {
+        var state: State = .ready
+        var response: Response?
+        var error: CourierError?
+        var transfer: Transfer?
+        var cancelRequested = false
+        var completions = HandlerList<@Sendable (Response) -> Void>()
+        var errors = HandlerList<@Sendable (CourierError, Response?) -> Void>()
+        var finishes = HandlerList<@Sendable (Result<Response, CourierError>) -> Void>()
+        var uploadProgress = HandlerList<@Sendable (TransferProgress) -> Void>()
+        var downloadProgress = HandlerList<@Sendable (TransferProgress) -> Void>()
+        var continuation: CheckedContinuation<Result<Response, CourierError>, Never>?
+
+        var outcome: Result<Response, CourierError>? {
+            guard state == .finished else { return nil }
+            if let error { return .failure(error) }
+            return response.map { .success($0) }
+        }
+    }
+
+    // Inline in the object: no separate allocation, unlike a lock class.
+    private let shared = Mutex(Shared())
+
+    init(method: HTTPMethod, base: CourierURL?, target: String, parameters: [String: String], engineID: Int,
+         options: TransferOptions, acceptableStatus: Range<Int>, defaultHeaders: HTTPHeaders,
+         callbackQueue: CallbackQueue, presetError: CourierError? = nil) {
         self.method = method
-        self.urlString = urlString
+        self.base = base
+        self.target = target
         self.parameters = parameters
         self.engineID = engineID
         self.options = options
         self.acceptableStatus = acceptableStatus
         self.defaultHeaders = defaultHeaders
         self.callbackQueue = callbackQueue
+        self.presetError = presetError
     }
 
     /// Creates a stand-alone operation with default settings, for use without an engine
     /// (`Engine.shared` sends those).
     public convenience init(urlString: String, method: HTTPMethod = .get, parameters: [String: String] = [:]) {
-        self.init(method: method, urlString: urlString, parameters: parameters, engineID: 0, options: TransferOptions(),
+        self.init(method: method, base: nil, target: urlString, parameters: parameters, engineID: 0, options: TransferOptions(),
                   acceptableStatus: 200..<400, defaultHeaders: Engine.standardHeaders, callbackQueue: Engine.shared.callbackQueue)
     }
 
@@ -94,9 +118,9 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
     /// Adds a handler for success. Handlers added after completion run at once (on the queue).
     @discardableResult
     public func onCompletion(_ handler: @escaping @Sendable (Response) -> Void) -> Operation {
-        let done: Response? = lock.withLock {
-            if _state == .finished { return _response.flatMap { _error == nil ? $0 : nil } }
-            completionHandlers.append(handler)
+        let done = shared.withLock { s -> Response? in
+            if case .success(let r)? = s.outcome { return r }
+            if s.state != .finished { s.completions.append(handler) }
             return nil
         }
         if let done { callbackQueue.run { handler(done) } }
@@ -107,9 +131,9 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
     /// for instance).
     @discardableResult
     public func onError(_ handler: @escaping @Sendable (CourierError, Response?) -> Void) -> Operation {
-        let done: (CourierError, Response?)? = lock.withLock {
-            if _state == .finished, let error = _error { return (error, _response) }
-            if _state != .finished { errorHandlers.append(handler) }
+        let done = shared.withLock { s -> (CourierError, Response?)? in
+            if case .failure(let e)? = s.outcome { return (e, s.response) }
+            if s.state != .finished { s.errors.append(handler) }
             return nil
         }
         if let done { callbackQueue.run { handler(done.0, done.1) } }
@@ -119,47 +143,46 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
     /// Adds a handler that sees either outcome.
     @discardableResult
     public func onFinish(_ handler: @escaping @Sendable (Result<Response, CourierError>) -> Void) -> Operation {
-        let done: Result<Response, CourierError>? = lock.withLock {
-            guard _state == .finished else {
-                finishHandlers.append(handler)
-                return nil
-            }
-            if let error = _error { return .failure(error) }
-            return _response.map { .success($0) }
+        let done = shared.withLock { s -> Result<Response, CourierError>? in
+            if let outcome = s.outcome { return outcome }
+            s.finishes.append(handler)
+            return nil
         }
         if let done { callbackQueue.run { handler(done) } }
         return self
     }
 
-    /// Adds a handler for request-body progress (at most every 50 ms, and at the end).
+    /// Adds a handler for request-body progress (at most every 50 ms, and at the end). Add it
+    /// before the operation is enqueued.
     @discardableResult
     public func onUploadProgress(_ handler: @escaping @Sendable (TransferProgress) -> Void) -> Operation {
-        lock.withLock { uploadProgressHandlers.append(handler) }
+        shared.withLock { $0.uploadProgress.append(handler) }
         return self
     }
 
-    /// Adds a handler for response-body progress (at most every 50 ms, and at the end).
+    /// Adds a handler for response-body progress (at most every 50 ms, and at the end). Add it
+    /// before the operation is enqueued.
     @discardableResult
     public func onDownloadProgress(_ handler: @escaping @Sendable (TransferProgress) -> Void) -> Operation {
-        lock.withLock { downloadProgressHandlers.append(handler) }
+        shared.withLock { $0.downloadProgress.append(handler) }
         return self
     }
 
     // MARK: - Outcome
 
     /// The current state.
-    public var state: State { lock.withLock { _state } }
+    public var state: State { shared.withLock { $0.state } }
     /// The response, once finished (also on `.httpStatus` failures).
-    public var response: Response? { lock.withLock { _response } }
+    public var response: Response? { shared.withLock { $0.response } }
     /// The error, once finished with one.
-    public var error: CourierError? { lock.withLock { _error } }
+    public var error: CourierError? { shared.withLock { $0.error } }
 
     /// Cancels the operation wherever it is; its error handlers get `.cancelled`. Cancelling a
     /// finished operation does nothing.
     public func cancel() {
-        let target: Transfer? = lock.withLock {
-            if _state == .ready { cancelledEarly = true }
-            return transfer
+        let target = shared.withLock { s -> Transfer? in
+            if s.state != .finished { s.cancelRequested = true }
+            return s.transfer
         }
         if let target { Runtime.shared.cancel(target) }
     }
@@ -168,29 +191,31 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
 
     /// Builds the core transfer and submits it. Called by the engine.
     func start() {
-        let built = lock.withLock { () -> Result<Transfer, CourierError>? in
-            guard _state == .ready else { return nil }
-            _state = .enqueued
-            if cancelledEarly { return .failure(CourierError(.cancelled)) }
-            let result = makeTransfer()
-            if case .success(let t) = result { transfer = t }
-            return result
+        let wantsProgress = shared.withLock { s -> Bool? in
+            guard s.state == .ready else { return nil }
+            s.state = .enqueued
+            return !s.uploadProgress.isEmpty || !s.downloadProgress.isEmpty
         }
-        switch built {
-        case nil:
-            return
+        guard let wantsProgress else { return }
+        switch makeTransfer(wantsProgress: wantsProgress) {
         case .failure(let error):
             complete(.failure(error), response: nil)
         case .success(let transfer):
+            // A cancel that raced with building the transfer is honoured before it is submitted.
+            let cancelled = shared.withLock { s -> Bool in
+                s.transfer = transfer
+                return s.cancelRequested
+            }
+            if cancelled { transfer.cancelRequested = true }
             Runtime.shared.submit(transfer)
         }
     }
 
     /// Registers the continuation `Engine.send` waits on (before `start`).
     func setContinuation(_ continuation: CheckedContinuation<Result<Response, CourierError>, Never>) {
-        let done: Result<Response, CourierError>? = lock.withLock {
-            if _state == .finished { return _error.map { .failure($0) } ?? _response.map { .success($0) } }
-            self.continuation = continuation
+        let done = shared.withLock { s -> Result<Response, CourierError>? in
+            if let outcome = s.outcome { return outcome }
+            s.continuation = continuation
             return nil
         }
         if let done { continuation.resume(returning: done) }
@@ -198,7 +223,13 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
 
     /// The final URL with query parameters, as sent.
     func resolvedURL() throws(CourierError) -> CourierURL {
-        var url = try CourierURL(parsing: urlString)
+        if let presetError { throw presetError }
+        var url: CourierURL
+        if let base {
+            url = base.replacingTarget(target)
+        } else {
+            url = try CourierURL(parsing: target)
+        }
         if !parameters.isEmpty, ParameterEncoding.usesQuery(method) || body != nil {
             let encoded = ParameterEncoding.formEncode(parameters, spaceAsPlus: false)
             url.query = url.query.map { $0.isEmpty ? encoded : $0 + "&" + encoded } ?? encoded
@@ -206,11 +237,18 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
         return url
     }
 
-    /// Headers as sent: the operation's own, then the engine's defaults for names not set.
+    /// Headers as sent: the operation's own, then the engine's defaults for names not set. With
+    /// no headers of its own an operation shares the engine's (no copy).
     func resolvedHeaders(url: CourierURL) -> HTTPHeaders {
-        var merged = headers
-        for (name, value) in defaultHeaders where !merged.contains(name) {
-            merged.add(name: name, value: value)
+        var merged: HTTPHeaders
+        if headers.isEmpty {
+            merged = defaultHeaders
+        } else {
+            merged = headers
+            for index in 0..<defaultHeaders.count {
+                let name = defaultHeaders.name(at: index)
+                if !merged.contains(name) { merged.add(name: name, value: defaultHeaders.value(at: index)) }
+            }
         }
         if let user = url.user, !merged.contains("Authorization") {
             let credentials = Array("\(user):\(url.password ?? "")".utf8)
@@ -231,9 +269,7 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
         }
     }
 
-    /// Called with `lock` held.
-    private func makeTransfer() -> Result<Transfer, CourierError> {
-        if let presetError { return .failure(presetError) }
+    private func makeTransfer(wantsProgress: Bool) -> Result<Transfer, CourierError> {
         let url: CourierURL
         do {
             url = try resolvedURL()
@@ -254,8 +290,7 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
                 return .failure(error)
             }
         }
-        // Runs under `lock` (from `start`).
-        transfer.reportsProgress = !uploadProgressHandlers.isEmpty || !downloadProgressHandlers.isEmpty
+        transfer.reportsProgress = wantsProgress
         transfer.delegate = self
         return .success(transfer)
     }
@@ -263,34 +298,44 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
     /// Runs the handlers of the outcome once, then drops every handler (breaking cycles through
     /// captured values).
     fileprivate func complete(_ result: Result<Response, CourierError>, response: Response?) {
-        let (completions, errors, finishes, waiter, queue) = lock.withLock {
-            _state = .finished
+        let (completions, errors, finishes, waiter) = shared.withLock { s in
+            s.state = .finished
             switch result {
-            case .success(let r): _response = r
-            case .failure(let e): _error = e; _response = response
+            case .success(let r): s.response = r
+            case .failure(let e): s.error = e; s.response = response
             }
-            transfer = nil
-            defer {
-                completionHandlers = []
-                errorHandlers = []
-                finishHandlers = []
-                uploadProgressHandlers = []
-                downloadProgressHandlers = []
-                continuation = nil
-            }
-            return (completionHandlers, errorHandlers, finishHandlers, continuation, callbackQueue)
+            s.transfer = nil
+            let taken = (s.completions, s.errors, s.finishes, s.continuation)
+            s.completions = HandlerList()
+            s.errors = HandlerList()
+            s.finishes = HandlerList()
+            s.uploadProgress = HandlerList()
+            s.downloadProgress = HandlerList()
+            s.continuation = nil
+            return taken
         }
         waiter?.resume(returning: result)
         guard !completions.isEmpty || !errors.isEmpty || !finishes.isEmpty else { return }
-        queue.run {
-            switch result {
-            case .success(let r):
-                for handler in completions { handler(r) }
-            case .failure(let e):
-                for handler in errors { handler(e, response) }
-            }
-            for handler in finishes { handler(result) }
+        switch callbackQueue {
+        case .loopThread:
+            // Straight from the loop: no closure to allocate, no thread hop.
+            Self.deliver(result, response, completions, errors, finishes)
+        case .dispatch(let queue):
+            queue.async { Self.deliver(result, response, completions, errors, finishes) }
         }
+    }
+
+    private static func deliver(_ result: Result<Response, CourierError>, _ response: Response?,
+                                _ completions: HandlerList<@Sendable (Response) -> Void>,
+                                _ errors: HandlerList<@Sendable (CourierError, Response?) -> Void>,
+                                _ finishes: HandlerList<@Sendable (Result<Response, CourierError>) -> Void>) {
+        switch result {
+        case .success(let r):
+            completions.forEach { $0(r) }
+        case .failure(let e):
+            errors.forEach { $0(e, response) }
+        }
+        finishes.forEach { $0(result) }
     }
 
     // MARK: - Description
@@ -302,17 +347,18 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
         if method != .get || body != nil || (!parameters.isEmpty && !ParameterEncoding.usesQuery(method)) {
             if method == .head { parts.append("-I") } else { parts += ["-X", method.rawValue] }
         }
-        let url = (try? resolvedURL()).map { u -> String in
+        let resolved = try? resolvedURL()
+        let url = resolved.map { u -> String in
             guard let user = u.user else { return u.description }
             return "\(u.scheme.rawValue)://\(user)\(u.password.map { ":" + $0 } ?? "")@\(u.hostHeader)\(u.target)"
         } ?? urlString
         parts.append(Self.shellQuote(url))
-        let resolved = (try? resolvedURL()).map { resolvedHeaders(url: $0) } ?? headers
+        let sentHeaders = resolved.map { resolvedHeaders(url: $0) } ?? headers
         let (requestBody, contentType) = resolvedBody()
-        for (name, value) in resolved where !(name.lowercased() == "authorization" && (try? resolvedURL())?.user != nil) {
+        for (name, value) in sentHeaders where !(name.lowercased() == "authorization" && resolved?.user != nil) {
             parts += ["-H", Self.shellQuote("\(name): \(value)")]
         }
-        if let contentType, !resolved.contains("Content-Type") { parts += ["-H", Self.shellQuote("Content-Type: \(contentType)")] }
+        if let contentType, !sentHeaders.contains("Content-Type") { parts += ["-H", Self.shellQuote("Content-Type: \(contentType)")] }
         switch requestBody {
         case .empty:
             break
@@ -340,18 +386,36 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
     }
 }
 
+/// Handlers of one kind: the first is stored inline, so the usual single handler costs no array.
+struct HandlerList<Handler: Sendable>: Sendable {
+    private var first: Handler?
+    private var rest: [Handler] = []
+
+    var isEmpty: Bool { first == nil }
+
+    mutating func append(_ handler: Handler) {
+        if first == nil { first = handler } else { rest.append(handler) }
+    }
+
+    func forEach(_ body: (Handler) -> Void) {
+        guard let first else { return }
+        body(first)
+        for handler in rest { body(handler) }
+    }
+}
+
 extension Operation: TransferDelegate {
     package func transferDidReceiveHead(_ transfer: Transfer) {}
 
     package func transferDidProgress(_ transfer: Transfer) {
-        let (uploads, downloads) = lock.withLock { (uploadProgressHandlers, downloadProgressHandlers) }
+        let (uploads, downloads) = shared.withLock { ($0.uploadProgress, $0.downloadProgress) }
         if !uploads.isEmpty, transfer.requestBodyLength > 0 {
             let progress = TransferProgress(completed: transfer.requestBodyBytesSent, expected: transfer.requestBodyLength)
-            callbackQueue.run { for handler in uploads { handler(progress) } }
+            callbackQueue.run { uploads.forEach { $0(progress) } }
         }
         if !downloads.isEmpty, transfer.head != nil {
             let progress = TransferProgress(completed: transfer.metrics.bodyBytesReceived, expected: transfer.expectedBodyLength)
-            callbackQueue.run { for handler in downloads { handler(progress) } }
+            callbackQueue.run { downloads.forEach { $0(progress) } }
         }
     }
 

@@ -90,8 +90,11 @@ final class SwiftDriver: @unchecked Sendable {
         configuration.callbackQueue = .loopThread
         configuration.options.decompress = false
         configuration.options.retryStaleConnection = true
-        engine = Engine(host: "http://unused.invalid", configuration: configuration)
-        url = args.url
+        // One engine per API, as an application would have: the origin is parsed once and every
+        // operation is built from it plus the path.
+        let parsed = try! CourierURL(parsing: args.url)
+        engine = Engine(host: "\(parsed.scheme.rawValue)://\(parsed.hostHeader)", configuration: configuration)
+        url = parsed.target
         total = args.total
         self.close = args.close
     }
@@ -105,7 +108,7 @@ final class SwiftDriver: @unchecked Sendable {
 
     private func startOne() {
         started += 1
-        let operation = engine.operation(urlString: url)
+        let operation = engine.operation(path: url)
         // A new connection per request: the server closes after answering.
         if close { operation.headers.add(name: "Connection", value: "close") }
         operation.onFinish { [self] result in

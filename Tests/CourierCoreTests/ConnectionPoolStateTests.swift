@@ -7,7 +7,7 @@ struct ConnectionPoolStateTests {
 
     /// The invariants stated on the type, checked after every event.
     static func checkInvariants(_ pool: Pool, sourceLocation: SourceLocation = #_sourceLocation) {
-        for (key, entry) in pool.keys {
+        for (key, entry) in pool.entries.enumerated() {
             #expect(entry.idle.isEmpty || entry.waiting.isEmpty, "key \(key): idle and waiting together", sourceLocation: sourceLocation)
             #expect(entry.total <= entry.limit, "key \(key): over limit", sourceLocation: sourceLocation)
             let room = entry.limit - entry.idle.count - entry.leased
@@ -33,7 +33,7 @@ struct ConnectionPoolStateTests {
         #expect(pool.release(1, key: 0, reusable: true) == .serve("b"))
         #expect(pool.release(1, key: 0, reusable: false) == .close(connect: 0))
         Self.checkInvariants(pool)
-        #expect(pool.keys[0]!.total == 0)
+        #expect(pool.entry(for: 0)!.total == 0)
     }
 
     @Test func nonReusableReleaseOpensAReplacementForWaiters() {
@@ -184,8 +184,8 @@ struct ConnectionPoolStateTests {
                 break
             }
             Self.checkInvariants(pool)
-            #expect(pool.keys[0].map { $0.leased } ?? 0 == leased.count)
-            #expect(pool.keys[0].map { $0.waiting.count } ?? 0 == waiting.count)
+            #expect(pool.entry(for: 0).map { $0.leased } ?? 0 == leased.count)
+            #expect(pool.entry(for: 0).map { $0.waiting.count } ?? 0 == waiting.count)
         }
     }
 }

@@ -10,11 +10,11 @@ struct SchedulerStateTests {
     static func checkInvariant(_ s: Scheduler, sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(s.running <= max(s.width, s.running), sourceLocation: sourceLocation)
         if s.running < s.width {
-            for (host, queue) in s.hosts where queue.queuedCount > 0 {
+            for (host, queue) in s.hosts.enumerated() where queue.queuedCount > 0 {
                 #expect(queue.running >= s.hostLimit(host), "host \(host) has room and queued work", sourceLocation: sourceLocation)
             }
         }
-        #expect(s.hosts.values.reduce(0) { $0 + $1.queuedCount } == s.queuedCount, sourceLocation: sourceLocation)
+        #expect(s.hosts.reduce(0) { $0 + $1.queuedCount } == s.queuedCount, sourceLocation: sourceLocation)
     }
 
     @Test func widthLimitsRunningOperations() {
@@ -136,7 +136,7 @@ struct SchedulerStateTests {
             #expect(s.queuedCount == queued.count)
             for host in 0..<4 {
                 let perHost = running.filter { $0.1 == host }.count
-                #expect(s.hosts[host].map { $0.running } ?? 0 == perHost)
+                #expect(s.hostState(host).map { $0.running } ?? 0 == perHost)
             }
         }
     }

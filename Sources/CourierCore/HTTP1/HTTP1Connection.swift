@@ -36,27 +36,27 @@ package final class HTTP1Connection: ResponseDecoderDelegate {
     package let origin: Origin
     unowned(unsafe) let runtime: Runtime
     private let uvLoop: UnsafeMutablePointer<uv_loop_t>
-    package private(set) var machine = HTTP1ConnectionStateMachine()
+    @exclusivity(unchecked) package private(set) var machine = HTTP1ConnectionStateMachine()
     let decoder: ResponseDecoder
-    private var tcp: UnsafeMutablePointer<uv_tcp_t>?
+    @exclusivity(unchecked) private var tcp: UnsafeMutablePointer<uv_tcp_t>?
     private let timer: UnsafeMutablePointer<uv_timer_t>
-    private var timerDeadline: UInt64 = 0
-    package private(set) var transfer: Transfer?
-    private(set) var timings = ConnectTimings()
-    package private(set) var remoteAddress = ""
+    @exclusivity(unchecked) private var timerDeadline: UInt64 = 0
+    @exclusivity(unchecked) package private(set) var transfer: Transfer?
+    @exclusivity(unchecked) private(set) var timings = ConnectTimings()
+    @exclusivity(unchecked) package private(set) var remoteAddress = ""
 
-    private var addresses: [SocketAddress] = []
-    private var addressIndex = 0
-    private var lastConnectError: Int32 = 0
-    private var connectDeadline: UInt64 = .max
-    private var idleSince: UInt64 = 0
-    var idleTimeoutMillis: UInt64 = 60_000
-    private var lastReadMillis: UInt64 = 0
-    private var closeRequested = false
-    private var writesInFlight = 0
-    private var headLength = 0
-    private var exchangeBytesSent = 0
-    private var fileBody: FileBodyReader?
+    @exclusivity(unchecked) private var addresses: [SocketAddress] = []
+    @exclusivity(unchecked) private var addressIndex = 0
+    @exclusivity(unchecked) private var lastConnectError: Int32 = 0
+    @exclusivity(unchecked) private var connectDeadline: UInt64 = .max
+    @exclusivity(unchecked) private var idleSince: UInt64 = 0
+    @exclusivity(unchecked) var idleTimeoutMillis: UInt64 = 60_000
+    @exclusivity(unchecked) private var lastReadMillis: UInt64 = 0
+    @exclusivity(unchecked) private var closeRequested = false
+    @exclusivity(unchecked) private var writesInFlight = 0
+    @exclusivity(unchecked) private var headLength = 0
+    @exclusivity(unchecked) private var exchangeBytesSent = 0
+    @exclusivity(unchecked) private var fileBody: FileBodyReader?
 
     init(id: UInt64, poolKey: Int, origin: Origin, runtime: Runtime, uvLoop: UnsafeMutablePointer<uv_loop_t>) {
         self.id = id
@@ -200,10 +200,7 @@ package final class HTTP1Connection: ResponseDecoderDelegate {
         RequestEncoder.encodeHead(method: transfer.method, target: transfer.url.target, hostHeader: transfer.url.hostHeader,
                                   headers: transfer.headers, framing: framing, into: &runtime.headBuffer)
         headLength = runtime.headBuffer.count
-        if transfer.headers.firstFieldIndex("Connection") != nil,
-           transfer.headers["Connection"]?.lowercased().contains("close") == true {
-            machine.requestAsksToClose()
-        }
+        if transfer.requestAsksToClose { machine.requestAsksToClose() }
         let stream = UnsafeMutablePointer<uv_stream_t>(OpaquePointer(tcp))
         switch transfer.body {
         case .empty:
@@ -570,9 +567,9 @@ private final class PendingWrite {
 
 /// Streams a request body from a file in 64 KiB pieces.
 final class FileBodyReader {
-    private var fd: Int32
+    @exclusivity(unchecked) private var fd: Int32
     private let path: String
-    private(set) var remaining: UInt64
+    @exclusivity(unchecked) private(set) var remaining: UInt64
 
     private init(fd: Int32, path: String, remaining: UInt64) {
         self.fd = fd

@@ -33,24 +33,24 @@ package final class ResponseDecoder {
         case failed(CourierError)
     }
 
-    package var limits: ResponseLimits
-    package unowned(unsafe) var delegate: ResponseDecoderDelegate?
+    @exclusivity(unchecked) package var limits: ResponseLimits
+    @exclusivity(unchecked) package unowned(unsafe) var delegate: ResponseDecoderDelegate?
 
     /// The head being built; moved out to the delegate when complete.
-    private var head = ResponseHead()
-    package private(set) var trailers = HTTPHeaders()
-    private var building: FieldState = .none
-    private var headBytes = 0
-    private var fieldCount = 0
-    private var reasonBytes: [UInt8] = []
-    private var expectsBody = true
-    private var interim = false
-    private var statusLineDone = false
-    package private(set) var headDelivered = false
-    package private(set) var bodyBytes: UInt64 = 0
+    @exclusivity(unchecked) private var head = ResponseHead()
+    @exclusivity(unchecked) package private(set) var trailers = HTTPHeaders()
+    @exclusivity(unchecked) private var building: FieldState = .none
+    @exclusivity(unchecked) private var headBytes = 0
+    @exclusivity(unchecked) private var fieldCount = 0
+    @exclusivity(unchecked) private var reasonBytes: [UInt8] = []
+    @exclusivity(unchecked) private var expectsBody = true
+    @exclusivity(unchecked) private var interim = false
+    @exclusivity(unchecked) private var statusLineDone = false
+    @exclusivity(unchecked) package private(set) var headDelivered = false
+    @exclusivity(unchecked) package private(set) var bodyBytes: UInt64 = 0
     /// Whether any byte of the current response arrived (tells "empty reply" from "reset").
-    package private(set) var receivedAnything = false
-    private var pendingError: CourierError?
+    @exclusivity(unchecked) package private(set) var receivedAnything = false
+    @exclusivity(unchecked) private var pendingError: CourierError?
     private let parser: UnsafeMutablePointer<llhttp_t>
 
     private enum FieldState { case none, name, value }
@@ -198,7 +198,16 @@ package final class ResponseDecoder {
                     d.pendingError = CourierError(.headerCountExceeded, "more than \(d.limits.maxHeaderCount) fields")
                     return -1
                 }
-                if d.headDelivered { d.trailers.beginField() } else { d.head.headers.beginField() }
+                if d.headDelivered {
+                    d.trailers.beginField()
+                } else {
+                    if d.fieldCount == 1 {
+                        // One allocation for the bytes and one for the index, instead of the
+                        // doubling steps of a dozen fields.
+                        d.head.headers.reserveCapacity(bytes: 768, fields: 16)
+                    }
+                    d.head.headers.beginField()
+                }
                 d.building = .name
             }
             let bytes = UnsafeRawBufferPointer(start: at, count: length)

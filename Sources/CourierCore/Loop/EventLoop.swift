@@ -22,14 +22,14 @@ package final class EventLoop: @unchecked Sendable {
     package let uvLoop: UnsafeMutablePointer<uv_loop_t>
     private let wakeup: UnsafeMutablePointer<uv_async_t>
     private let lock = Lock()
-    private var inbox: [LoopJob] = []
-    private var spare: [LoopJob] = []
-    private var thread = pthread_t()
+    @exclusivity(unchecked) private var inbox: [LoopJob] = []
+    @exclusivity(unchecked) private var spare: [LoopJob] = []
+    @exclusivity(unchecked) private var thread = pthread_t()
     private let perform: (LoopJob) -> Void
     /// Set once the thread runs; read by `isLoopThread` from any thread (a stale read only ever
     /// answers "no", which routes through the inbox and stays correct).
-    private var loopThread: pthread_t?
-    private var startHook: (() -> Void)?
+    @exclusivity(unchecked) private var loopThread: pthread_t?
+    @exclusivity(unchecked) private var startHook: (() -> Void)?
 
     /// Creates the loop; `perform` runs every job, on the loop thread.
     package init(perform: @escaping (LoopJob) -> Void) {

@@ -45,8 +45,12 @@ package struct ConnectionPoolState<Connection: Hashable, Request: Hashable> {
         case close(connect: Int)
     }
 
-    package private(set) var keys: [Int: PerKey] = [:]
+    /// Per-key state, indexed by the key (keys are small consecutive integers the runtime interns).
+    package private(set) var entries: [PerKey] = []
     package var defaultLimit: Int
+
+    /// The state of one key, if it was ever used.
+    package func entry(for key: Int) -> PerKey? { key < entries.count ? entries[key] : nil }
 
     package init(defaultLimit: Int) {
         self.defaultLimit = max(1, defaultLimit)
@@ -139,7 +143,7 @@ package struct ConnectionPoolState<Connection: Hashable, Request: Hashable> {
     /// An idle connection closed (server EOF, idle timeout). Returns whether it was idle here.
     @discardableResult
     package mutating func idleClosed(_ connection: Connection, key: Int) -> Bool {
-        guard keys[key] != nil else { return false }
+        guard key < entries.count else { return false }
         return withEntry(key) { entry in
             guard let index = entry.idle.firstIndex(of: connection) else { return false }
             entry.idle.remove(at: index)
@@ -150,36 +154,36 @@ package struct ConnectionPoolState<Connection: Hashable, Request: Hashable> {
     /// A waiting request was cancelled or timed out. Returns whether it was waiting here.
     @discardableResult
     package mutating func cancelWaiting(_ request: Request, key: Int) -> Bool {
-        guard keys[key] != nil else { return false }
+        guard key < entries.count else { return false }
         return withEntry(key) { $0.waiting.removeFirst { $0 == request } != nil }
     }
 
     /// Removes and returns every idle connection (shutdown).
     package mutating func drainIdle() -> [Connection] {
         var all: [Connection] = []
-        for key in keys.keys {
-            all += keys[key]!.idle
-            keys[key]!.idle.removeAll()
+        for key in entries.indices {
+            all += entries[key].idle
+            entries[key].idle.removeAll()
         }
         return all
     }
 
     /// Idle connections of one key, oldest first (for tests and statistics).
-    package func idleConnections(key: Int) -> [Connection] { keys[key]?.idle ?? [] }
+    package func idleConnections(key: Int) -> [Connection] { entry(for: key)?.idle ?? [] }
 
     /// Totals across keys, for statistics.
     package var totals: (idle: Int, connecting: Int, leased: Int, waiting: Int) {
-        keys.values.reduce(into: (0, 0, 0, 0)) {
+        entries.reduce(into: (0, 0, 0, 0)) {
             $0.0 += $1.idle.count; $0.1 += $1.connecting; $0.2 += $1.leased; $0.3 += $1.waiting.count
         }
     }
 
-    /// Mutates one key's state in place: copying it out of the dictionary and back would copy its
-    /// arrays on every request (copy-on-write sees two owners).
+    /// Mutates one key's state in place: copying it out and back would copy its arrays on every
+    /// request (copy-on-write sees two owners), and an array index is cheaper than a hash lookup.
     @inline(__always)
     private mutating func withEntry<R>(_ key: Int, _ body: (inout PerKey) -> R) -> R {
-        let limit = defaultLimit
-        return body(&keys[key, default: PerKey(limit: limit)])
+        while entries.count <= key { entries.append(PerKey(limit: defaultLimit)) }
+        return body(&entries[key])
     }
 
     /// Attempts needed so every waiting request has one, within the limit.

@@ -44,11 +44,11 @@ package final class Runtime: @unchecked Sendable {
     // MARK: Cross-thread state (guarded by `lock`)
 
     private let lock = Lock()
-    private var loop: EventLoop?
-    private var stopping = false
-    private var configuration = QueueConfiguration()
-    private var observers: [Int: @Sendable (QueueActivity) -> Void] = [:]
-    private var nextObserverID = 0
+    @exclusivity(unchecked) private var loop: EventLoop?
+    @exclusivity(unchecked) private var stopping = false
+    @exclusivity(unchecked) private var configuration = QueueConfiguration()
+    @exclusivity(unchecked) private var observers: [Int: @Sendable (QueueActivity) -> Void] = [:]
+    @exclusivity(unchecked) private var nextObserverID = 0
     private let loopThreadID = Atomic<UInt>(0)
     private let runningCount = Atomic<Int>(0)
     private let queuedCount = Atomic<Int>(0)
@@ -56,26 +56,26 @@ package final class Runtime: @unchecked Sendable {
 
     // MARK: Loop-thread state
 
-    package private(set) var resolver: Resolver!
+    @exclusivity(unchecked) package private(set) var resolver: Resolver!
     /// The request-head buffer every connection encodes into (one loop, one buffer).
-    package var headBuffer: [UInt8] = []
-    private var scheduler = SchedulerState<TransferRef>(width: 6, defaultHostLimit: 6)
-    private var pool = ConnectionPoolState<ConnectionRef, TransferRef>(defaultLimit: 6)
-    private var connections: [UInt64: HTTP1Connection] = [:]
-    private var nextConnectionID: UInt64 = 1
-    private var hostKeys: [String: Int] = [:]
-    private var hostNames: [String] = []
-    private var poolKeys: [Origin: Int] = [:]
-    private var poolKeyOrigin: [Origin] = []
-    private var poolKeyHost: [Int] = []
-    private var poolKeyConnectTimeout: [Nanoseconds?] = []
-    private var liveHead: Transfer?
-    private var waitTimer: UnsafeMutablePointer<uv_timer_t>?
-    private var waitTimerDeadline: UInt64 = 0
-    private var notifier: UnsafeMutablePointer<uv_prepare_t>?
-    private var notifyScheduled = false
-    private var lastNotified = QueueActivity(running: -1, queued: -1)
-    private var shuttingDown = false
+    @exclusivity(unchecked) package var headBuffer: [UInt8] = []
+    @exclusivity(unchecked) private var scheduler = SchedulerState<TransferRef>(width: 6, defaultHostLimit: 6)
+    @exclusivity(unchecked) private var pool = ConnectionPoolState<ConnectionRef, TransferRef>(defaultLimit: 6)
+    @exclusivity(unchecked) private var connections: [UInt64: HTTP1Connection] = [:]
+    @exclusivity(unchecked) private var nextConnectionID: UInt64 = 1
+    @exclusivity(unchecked) private var hostKeys: [String: Int] = [:]
+    @exclusivity(unchecked) private var hostNames: [String] = []
+    @exclusivity(unchecked) private var poolKeys: [Origin: Int] = [:]
+    @exclusivity(unchecked) private var poolKeyOrigin: [Origin] = []
+    @exclusivity(unchecked) private var poolKeyHost: [Int] = []
+    @exclusivity(unchecked) private var poolKeyConnectTimeout: [Nanoseconds?] = []
+    @exclusivity(unchecked) private var liveHead: Transfer?
+    @exclusivity(unchecked) private var waitTimer: UnsafeMutablePointer<uv_timer_t>?
+    @exclusivity(unchecked) private var waitTimerDeadline: UInt64 = 0
+    @exclusivity(unchecked) private var notifier: UnsafeMutablePointer<uv_prepare_t>?
+    @exclusivity(unchecked) private var notifyScheduled = false
+    @exclusivity(unchecked) private var lastNotified = QueueActivity(running: -1, queued: -1)
+    @exclusivity(unchecked) private var shuttingDown = false
 
     private init() {
         headBuffer.reserveCapacity(4096)
@@ -324,15 +324,19 @@ package final class Runtime: @unchecked Sendable {
         if transfer.method == .connect {
             return CourierError(.invalidArgument, "CONNECT is not supported")
         }
-        if let bad = transfer.headers.firstInvalidField() {
+        let summary = transfer.headers.summarizeForSending()
+        if let bad = summary.invalid {
             return CourierError(.invalidHeader, bad)
         }
-        // Framing is Courier's to decide: a caller's Content-Length or Transfer-Encoding that
-        // disagreed with the body would desynchronise the connection (request smuggling).
-        if transfer.headers.contains("Content-Length") { transfer.headers.remove(name: "Content-Length") }
-        if transfer.headers.contains("Transfer-Encoding") { transfer.headers.remove(name: "Transfer-Encoding") }
-        transfer.userSetHost = transfer.headers.contains("Host")
-        transfer.userSetAcceptEncoding = transfer.headers.contains("Accept-Encoding")
+        if summary.hasFraming {
+            // Framing is Courier's to decide: a caller's Content-Length or Transfer-Encoding that
+            // disagreed with the body would desynchronise the connection (request smuggling).
+            transfer.headers.remove(name: "Content-Length")
+            transfer.headers.remove(name: "Transfer-Encoding")
+        }
+        transfer.userSetHost = summary.hasHost
+        transfer.userSetAcceptEncoding = summary.hasAcceptEncoding
+        transfer.requestAsksToClose = summary.asksToClose
         switch transfer.body {
         case .empty:
             transfer.requestBodyLength = 0

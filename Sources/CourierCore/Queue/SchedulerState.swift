@@ -38,7 +38,8 @@ package struct SchedulerState<Item: Hashable> {
     package var defaultHostLimit: Int
     package private(set) var running = 0
     package private(set) var queuedCount = 0
-    package private(set) var hosts: [Int: HostQueue] = [:]
+    /// Per-host state, indexed by host key (small consecutive integers the runtime interns).
+    package private(set) var hosts: [HostQueue] = []
     /// Hosts with queued work, so choosing the next operation scans only those.
     private var hostsWithQueued: [Int] = []
     private var nextSequence: UInt64 = 0
@@ -49,7 +50,10 @@ package struct SchedulerState<Item: Hashable> {
     }
 
     /// The limit that applies to `host`.
-    package func hostLimit(_ host: Int) -> Int { hosts[host]?.limit ?? defaultHostLimit }
+    package func hostLimit(_ host: Int) -> Int { host < hosts.count ? hosts[host].limit ?? defaultHostLimit : defaultHostLimit }
+
+    /// The state of one host, if it was ever used.
+    package func hostState(_ host: Int) -> HostQueue? { host < hosts.count ? hosts[host] : nil }
 
     /// Adds an operation. Returns true when it may start now (the caller starts it); otherwise it
     /// waits its turn.
@@ -81,7 +85,7 @@ package struct SchedulerState<Item: Hashable> {
     /// A running operation ended (success, failure or cancellation). Returns the operation to
     /// start in its place, if any; at most one can, since one slot of each kind was freed.
     package mutating func finished(host: Int) -> Item? {
-        guard hosts[host] != nil else { return nil }
+        guard host < hosts.count else { return nil }
         withHost(host) { $0.running = max(0, $0.running - 1) }
         running = max(0, running - 1)
         return startNext()
@@ -90,7 +94,7 @@ package struct SchedulerState<Item: Hashable> {
     /// Removes a queued operation (cancelled or timed out in the queue). Returns whether it was queued.
     @discardableResult
     package mutating func remove(_ item: Item, host: Int, priority: Priority) -> Bool {
-        guard hosts[host] != nil else { return false }
+        guard host < hosts.count else { return false }
         let remaining = withHost(host) { queue -> Int? in
             guard queue.queued[priority.rawValue].removeFirst(where: { $0.item == item }) != nil else { return nil }
             queue.queuedCount -= 1
@@ -124,7 +128,7 @@ package struct SchedulerState<Item: Hashable> {
     package var queuedItems: [Item] {
         var entries: [Entry] = []
         for host in hostsWithQueued {
-            for level in hosts[host]!.queued { entries += level.elements }
+            for level in hosts[host].queued { entries += level.elements }
         }
         entries.sort { ($0.priority.rawValue, UInt64.max - $0.sequence) > ($1.priority.rawValue, UInt64.max - $1.sequence) }
         return entries.map(\.item)
@@ -133,7 +137,8 @@ package struct SchedulerState<Item: Hashable> {
     /// Mutates one host's queue in place (see `ConnectionPoolState.withEntry` for why).
     @inline(__always)
     private mutating func withHost<R>(_ host: Int, _ body: (inout HostQueue) -> R) -> R {
-        body(&hosts[host, default: HostQueue()])
+        while hosts.count <= host { hosts.append(HostQueue()) }
+        return body(&hosts[host])
     }
 
     private mutating func startAllPossible() -> [Item] {
@@ -147,7 +152,7 @@ package struct SchedulerState<Item: Hashable> {
         guard running < width, queuedCount > 0 else { return nil }
         var best: (host: Int, entry: Entry)?
         for host in hostsWithQueued {
-            let queue = hosts[host]!
+            let queue = hosts[host]
             guard queue.running < (queue.limit ?? defaultHostLimit), let head = queue.head() else { continue }
             if let current = best {
                 if head.priority > current.entry.priority

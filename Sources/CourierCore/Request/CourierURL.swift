@@ -153,8 +153,50 @@ public struct CourierURL: Sendable, Hashable, CustomStringConvertible {
             self.port = scheme.defaultPort
         }
 
-        // Path and query; the fragment never goes on the wire (RFC 9110 section 4.2.4... and 7.1).
-        var rest = bytes[authorityEnd...]
+        (path, query) = Self.splitTarget(bytes[authorityEnd...])
+    }
+
+    /// The same origin (and credentials) with another request target ("/path?query"), without
+    /// parsing the rest again: an engine builds every operation's URL this way from its base.
+    /// Any target is accepted: unsafe bytes are escaped, a fragment dropped, dot segments removed.
+    public func replacingTarget(_ target: String) -> CourierURL {
+        var url = self
+        var clean = !target.isEmpty && target.utf8.first == UInt8(ascii: "/")
+        var previous: UInt8 = 0
+        var questionMark: String.Index?
+        if clean {
+            for index in target.utf8.indices {
+                let b = target.utf8[index]
+                if b == UInt8(ascii: "?") && questionMark == nil { questionMark = index; previous = b; continue }
+                // Anything that needs escaping, a fragment, or a dot segment takes the slow path.
+                if b == UInt8(ascii: "%") || b == UInt8(ascii: "#") || !Self.isAllowedLiterally(b, allowQueryChars: true)
+                    || (b == UInt8(ascii: ".") && previous == UInt8(ascii: "/") && questionMark == nil) {
+                    clean = false
+                    break
+                }
+                previous = b
+            }
+        }
+        if clean {
+            if let questionMark {
+                url.path = String(target[..<questionMark])
+                url.query = String(target[target.index(after: questionMark)...])
+            } else {
+                url.path = target
+                url.query = nil
+            }
+            return url
+        }
+        let bytes = Array(target.utf8)
+        let withSlash = bytes.first == UInt8(ascii: "/") ? bytes[...] : ([UInt8(ascii: "/")] + bytes)[...]
+        (url.path, url.query) = Self.splitTarget(withSlash)
+        return url
+    }
+
+    /// Path and query from the bytes after the authority; the fragment never goes on the wire
+    /// (RFC 9110 section 7.1), unsafe bytes are escaped, dot segments removed.
+    private static func splitTarget(_ bytes: ArraySlice<UInt8>) -> (String, String?) {
+        var rest = bytes
         if let hash = rest.firstIndex(of: UInt8(ascii: "#")) { rest = rest[..<hash] }
         var pathPart = rest
         var queryPart: ArraySlice<UInt8>? = nil
@@ -162,9 +204,9 @@ public struct CourierURL: Sendable, Hashable, CustomStringConvertible {
             pathPart = rest[..<q]
             queryPart = rest[(q + 1)...]
         }
-        let encodedPath = Self.percentEncodeUnsafe(pathPart, allowQueryChars: false)
-        self.path = encodedPath.isEmpty ? "/" : Self.removeDotSegments(encodedPath)
-        self.query = queryPart.map { Self.percentEncodeUnsafe($0, allowQueryChars: true) }
+        let encodedPath = percentEncodeUnsafe(pathPart, allowQueryChars: false)
+        return (encodedPath.isEmpty ? "/" : removeDotSegments(encodedPath),
+                queryPart.map { percentEncodeUnsafe($0, allowQueryChars: true) })
     }
 
     /// Resolves a reference (a Location header value) against this URL, per RFC 3986 section 5.2.
@@ -247,7 +289,7 @@ public struct CourierURL: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Bytes that may appear literally in a path (pchar plus "/") or, with `allowQueryChars`, a query.
-    private static func isAllowedLiterally(_ b: UInt8, allowQueryChars: Bool) -> Bool {
+    static func isAllowedLiterally(_ b: UInt8, allowQueryChars: Bool) -> Bool {
         if isAlpha(b) || isDigit(b) { return true }
         switch b {
         case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"),

@@ -185,6 +185,50 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
         storage.append(10)
     }
 
+    /// Reserves room so building a typical head allocates once per array.
+    package mutating func reserveCapacity(bytes: Int, fields: Int) {
+        storage.reserveCapacity(bytes)
+        self.fields.reserveCapacity(fields)
+    }
+
+    /// What the core needs to know about a request's own headers, found in one pass.
+    package struct SendingSummary: Equatable {
+        /// The first field that may not be sent, described; nil when all are valid.
+        package var invalid: String?
+        package var hasHost = false
+        package var hasAcceptEncoding = false
+        /// Content-Length or Transfer-Encoding: framing Courier decides, so they are removed.
+        package var hasFraming = false
+        /// `Connection: close`.
+        package var asksToClose = false
+    }
+
+    /// Validates the fields and notes the ones the encoder treats specially, in one pass.
+    package func summarizeForSending() -> SendingSummary {
+        var summary = SendingSummary()
+        if fields.isEmpty { return summary }
+        summary.invalid = firstInvalidField()
+        for index in fields.indices {
+            let f = fields[index]
+            switch Int(f.nameEnd - f.nameStart) {
+            case 4 where Self.nameMatches(storage, f, "Host"):
+                summary.hasHost = true
+            case 10 where Self.nameMatches(storage, f, "Connection"):
+                let value = String(decoding: storage[Int(f.valueStart)..<Int(f.valueEnd)], as: UTF8.self).lowercased()
+                if value.contains("close") { summary.asksToClose = true }
+            case 14 where Self.nameMatches(storage, f, "Content-Length"):
+                summary.hasFraming = true
+            case 15 where Self.nameMatches(storage, f, "Accept-Encoding"):
+                summary.hasAcceptEncoding = true
+            case 17 where Self.nameMatches(storage, f, "Transfer-Encoding"):
+                summary.hasFraming = true
+            default:
+                break
+            }
+        }
+        return summary
+    }
+
     /// Empties the list but keeps its capacity, so a connection can reuse it.
     package mutating func removeAllKeepingCapacity() {
         storage.removeAll(keepingCapacity: true)

@@ -25,33 +25,33 @@ package protocol TransferDelegate: AnyObject {
 package final class Transfer: @unchecked Sendable {
     // MARK: The request (set before submission; the runtime rewrites them on redirects)
 
-    package internal(set) var url: CourierURL
-    package internal(set) var method: HTTPMethod
-    package internal(set) var headers: HTTPHeaders
-    package internal(set) var body: RequestBody
-    package var options: TransferOptions
-    package var sink: ResponseSink = .memory
+    @exclusivity(unchecked) package internal(set) var url: CourierURL
+    @exclusivity(unchecked) package internal(set) var method: HTTPMethod
+    @exclusivity(unchecked) package internal(set) var headers: HTTPHeaders
+    @exclusivity(unchecked) package internal(set) var body: RequestBody
+    @exclusivity(unchecked) package var options: TransferOptions
+    @exclusivity(unchecked) package var sink: ResponseSink = .memory
     /// The engine (or other owner) this belongs to, for cancel-all-of-an-engine.
-    package var owner: Int = 0
+    @exclusivity(unchecked) package var owner: Int = 0
     /// Strong until completion, then released, so an operation that owns its transfer does not leak.
-    package var delegate: TransferDelegate?
-    package var reportsProgress = false
-    package var reportsHead = false
-    package var progressIntervalMillis: UInt64 = 50
+    @exclusivity(unchecked) package var delegate: TransferDelegate?
+    @exclusivity(unchecked) package var reportsProgress = false
+    @exclusivity(unchecked) package var reportsHead = false
+    @exclusivity(unchecked) package var progressIntervalMillis: UInt64 = 50
 
     // MARK: The result
 
-    package internal(set) var head: ResponseHead?
-    package internal(set) var trailers = HTTPHeaders()
-    package internal(set) var responseBody: [UInt8] = []
-    package internal(set) var error: CourierError?
-    package internal(set) var metrics = TransferMetrics()
+    @exclusivity(unchecked) package internal(set) var head: ResponseHead?
+    @exclusivity(unchecked) package internal(set) var trailers = HTTPHeaders()
+    @exclusivity(unchecked) package internal(set) var responseBody: [UInt8] = []
+    @exclusivity(unchecked) package internal(set) var error: CourierError?
+    @exclusivity(unchecked) package internal(set) var metrics = TransferMetrics()
     /// Body length announced by the final response, when it had one (for progress).
-    package internal(set) var expectedBodyLength: UInt64?
+    @exclusivity(unchecked) package internal(set) var expectedBodyLength: UInt64?
     /// Request body length (for upload progress).
-    package internal(set) var requestBodyLength: UInt64 = 0
+    @exclusivity(unchecked) package internal(set) var requestBodyLength: UInt64 = 0
     /// Request body bytes written so far in the current exchange.
-    package internal(set) var requestBodyBytesSent: UInt64 = 0
+    @exclusivity(unchecked) package internal(set) var requestBodyBytesSent: UInt64 = 0
 
     // MARK: Loop-thread state
 
@@ -59,23 +59,25 @@ package final class Transfer: @unchecked Sendable {
         case created, queued, waitingForConnection, running, finished
     }
 
-    package internal(set) var phase: Phase = .created
-    var hostKey = -1
-    var poolKey = -1
-    var connection: HTTP1Connection?
-    var queueDeadlineMillis: UInt64 = .max
-    var totalDeadlineMillis: UInt64 = .max
-    var firstByteDeadlineMillis: UInt64 = .max
-    var replayed = false
-    var cancelRequested = false
-    var pendingRedirect: RedirectDecision?
-    var contentDecoder: ContentDecoder?
-    var lastProgressMillis: UInt64 = 0
-    var userSetHost = false
-    var userSetAcceptEncoding = false
+    @exclusivity(unchecked) package internal(set) var phase: Phase = .created
+    @exclusivity(unchecked) var hostKey = -1
+    @exclusivity(unchecked) var poolKey = -1
+    @exclusivity(unchecked) var connection: HTTP1Connection?
+    @exclusivity(unchecked) var queueDeadlineMillis: UInt64 = .max
+    @exclusivity(unchecked) var totalDeadlineMillis: UInt64 = .max
+    @exclusivity(unchecked) var firstByteDeadlineMillis: UInt64 = .max
+    @exclusivity(unchecked) var replayed = false
+    /// Set before submission to have the transfer end as cancelled as soon as it is accepted.
+    @exclusivity(unchecked) package var cancelRequested = false
+    @exclusivity(unchecked) var pendingRedirect: RedirectDecision?
+    @exclusivity(unchecked) var contentDecoder: ContentDecoder?
+    @exclusivity(unchecked) var lastProgressMillis: UInt64 = 0
+    @exclusivity(unchecked) var userSetHost = false
+    @exclusivity(unchecked) var userSetAcceptEncoding = false
+    @exclusivity(unchecked) var requestAsksToClose = false
     // Intrusive list of live transfers: O(1) link/unlink with no allocation per request.
-    var liveNext: Transfer?
-    unowned(unsafe) var livePrevious: Transfer?
+    @exclusivity(unchecked) var liveNext: Transfer?
+    @exclusivity(unchecked) unowned(unsafe) var livePrevious: Transfer?
 
     /// A transfer for `method url` with these headers, body and options.
     package init(url: CourierURL, method: HTTPMethod = .get, headers: HTTPHeaders = HTTPHeaders(),

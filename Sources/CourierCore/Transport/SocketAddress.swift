@@ -73,7 +73,7 @@ package struct SocketAddress: Sendable, CustomStringConvertible {
                 address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { _ = uv_ip4_name($0, &buffer, buffer.count) }
             }
         }
-        let ip = String(cString: buffer)
+        let ip = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         return family == AF_INET6 ? "[\(ip)]:\(port)" : "\(ip):\(port)"
     }
 }
