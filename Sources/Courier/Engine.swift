@@ -72,7 +72,10 @@ public final class Engine: Sendable {
     init(baseURL: CourierURL?, defaultHeaders: HTTPHeaders, configuration: Configuration, baseURLError: CourierError? = nil) {
         id = Engine.ids.add(1, ordering: .relaxed).newValue
         self.baseURL = baseURL
-        self.defaultHeaders = defaultHeaders
+        var prepared = defaultHeaders
+        // Validated once here; operations that add no headers of their own send these as they are.
+        prepared.prepareForSending()
+        self.defaultHeaders = prepared
         self.configuration = configuration
         self.baseURLError = baseURLError
         var path = baseURL?.path ?? ""
@@ -85,7 +88,9 @@ public final class Engine: Sendable {
     /// GET, HEAD and DELETE and to the body otherwise. An engine whose host did not parse makes
     /// operations that fail with `.invalidURL` when sent.
     public func operation(path: String, params: [String: String] = [:], method: HTTPMethod = .get) -> Operation {
-        let target = basePath + (path.hasPrefix("/") ? path : "/" + path)
+        // (utf8.first rather than hasPrefix: hasPrefix is Unicode-aware and costs hundreds of
+        // instructions per call.)
+        let target = basePath + (path.utf8.first == UInt8(ascii: "/") ? path : "/" + path)
         guard let baseURL else {
             return Operation(method: method, base: nil, target: path, parameters: params, engineID: id,
                              options: configuration.options, acceptableStatus: configuration.acceptableStatus,

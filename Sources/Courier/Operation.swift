@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Synchronization
 
 /// One HTTP request and what becomes of it: MKNetworkKit's `MKNetworkOperation`.
 ///
@@ -10,23 +9,27 @@ import Synchronization
 ///
 /// Thread safety: configuration is for one thread before the operation is enqueued. `cancel`,
 /// adding handlers and reading the outcome are safe from any thread at any time.
+///
+/// (The configuration properties skip Swift's dynamic exclusivity checks: they follow the rule
+/// above, configured on one thread and then only read, and the checks cost more than the rest of
+/// building a request.)
 public final class Operation: @unchecked Sendable, CustomStringConvertible {
     /// The request method.
-    public var method: HTTPMethod
+    @exclusivity(unchecked) public var method: HTTPMethod
     /// Request headers; the engine's defaults are added for names not set here.
-    public var headers = HTTPHeaders()
+    @exclusivity(unchecked) public var headers = HTTPHeaders()
     /// Parameters: the query string for GET/HEAD/DELETE, the body otherwise.
-    public var parameters: [String: String]
+    @exclusivity(unchecked) public var parameters: [String: String]
     /// How body parameters are encoded.
-    public var parameterEncoding: ParameterEncoding = .form
+    @exclusivity(unchecked) public var parameterEncoding: ParameterEncoding = .form
     /// An explicit body; when set, `parameters` go to the query string whatever the method.
-    public var body: RequestBody?
+    @exclusivity(unchecked) public var body: RequestBody?
     /// Timeouts, redirects, limits, decompression, priority.
-    public var options: TransferOptions
+    @exclusivity(unchecked) public var options: TransferOptions
     /// Statuses that count as success; others end in `.httpStatus` (with the response kept).
-    public var acceptableStatus: Range<Int>
+    @exclusivity(unchecked) public var acceptableStatus: Range<Int>
     /// Write the body to this file instead of memory (curl's `-o`).
-    public var downloadPath: String?
+    @exclusivity(unchecked) public var downloadPath: String?
     /// The engine's `id`, for `SharedQueue.cancelAll(where:)`.
     public let engineID: Int
 
@@ -67,29 +70,27 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
     let callbackQueue: CallbackQueue
     let defaultHeaders: HTTPHeaders
 
-    /// Everything other threads may touch after the operation is enqueued.
-    private struct Shared: Sendable {
-        var state: State = .ready
-        var response: Response?
-        var error: CourierError?
-        var transfer: Transfer?
-        var cancelRequested = false
-        var completions = HandlerList<@Sendable (Response) -> Void>()
-        var errors = HandlerList<@Sendable (CourierError, Response?) -> Void>()
-        var finishes = HandlerList<@Sendable (Result<Response, CourierError>) -> Void>()
-        var uploadProgress = HandlerList<@Sendable (TransferProgress) -> Void>()
-        var downloadProgress = HandlerList<@Sendable (TransferProgress) -> Void>()
-        var continuation: CheckedContinuation<Result<Response, CourierError>, Never>?
+    // Everything below is shared with the loop thread once the operation is enqueued, and is
+    // only touched under `lock` (inline in the object: no allocation, no generic destroy code).
+    private let lock = SpinLock()
+    @exclusivity(unchecked) private var _state: State = .ready
+    @exclusivity(unchecked) private var _response: Response?
+    @exclusivity(unchecked) private var _error: CourierError?
+    @exclusivity(unchecked) private var _transfer: Transfer?
+    @exclusivity(unchecked) private var cancelRequested = false
+    @exclusivity(unchecked) private var completionHandlers = HandlerList<@Sendable (Response) -> Void>()
+    @exclusivity(unchecked) private var errorHandlers = HandlerList<@Sendable (CourierError, Response?) -> Void>()
+    @exclusivity(unchecked) private var finishHandlers = HandlerList<@Sendable (Result<Response, CourierError>) -> Void>()
+    @exclusivity(unchecked) private var uploadHandlers = HandlerList<@Sendable (TransferProgress) -> Void>()
+    @exclusivity(unchecked) private var downloadHandlers = HandlerList<@Sendable (TransferProgress) -> Void>()
+    @exclusivity(unchecked) private var continuation: CheckedContinuation<Result<Response, CourierError>, Never>?
 
-        var outcome: Result<Response, CourierError>? {
-            guard state == .finished else { return nil }
-            if let error { return .failure(error) }
-            return response.map { .success($0) }
-        }
+    /// The outcome once finished (call with `lock` held).
+    private var outcome: Result<Response, CourierError>? {
+        guard _state == .finished else { return nil }
+        if let _error { return .failure(_error) }
+        return _response.map { .success($0) }
     }
-
-    // Inline in the object: no separate allocation, unlike a lock class.
-    private let shared = Mutex(Shared())
 
     init(method: HTTPMethod, base: CourierURL?, target: String, parameters: [String: String], engineID: Int,
          options: TransferOptions, acceptableStatus: Range<Int>, defaultHeaders: HTTPHeaders,
@@ -118,9 +119,9 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
     /// Adds a handler for success. Handlers added after completion run at once (on the queue).
     @discardableResult
     public func onCompletion(_ handler: @escaping @Sendable (Response) -> Void) -> Operation {
-        let done = shared.withLock { s -> Response? in
-            if case .success(let r)? = s.outcome { return r }
-            if s.state != .finished { s.completions.append(handler) }
+        let done = lock.withLock { () -> Response? in
+            if case .success(let r)? = outcome { return r }
+            if _state != .finished { completionHandlers.append(handler) }
             return nil
         }
         if let done { callbackQueue.run { handler(done) } }
@@ -131,9 +132,9 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
     /// for instance).
     @discardableResult
     public func onError(_ handler: @escaping @Sendable (CourierError, Response?) -> Void) -> Operation {
-        let done = shared.withLock { s -> (CourierError, Response?)? in
-            if case .failure(let e)? = s.outcome { return (e, s.response) }
-            if s.state != .finished { s.errors.append(handler) }
+        let done = lock.withLock { () -> (CourierError, Response?)? in
+            if case .failure(let e)? = outcome { return (e, _response) }
+            if _state != .finished { errorHandlers.append(handler) }
             return nil
         }
         if let done { callbackQueue.run { handler(done.0, done.1) } }
@@ -143,9 +144,9 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
     /// Adds a handler that sees either outcome.
     @discardableResult
     public func onFinish(_ handler: @escaping @Sendable (Result<Response, CourierError>) -> Void) -> Operation {
-        let done = shared.withLock { s -> Result<Response, CourierError>? in
-            if let outcome = s.outcome { return outcome }
-            s.finishes.append(handler)
+        let done = lock.withLock { () -> Result<Response, CourierError>? in
+            if let outcome { return outcome }
+            finishHandlers.append(handler)
             return nil
         }
         if let done { callbackQueue.run { handler(done) } }
@@ -156,7 +157,7 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
     /// before the operation is enqueued.
     @discardableResult
     public func onUploadProgress(_ handler: @escaping @Sendable (TransferProgress) -> Void) -> Operation {
-        shared.withLock { $0.uploadProgress.append(handler) }
+        lock.withLock { uploadHandlers.append(handler) }
         return self
     }
 
@@ -164,25 +165,25 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
     /// before the operation is enqueued.
     @discardableResult
     public func onDownloadProgress(_ handler: @escaping @Sendable (TransferProgress) -> Void) -> Operation {
-        shared.withLock { $0.downloadProgress.append(handler) }
+        lock.withLock { downloadHandlers.append(handler) }
         return self
     }
 
     // MARK: - Outcome
 
     /// The current state.
-    public var state: State { shared.withLock { $0.state } }
+    public var state: State { lock.withLock { _state } }
     /// The response, once finished (also on `.httpStatus` failures).
-    public var response: Response? { shared.withLock { $0.response } }
+    public var response: Response? { lock.withLock { _response } }
     /// The error, once finished with one.
-    public var error: CourierError? { shared.withLock { $0.error } }
+    public var error: CourierError? { lock.withLock { _error } }
 
     /// Cancels the operation wherever it is; its error handlers get `.cancelled`. Cancelling a
     /// finished operation does nothing.
     public func cancel() {
-        let target = shared.withLock { s -> Transfer? in
-            if s.state != .finished { s.cancelRequested = true }
-            return s.transfer
+        let target = lock.withLock { () -> Transfer? in
+            if _state != .finished { cancelRequested = true }
+            return _transfer
         }
         if let target { Runtime.shared.cancel(target) }
     }
@@ -191,10 +192,10 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
 
     /// Builds the core transfer and submits it. Called by the engine.
     func start() {
-        let wantsProgress = shared.withLock { s -> Bool? in
-            guard s.state == .ready else { return nil }
-            s.state = .enqueued
-            return !s.uploadProgress.isEmpty || !s.downloadProgress.isEmpty
+        let wantsProgress = lock.withLock { () -> Bool? in
+            guard _state == .ready else { return nil }
+            _state = .enqueued
+            return !uploadHandlers.isEmpty || !downloadHandlers.isEmpty
         }
         guard let wantsProgress else { return }
         switch makeTransfer(wantsProgress: wantsProgress) {
@@ -202,9 +203,9 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
             complete(.failure(error), response: nil)
         case .success(let transfer):
             // A cancel that raced with building the transfer is honoured before it is submitted.
-            let cancelled = shared.withLock { s -> Bool in
-                s.transfer = transfer
-                return s.cancelRequested
+            let cancelled = lock.withLock { () -> Bool in
+                _transfer = transfer
+                return cancelRequested
             }
             if cancelled { transfer.cancelRequested = true }
             Runtime.shared.submit(transfer)
@@ -213,9 +214,9 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
 
     /// Registers the continuation `Engine.send` waits on (before `start`).
     func setContinuation(_ continuation: CheckedContinuation<Result<Response, CourierError>, Never>) {
-        let done = shared.withLock { s -> Result<Response, CourierError>? in
-            if let outcome = s.outcome { return outcome }
-            s.continuation = continuation
+        let done = lock.withLock { () -> Result<Response, CourierError>? in
+            if let outcome { return outcome }
+            self.continuation = continuation
             return nil
         }
         if let done { continuation.resume(returning: done) }
@@ -298,22 +299,27 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
     /// Runs the handlers of the outcome once, then drops every handler (breaking cycles through
     /// captured values).
     fileprivate func complete(_ result: Result<Response, CourierError>, response: Response?) {
-        let (completions, errors, finishes, waiter) = shared.withLock { s in
-            s.state = .finished
-            switch result {
-            case .success(let r): s.response = r
-            case .failure(let e): s.error = e; s.response = response
-            }
-            s.transfer = nil
-            let taken = (s.completions, s.errors, s.finishes, s.continuation)
-            s.completions = HandlerList()
-            s.errors = HandlerList()
-            s.finishes = HandlerList()
-            s.uploadProgress = HandlerList()
-            s.downloadProgress = HandlerList()
-            s.continuation = nil
-            return taken
+        // Handlers are moved out (swapped with empty lists), not copied: no retain/release pairs.
+        var completions = HandlerList<@Sendable (Response) -> Void>()
+        var errors = HandlerList<@Sendable (CourierError, Response?) -> Void>()
+        var finishes = HandlerList<@Sendable (Result<Response, CourierError>) -> Void>()
+        var uploads = HandlerList<@Sendable (TransferProgress) -> Void>()
+        var downloads = HandlerList<@Sendable (TransferProgress) -> Void>()
+        var waiter: CheckedContinuation<Result<Response, CourierError>, Never>?
+        lock.lock()
+        _state = .finished
+        switch result {
+        case .success(let r): _response = r
+        case .failure(let e): _error = e; _response = response
         }
+        _transfer = nil
+        swap(&completions, &completionHandlers)
+        swap(&errors, &errorHandlers)
+        swap(&finishes, &finishHandlers)
+        swap(&uploads, &uploadHandlers)
+        swap(&downloads, &downloadHandlers)
+        swap(&waiter, &continuation)
+        lock.unlock()
         waiter?.resume(returning: result)
         guard !completions.isEmpty || !errors.isEmpty || !finishes.isEmpty else { return }
         switch callbackQueue {
@@ -321,7 +327,7 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
             // Straight from the loop: no closure to allocate, no thread hop.
             Self.deliver(result, response, completions, errors, finishes)
         case .dispatch(let queue):
-            queue.async { Self.deliver(result, response, completions, errors, finishes) }
+            queue.async { [completions, errors, finishes] in Self.deliver(result, response, completions, errors, finishes) }
         }
     }
 
@@ -408,12 +414,12 @@ extension Operation: TransferDelegate {
     package func transferDidReceiveHead(_ transfer: Transfer) {}
 
     package func transferDidProgress(_ transfer: Transfer) {
-        let (uploads, downloads) = shared.withLock { ($0.uploadProgress, $0.downloadProgress) }
+        let (uploads, downloads) = lock.withLock { (uploadHandlers, downloadHandlers) }
         if !uploads.isEmpty, transfer.requestBodyLength > 0 {
             let progress = TransferProgress(completed: transfer.requestBodyBytesSent, expected: transfer.requestBodyLength)
             callbackQueue.run { uploads.forEach { $0(progress) } }
         }
-        if !downloads.isEmpty, transfer.head != nil {
+        if !downloads.isEmpty, transfer.status != 0 {
             let progress = TransferProgress(completed: transfer.metrics.bodyBytesReceived, expected: transfer.expectedBodyLength)
             callbackQueue.run { downloads.forEach { $0(progress) } }
         }
@@ -421,9 +427,8 @@ extension Operation: TransferDelegate {
 
     package func transferDidComplete(_ transfer: Transfer) {
         var response: Response?
-        if let head = transfer.head {
-            response = Response(head: head, body: transfer.responseBody, trailers: transfer.trailers,
-                                url: transfer.url, metrics: transfer.metrics)
+        if transfer.status != 0 {
+            response = Response(finished: transfer)
         }
         if transfer.reportsProgress, transfer.error == nil {
             // The last progress report always says "done", whatever the throttle skipped.
@@ -432,10 +437,10 @@ extension Operation: TransferDelegate {
         if let error = transfer.error {
             complete(.failure(error), response: response)
         } else if let response {
-            if acceptableStatus.contains(response.status) {
+            if acceptableStatus.contains(transfer.status) {
                 complete(.success(response), response: response)
             } else {
-                complete(.failure(CourierError(.httpStatus, "\(response.status) \(response.head.reason)", status: response.status)), response: response)
+                complete(.failure(CourierError(.httpStatus, "\(response.status) \(transfer.head!.reason)", status: response.status)), response: response)
             }
         } else {
             complete(.failure(CourierError(.emptyReply)), response: nil)

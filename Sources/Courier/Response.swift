@@ -7,32 +7,36 @@ import FoundationEssentials
 /// returning nil and leaving the caller to guess; they never look at the Content-Type to refuse
 /// work (AFNetworking's "unacceptable content-type" trap).
 public struct Response: Sendable {
-    /// The status line and headers.
-    public let head: ResponseHead
-    /// The body, decoded from gzip/deflate when that was on. Empty when it went to a file.
-    public let body: [UInt8]
-    /// Trailer fields of a chunked response.
-    public let trailers: HTTPHeaders
-    /// The URL that answered, after redirects.
-    public let url: CourierURL
-    /// Timings and connection facts.
-    public let metrics: TransferMetrics
+    // A view of the finished transfer, whose result fields never change again: a Response is one
+    // reference, so handing it to several handlers and a continuation copies nothing.
+    private let transfer: Transfer
+
+    init(finished transfer: Transfer) {
+        self.transfer = transfer
+    }
 
     /// Creates a response (tests, and serializers that build one).
     public init(head: ResponseHead, body: [UInt8], trailers: HTTPHeaders = HTTPHeaders(), url: CourierURL, metrics: TransferMetrics = TransferMetrics()) {
-        self.head = head
-        self.body = body
-        self.trailers = trailers
-        self.url = url
-        self.metrics = metrics
+        transfer = Transfer.finished(url: url, head: head, body: body, trailers: trailers, metrics: metrics)
     }
 
+    /// The status line and headers.
+    public var head: ResponseHead { transfer.head ?? ResponseHead() }
+    /// The body, decoded from gzip/deflate when that was on. Empty when it went to a file.
+    public var body: [UInt8] { transfer.responseBody }
+    /// Trailer fields of a chunked response.
+    public var trailers: HTTPHeaders { transfer.trailers }
+    /// The URL that answered, after redirects.
+    public var url: CourierURL { transfer.url }
+    /// Timings and connection facts.
+    public var metrics: TransferMetrics { transfer.metrics }
+
     /// The status code.
-    public var status: Int { head.status }
+    public var status: Int { transfer.status }
     /// The header fields.
-    public var headers: HTTPHeaders { head.headers }
+    public var headers: HTTPHeaders { transfer.head?.headers ?? HTTPHeaders() }
     /// The Content-Type value, if any.
-    public var contentType: String? { head.headers["Content-Type"] }
+    public var contentType: String? { transfer.head?.headers["Content-Type"] }
     /// The charset parameter of Content-Type, lower-cased.
     public var charset: String? { TextDecoding.charset(ofContentType: contentType) }
 

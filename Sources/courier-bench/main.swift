@@ -78,11 +78,12 @@ final class SwiftDriver: @unchecked Sendable {
     let engine: Engine
     let url: String
     let total: Int
-    private var started = 0
-    private var finished = 0
-    private(set) var ok = 0
-    private(set) var bytes = 0
-    private(set) var firstError: CourierError?
+    // Loop-thread only (handlers run there), so no dynamic exclusivity checks.
+    @exclusivity(unchecked) private var started = 0
+    @exclusivity(unchecked) private var finished = 0
+    @exclusivity(unchecked) private(set) var ok = 0
+    @exclusivity(unchecked) private(set) var bytes = 0
+    @exclusivity(unchecked) private(set) var firstError: CourierError?
     let done = DispatchSemaphore(value: 0)
 
     init(args: Arguments) {
@@ -109,8 +110,8 @@ final class SwiftDriver: @unchecked Sendable {
     private func startOne() {
         started += 1
         let operation = engine.operation(path: url)
-        // A new connection per request: the server closes after answering.
-        if close { operation.headers.add(name: "Connection", value: "close") }
+        // A new connection per request, closed by the client as curl's FORBID_REUSE does.
+        if close { operation.options.reuseConnection = false }
         operation.onFinish { [self] result in
             switch result {
             case .success(let response):

@@ -8,7 +8,7 @@ final class DecoderRecorder: ResponseDecoderDelegate {
     var body: [UInt8] = []
     var failHeadWith: CourierError?
 
-    func decoderDidReceiveHead(_ head: ResponseHead, contentLength: UInt64?) -> CourierError? {
+    func decoderDidReceiveHead(_ head: consuming ResponseHead, contentLength: UInt64?) -> CourierError? {
         heads.append(head)
         contentLengths.append(contentLength)
         return failHeadWith

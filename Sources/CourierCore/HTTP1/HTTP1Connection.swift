@@ -56,10 +56,17 @@ package final class HTTP1Connection: ResponseDecoderDelegate {
     @exclusivity(unchecked) private var writesInFlight = 0
     @exclusivity(unchecked) private var headLength = 0
     @exclusivity(unchecked) private var exchangeBytesSent = 0
+    /// True while `begin` runs, so a write that completes synchronously reuses its clock reading.
+    @exclusivity(unchecked) private var pendingFromBegin = false
     @exclusivity(unchecked) private var fileBody: FileBodyReader?
+
+    /// The Host header value for this origin, formatted once per connection rather than per request.
+    private let hostHeader: String
 
     init(id: UInt64, poolKey: Int, origin: Origin, runtime: Runtime, uvLoop: UnsafeMutablePointer<uv_loop_t>) {
         self.id = id
+        let bracketed = origin.host.utf8.contains(UInt8(ascii: ":")) ? "[\(origin.host)]" : origin.host
+        hostHeader = origin.port == origin.scheme.defaultPort ? bracketed : "\(bracketed):\(origin.port)"
         self.poolKey = poolKey
         self.origin = origin
         self.runtime = runtime
@@ -161,17 +168,19 @@ package final class HTTP1Connection: ResponseDecoderDelegate {
     // MARK: - Exchanges
 
     /// Starts sending `transfer`'s request. The pool calls this only on an idle connection.
-    func begin(_ transfer: Transfer) {
+    func begin(_ transfer: Transfer, at nowNanos: UInt64 = monotonicNanos()) {
         self.transfer = transfer
         decoder.limits = transfer.options.limits
         decoder.begin(expectsBody: transfer.method != .head)
         exchangeBytesSent = 0
         let now = nowMillis
-        transfer.metrics.requestStart = monotonicNanos()
+        transfer.metrics.requestStart = nowNanos
         transfer.firstByteDeadlineMillis = transfer.options.timeouts.firstByte.map { now.adding(Self.millis($0)) } ?? .max
         idleTimeoutMillis = Self.millis(transfer.options.poolIdleTimeout).rawValue
         let replayable = transfer.method.isIdempotent && transfer.body.isReplayable
+        pendingFromBegin = true
         perform(machine.sendRequest(replayable: replayable))
+        pendingFromBegin = false
         rearmTimer()
     }
 
@@ -197,18 +206,17 @@ package final class HTTP1Connection: ResponseDecoderDelegate {
             host: !transfer.userSetHost,
             contentLength: RequestEncoder.contentLength(for: transfer.method, bodyLength: transfer.requestBodyLength),
             acceptEncoding: transfer.options.decompress && !transfer.userSetAcceptEncoding)
-        RequestEncoder.encodeHead(method: transfer.method, target: transfer.url.target, hostHeader: transfer.url.hostHeader,
+        RequestEncoder.encodeHead(method: transfer.method, target: transfer.url.target, hostHeader: hostHeader,
                                   headers: transfer.headers, framing: framing, into: &runtime.headBuffer)
         headLength = runtime.headBuffer.count
-        if transfer.requestAsksToClose { machine.requestAsksToClose() }
+        if transfer.requestAsksToClose || !transfer.options.reuseConnection { machine.requestAsksToClose() }
         let stream = UnsafeMutablePointer<uv_stream_t>(OpaquePointer(tcp))
+        let head = runtime.headBuffer.bytes
         switch transfer.body {
         case .empty:
-            runtime.headBuffer.withUnsafeBytes { send($0, nil, on: stream, final: true) }
+            send(head, nil, on: stream, final: true)
         case .bytes(let body):
-            runtime.headBuffer.withUnsafeBytes { head in
-                body.withUnsafeBytes { send(head, $0, on: stream, final: true) }
-            }
+            body.withUnsafeBytes { send(head, $0, on: stream, final: true) }
         case .file(let path):
             switch FileBodyReader.open(path: path, expectedLength: transfer.requestBodyLength) {
             case .failure(let error):
@@ -216,7 +224,7 @@ package final class HTTP1Connection: ResponseDecoderDelegate {
                 return
             case .success(let reader):
                 fileBody = reader
-                runtime.headBuffer.withUnsafeBytes { send($0, nil, on: stream, final: transfer.requestBodyLength == 0) }
+                send(head, nil, on: stream, final: transfer.requestBodyLength == 0)
                 if transfer.requestBodyLength > 0, machine.state != .closed, writesInFlight == 0 { pumpFile() }
             }
         }
@@ -298,7 +306,8 @@ package final class HTTP1Connection: ResponseDecoderDelegate {
             }
         }
         if final {
-            transfer.metrics.requestSent = monotonicNanos()
+            // Written within the call that began the exchange (the usual case): same instant.
+            transfer.metrics.requestSent = writesInFlight == 0 && pendingFromBegin ? transfer.metrics.requestStart : monotonicNanos()
             perform(machine.requestWritten())
         }
     }
@@ -340,8 +349,11 @@ package final class HTTP1Connection: ResponseDecoderDelegate {
         case .active:
             guard let transfer else { return }
             lastReadMillis = nowMillis
+            // One clock reading per read: first byte and, if the response ends here, completion.
+            let readAt = monotonicNanos()
+            transfer.metrics.completedAt = readAt
             if transfer.metrics.firstByte == 0 {
-                transfer.metrics.firstByte = monotonicNanos()
+                transfer.metrics.firstByte = readAt
                 machine.responseBytesReceived()
                 // The idle deadline replaces the first-byte one and may be earlier than the timer.
                 rearmTimer()
@@ -399,7 +411,7 @@ package final class HTTP1Connection: ResponseDecoderDelegate {
 
     // MARK: - Decoder delegate
 
-    package func decoderDidReceiveHead(_ head: ResponseHead, contentLength: UInt64?) -> CourierError? {
+    package func decoderDidReceiveHead(_ head: consuming ResponseHead, contentLength: UInt64?) -> CourierError? {
         transfer?.receiveHead(head, contentLength: contentLength)
     }
 

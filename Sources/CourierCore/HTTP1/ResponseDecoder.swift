@@ -4,7 +4,7 @@ import CLLHTTP
 package protocol ResponseDecoderDelegate: AnyObject {
     /// The final head arrived (1xx interim responses are consumed silently). Return an error to
     /// stop (a redirect that must not be followed, for instance).
-    func decoderDidReceiveHead(_ head: ResponseHead, contentLength: UInt64?) -> CourierError?
+    func decoderDidReceiveHead(_ head: consuming ResponseHead, contentLength: UInt64?) -> CourierError?
     /// Body bytes, already de-chunked; valid only during the call. Return an error to stop.
     func decoderDidReceiveBody(_ bytes: UnsafeRawBufferPointer) -> CourierError?
 }
@@ -55,6 +55,39 @@ package final class ResponseDecoder {
 
     private enum FieldState { case none, name, value }
 
+    /// A header name or value as llhttp reported it: a pointer into the buffer being parsed.
+    fileprivate struct Span {
+        var isValue: Bool
+        var start: UnsafePointer<UInt8>
+        var count: Int
+    }
+
+    /// Spans in a fixed block owned by the decoder: appending is a store and a count, and a head
+    /// with more spans than fit simply takes the incremental path.
+    fileprivate struct SpanList {
+        static let capacity = 128
+        let base = UnsafeMutablePointer<Span>.allocate(capacity: SpanList.capacity)
+        var count = 0
+        var isEmpty: Bool { count == 0 }
+        var isFull: Bool { count == SpanList.capacity }
+        subscript(index: Int) -> Span { base[index] }
+        mutating func append(_ span: Span) {
+            (base + count).initialize(to: span)
+            count += 1
+        }
+        mutating func removeAll() { count = 0 }
+        func free() { base.deallocate() }
+    }
+
+    /// While a head lies within one `feed` (the usual case), callbacks only record spans and the
+    /// head is copied once, with one memcpy, when it is complete. A head that continues into the
+    /// next read is copied ("materialized") before the read buffer is reused, and the rest of it is
+    /// appended piece by piece as before.
+    @exclusivity(unchecked) private var spans = SpanList()
+    @exclusivity(unchecked) private var spanMode = true
+    /// The reason phrase while it lies in the buffer being parsed.
+    @exclusivity(unchecked) private var reasonSpan: UnsafeBufferPointer<UInt8>?
+
     package init(limits: ResponseLimits = ResponseLimits()) {
         self.limits = limits
         parser = .allocate(capacity: 1)
@@ -64,6 +97,7 @@ package final class ResponseDecoder {
 
     deinit {
         parser.deallocate()
+        spans.free()
     }
 
     /// Prepares for the response to the next request. `expectsBody` is false for HEAD.
@@ -73,7 +107,7 @@ package final class ResponseDecoder {
         receivedAnything = false
         bodyBytes = 0
         pendingError = nil
-        trailers = HTTPHeaders()
+        if !trailers.isEmpty { trailers = HTTPHeaders() }
         resetHead()
     }
 
@@ -86,6 +120,8 @@ package final class ResponseDecoder {
         let err = llhttp_execute(parser, chars, bytes.count)
         switch err {
         case HPE_OK:
+            // The read buffer is about to be reused: keep what the head has so far.
+            if spanMode, !headDelivered, !spans.isEmpty || reasonSpan != nil { materializeSpans() }
             return .needMore
         case HPE_PAUSED:
             let position = llhttp_get_error_pos(parser)
@@ -127,11 +163,17 @@ package final class ResponseDecoder {
     }
 
     private func resetHead() {
-        head = ResponseHead()
+        // Only what a previous message left behind is reset: rebuilding empty values costs
+        // retains and releases on every response.
+        if !head.headers.isEmpty { head.headers = HTTPHeaders() }
+        head.status = 0
         building = .none
         headBytes = 0
         fieldCount = 0
         reasonBytes.removeAll(keepingCapacity: true)
+        spans.removeAll()
+        spanMode = true
+        reasonSpan = nil
         interim = false
         statusLineDone = false
     }
@@ -162,9 +204,11 @@ package final class ResponseDecoder {
 
     // MARK: - llhttp callbacks (C function pointers; `self` comes back through `parser->data`)
 
+    /// Runs `body` with the decoder behind `parser->data`, without a retain/release pair: the
+    /// decoder is alive for the whole `llhttp_execute` call that invokes the callback.
     @inline(__always)
-    private static func decoder(_ p: UnsafeMutablePointer<llhttp_t>?) -> ResponseDecoder {
-        Unmanaged<ResponseDecoder>.fromOpaque(p!.pointee.data).takeUnretainedValue()
+    private static func with<R>(_ p: UnsafeMutablePointer<llhttp_t>?, _ body: (ResponseDecoder) -> R) -> R {
+        Unmanaged<ResponseDecoder>.fromOpaque(p!.pointee.data)._withUnsafeGuaranteedRef(body)
     }
 
     /// One settings table for every decoder; llhttp keeps a pointer to it for the parser's life.
@@ -173,86 +217,177 @@ package final class ResponseDecoder {
         let s = UnsafeMutablePointer<llhttp_settings_t>.allocate(capacity: 1)
         llhttp_settings_init(s)
         s.pointee.on_message_begin = { p in
-            let d = ResponseDecoder.decoder(p)
-            d.resetHead()
-            return 0
-        }
-        s.pointee.on_status = { p, at, length in
-            let d = ResponseDecoder.decoder(p)
-            guard d.countHeadBytes(length) else { return -1 }
-            d.reasonBytes.append(contentsOf: UnsafeRawBufferPointer(start: at, count: length))
-            return 0
-        }
-        s.pointee.on_status_complete = { p in
-            ResponseDecoder.decoder(p).statusLineDone = true
-            return 0
-        }
-        s.pointee.on_header_field = { p, at, length in
-            let d = ResponseDecoder.decoder(p)
-            d.statusLineDone = true
-            guard d.countHeadBytes(length) else { return -1 }
-            if d.building != .name {
-                if d.building == .value { d.endField() }
-                d.fieldCount += 1
-                if d.fieldCount > d.limits.maxHeaderCount {
-                    d.pendingError = CourierError(.headerCountExceeded, "more than \(d.limits.maxHeaderCount) fields")
-                    return -1
-                }
-                if d.headDelivered {
-                    d.trailers.beginField()
-                } else {
-                    if d.fieldCount == 1 {
-                        // One allocation for the bytes and one for the index, instead of the
-                        // doubling steps of a dozen fields.
-                        d.head.headers.reserveCapacity(bytes: 768, fields: 16)
-                    }
-                    d.head.headers.beginField()
-                }
-                d.building = .name
-            }
-            let bytes = UnsafeRawBufferPointer(start: at, count: length)
-            if d.headDelivered { d.trailers.appendPartial(bytes) } else { d.head.headers.appendPartial(bytes) }
-            return 0
-        }
-        s.pointee.on_header_value = { p, at, length in
-            let d = ResponseDecoder.decoder(p)
-            guard d.countHeadBytes(length) else { return -1 }
-            if d.building == .name {
-                if d.headDelivered { d.trailers.beginValue() } else { d.head.headers.beginValue() }
-                d.building = .value
-            }
-            let bytes = UnsafeRawBufferPointer(start: at, count: length)
-            if d.headDelivered { d.trailers.appendPartial(bytes) } else { d.head.headers.appendPartial(bytes) }
-            return 0
-        }
-        s.pointee.on_headers_complete = { p in
-            let d = ResponseDecoder.decoder(p)
-            return d.headersComplete()
-        }
-        s.pointee.on_body = { p, at, length in
-            let d = ResponseDecoder.decoder(p)
-            d.bodyBytes &+= UInt64(length)
-            if let max = d.limits.maxBodyBytes, d.bodyBytes > max {
-                d.pendingError = CourierError(.bodyTooLarge, "more than \(max) bytes")
-                return -1
-            }
-            if let delegate = d.delegate, let error = delegate.decoderDidReceiveBody(UnsafeRawBufferPointer(start: at, count: length)) {
-                d.pendingError = error
-                return -1
-            }
-            return 0
-        }
-        s.pointee.on_message_complete = { p in
-            let d = ResponseDecoder.decoder(p)
-            if d.building == .value { d.endField() }
-            if d.interim {
-                // A 1xx interim response: forget it and parse the real one that follows.
+            ResponseDecoder.with(p) { d in
+                d.resetHead()
                 return 0
             }
-            return Int32(HPE_PAUSED.rawValue)
+        }
+        s.pointee.on_status = { p, at, length in
+            ResponseDecoder.with(p) { d in
+                guard d.countHeadBytes(length) else { return -1 }
+                if d.spanMode, d.reasonSpan == nil, d.reasonBytes.isEmpty, let start = UnsafeRawPointer(at)?.assumingMemoryBound(to: UInt8.self) {
+                    d.reasonSpan = UnsafeBufferPointer(start: start, count: length)
+                } else {
+                    d.reasonBytes.append(contentsOf: ResponseDecoder.bytes(at, length))
+                }
+                return 0
+            }
+        }
+        s.pointee.on_status_complete = { p in
+            ResponseDecoder.with(p) { d in
+                d.statusLineDone = true
+                return 0
+            }
+        }
+        s.pointee.on_header_field = { p, at, length in
+            ResponseDecoder.with(p) { d in d.headerField(at, length) }
+        }
+        s.pointee.on_header_value = { p, at, length in
+            ResponseDecoder.with(p) { d in d.headerValue(at, length) }
+        }
+        s.pointee.on_headers_complete = { p in
+            ResponseDecoder.with(p) { d in d.headersComplete() }
+        }
+        s.pointee.on_body = { p, at, length in
+            ResponseDecoder.with(p) { d in d.body(at, length) }
+        }
+        s.pointee.on_message_complete = { p in
+            ResponseDecoder.with(p) { d in
+                if d.building == .value { d.endField() }
+                // A 1xx interim response: forget it and parse the real one that follows.
+                return d.interim ? 0 : Int32(HPE_PAUSED.rawValue)
+            }
         }
         return s
     }()
+
+    @inline(__always)
+    private static func bytes(_ at: UnsafePointer<CChar>?, _ length: Int) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(start: UnsafeRawPointer(at)?.assumingMemoryBound(to: UInt8.self), count: length)
+    }
+
+    private func headerField(_ at: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
+        statusLineDone = true
+        guard countHeadBytes(length) else { return -1 }
+        if spanMode, spans.isFull { materializeSpans() }
+        if spanMode, !headDelivered, let start = UnsafeRawPointer(at)?.assumingMemoryBound(to: UInt8.self) {
+            // Within one feed llhttp reports each name once, so every name span starts a field.
+            fieldCount += 1
+            if fieldCount > limits.maxHeaderCount { return tooManyFields() }
+            spans.append(Span(isValue: false, start: start, count: length))
+            return 0
+        }
+        return appendFieldBytes(Self.bytes(at, length))
+    }
+
+    private func headerValue(_ at: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
+        guard countHeadBytes(length) else { return -1 }
+        if spanMode, spans.isFull { materializeSpans() }
+        if spanMode, !headDelivered, let start = UnsafeRawPointer(at)?.assumingMemoryBound(to: UInt8.self) {
+            spans.append(Span(isValue: true, start: start, count: length))
+            return 0
+        }
+        appendValueBytes(Self.bytes(at, length))
+        return 0
+    }
+
+    /// Incremental building: a name piece (a new field unless the name continues).
+    private func appendFieldBytes(_ bytes: UnsafeBufferPointer<UInt8>) -> Int32 {
+        if building != .name {
+            if building == .value { endField() }
+            fieldCount += 1
+            if fieldCount > limits.maxHeaderCount { return tooManyFields() }
+            if headDelivered {
+                trailers.beginField()
+            } else {
+                if fieldCount == 1 { head.headers.reserveCapacity(bytes: 768, fields: 16) }
+                head.headers.beginField()
+            }
+            building = .name
+        }
+        if headDelivered { trailers.appendPartial(bytes) } else { head.headers.appendPartial(bytes) }
+        return 0
+    }
+
+    /// Incremental building: a value piece.
+    private func appendValueBytes(_ bytes: UnsafeBufferPointer<UInt8>) {
+        if building == .name {
+            if headDelivered { trailers.beginValue() } else { head.headers.beginValue() }
+            building = .value
+        }
+        if headDelivered { trailers.appendPartial(bytes) } else { head.headers.appendPartial(bytes) }
+    }
+
+    private func tooManyFields() -> Int32 {
+        pendingError = CourierError(.headerCountExceeded, "more than \(limits.maxHeaderCount) fields")
+        return -1
+    }
+
+    /// Copies the spans recorded so far into the head and continues incrementally.
+    private func materializeSpans() {
+        spanMode = false
+        if let reasonSpan {
+            reasonBytes.append(contentsOf: reasonSpan)
+            self.reasonSpan = nil
+        }
+        let recorded = spans.count
+        spans.removeAll()
+        fieldCount = 0
+        for index in 0..<recorded {
+            let span = spans[index]
+            let bytes = UnsafeBufferPointer(start: span.start, count: span.count)
+            if span.isValue { appendValueBytes(bytes) } else { _ = appendFieldBytes(bytes) }
+        }
+    }
+
+    /// Builds the head's fields from spans that all lie in the current buffer: one copy of the
+    /// region from the first name to the last value, fields indexed into it.
+    private func headersFromSpans() -> HTTPHeaders {
+        guard spans.count > 0 else { return HTTPHeaders() }
+        let first = spans[0]
+        let last = spans[spans.count - 1]
+        let regionStart = first.start
+        let regionCount = (last.start - regionStart) + last.count
+        // (Array(buffer) and reserve-then-append stay on specialized code paths; building arrays
+        // with `unsafeUninitializedCapacity` looks up generic metadata at run time per call.)
+        let storage = Array(UnsafeBufferPointer(start: regionStart, count: regionCount))
+        var fields: [HTTPHeaders.Field] = []
+        fields.reserveCapacity(fieldCount)
+        var index = 0
+        while index < spans.count {
+            let name = spans[index]
+            let nameStart = name.start - regionStart
+            var valueStart = nameStart + name.count
+            var valueEnd = valueStart
+            index += 1
+            if index < spans.count, spans[index].isValue {
+                valueStart = spans[index].start - regionStart
+                while index < spans.count, spans[index].isValue {
+                    valueEnd = (spans[index].start - regionStart) + spans[index].count
+                    index += 1
+                }
+            }
+            // Optional whitespace around a value is not part of it (RFC 9110 section 5.5).
+            while valueEnd > valueStart, regionStart[valueEnd - 1] == 0x20 || regionStart[valueEnd - 1] == 0x09 { valueEnd -= 1 }
+            while valueStart < valueEnd, regionStart[valueStart] == 0x20 || regionStart[valueStart] == 0x09 { valueStart += 1 }
+            fields.append(HTTPHeaders.Field(nameStart: UInt32(nameStart), nameEnd: UInt32(nameStart + name.count),
+                                            valueStart: UInt32(valueStart), valueEnd: UInt32(valueEnd)))
+        }
+        return HTTPHeaders(received: storage, fields: fields)
+    }
+
+    private func body(_ at: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
+        bodyBytes &+= UInt64(length)
+        if let max = limits.maxBodyBytes, bodyBytes > max {
+            pendingError = CourierError(.bodyTooLarge, "more than \(max) bytes")
+            return -1
+        }
+        if let delegate, let error = delegate.decoderDidReceiveBody(UnsafeRawBufferPointer(start: at, count: length)) {
+            pendingError = error
+            return -1
+        }
+        return 0
+    }
 
     private func countHeadBytes(_ length: Int) -> Bool {
         headBytes += length
@@ -271,6 +406,10 @@ package final class ResponseDecoder {
     /// Returns llhttp's `on_headers_complete` verdict: 0 to read a body, 1 for none, -1 on error.
     private func headersComplete() -> Int32 {
         if building == .value { endField() }
+        if spanMode, !spans.isEmpty {
+            head.headers = headersFromSpans()
+            spans.removeAll()
+        }
         let status = Int(llhttp_get_status_code(parser))
         guard status >= 100, status <= 999 else {
             // llhttp accepts any digit count; RFC 9110 section 15 says three.
@@ -287,14 +426,15 @@ package final class ResponseDecoder {
         }
         head.status = status
         head.versionMinor = llhttp_get_http_minor(parser)
-        head.reason = String(decoding: reasonBytes, as: UTF8.self)
+        head.reason = reasonSpan.map { String(decoding: $0, as: UTF8.self) } ?? String(decoding: reasonBytes, as: UTF8.self)
         headDelivered = true
         building = .none
         let flags = parser.pointee.flags
         let hasLength = flags & UInt16(F_CONTENT_LENGTH.rawValue) != 0 && flags & UInt16(F_CHUNKED.rawValue) == 0
         let noBody = !expectsBody || status == 204 || status == 304
-        let delivered = head
-        head = ResponseHead()
+        // Moved to the delegate, not copied; `head` is left empty for the next message.
+        var delivered = ResponseHead()
+        swap(&delivered, &head)
         if let error = delegate?.decoderDidReceiveHead(delivered, contentLength: noBody ? 0 : (hasLength ? parser.pointee.content_length : nil)) {
             pendingError = error
             return -1

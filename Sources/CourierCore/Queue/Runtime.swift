@@ -58,13 +58,17 @@ package final class Runtime: @unchecked Sendable {
 
     @exclusivity(unchecked) package private(set) var resolver: Resolver!
     /// The request-head buffer every connection encodes into (one loop, one buffer).
-    @exclusivity(unchecked) package var headBuffer: [UInt8] = []
+    @exclusivity(unchecked) package var headBuffer = RawBuffer(capacity: 4096)
     @exclusivity(unchecked) private var scheduler = SchedulerState<TransferRef>(width: 6, defaultHostLimit: 6)
     @exclusivity(unchecked) private var pool = ConnectionPoolState<ConnectionRef, TransferRef>(defaultLimit: 6)
     @exclusivity(unchecked) private var connections: [UInt64: HTTP1Connection] = [:]
     @exclusivity(unchecked) private var nextConnectionID: UInt64 = 1
     @exclusivity(unchecked) private var hostKeys: [String: Int] = [:]
     @exclusivity(unchecked) private var hostNames: [String] = []
+    @exclusivity(unchecked) private var lastHost = "\u{0}"
+    @exclusivity(unchecked) private var lastHostKey = -1
+    @exclusivity(unchecked) private var lastOrigin = Origin(scheme: .http, host: "", port: 0)
+    @exclusivity(unchecked) private var lastPoolKey = -1
     @exclusivity(unchecked) private var poolKeys: [Origin: Int] = [:]
     @exclusivity(unchecked) private var poolKeyOrigin: [Origin] = []
     @exclusivity(unchecked) private var poolKeyHost: [Int] = []
@@ -77,9 +81,7 @@ package final class Runtime: @unchecked Sendable {
     @exclusivity(unchecked) private var lastNotified = QueueActivity(running: -1, queued: -1)
     @exclusivity(unchecked) private var shuttingDown = false
 
-    private init() {
-        headBuffer.reserveCapacity(4096)
-    }
+    private init() {}
 
     // MARK: - Any thread
 
@@ -236,6 +238,9 @@ package final class Runtime: @unchecked Sendable {
         pool = ConnectionPoolState(defaultLimit: configuration.defaultHostLimit)
         hostKeys = [:]
         hostNames = []
+        lastHost = "\u{0}"
+        lastHostKey = -1
+        lastPoolKey = -1
         poolKeys = [:]
         poolKeyOrigin = []
         poolKeyHost = []
@@ -290,7 +295,8 @@ package final class Runtime: @unchecked Sendable {
 
     private func accept(_ transfer: Transfer) {
         guard transfer.phase == .created else { return }
-        transfer.metrics.enqueuedAt = monotonicNanos()
+        let now = monotonicNanos()
+        transfer.metrics.enqueuedAt = now
         if shuttingDown {
             refuse(transfer, CourierError(.shutdown))
             return
@@ -307,7 +313,7 @@ package final class Runtime: @unchecked Sendable {
         transfer.hostKey = hostKey(for: transfer.url.host)
         transfer.phase = .queued
         if scheduler.enqueue(TransferRef(transfer), host: transfer.hostKey, priority: transfer.options.priority) {
-            start(transfer)
+            start(transfer, at: now)
         } else if let limit = transfer.options.timeouts.queue {
             transfer.queueDeadlineMillis = currentLoop.nowMillis.adding(HTTP1Connection.millis(limit))
             armWaitTimer(transfer.queueDeadlineMillis)
@@ -324,7 +330,7 @@ package final class Runtime: @unchecked Sendable {
         if transfer.method == .connect {
             return CourierError(.invalidArgument, "CONNECT is not supported")
         }
-        let summary = transfer.headers.summarizeForSending()
+        let summary = transfer.headers.preparedSummary ?? transfer.headers.summarizeForSending()
         if let bad = summary.invalid {
             return CourierError(.invalidHeader, bad)
         }
@@ -354,21 +360,23 @@ package final class Runtime: @unchecked Sendable {
         return nil
     }
 
-    private func start(_ transfer: Transfer) {
-        transfer.metrics.startedAt = monotonicNanos()
-        let now = currentLoop.nowMillis
-        transfer.totalDeadlineMillis = transfer.options.timeouts.total.map { now.adding(HTTP1Connection.millis($0)) } ?? .max
+    /// Starts a transfer the scheduler let through; `at` is a clock reading the caller already has.
+    private func start(_ transfer: Transfer, at now: UInt64 = monotonicNanos()) {
+        transfer.metrics.startedAt = now
+        let nowMillis = currentLoop.nowMillis
+        transfer.totalDeadlineMillis = transfer.options.timeouts.total.map { nowMillis.adding(HTTP1Connection.millis($0)) } ?? .max
         transfer.phase = .waitingForConnection
-        acquireConnection(for: transfer, allowIdle: true)
+        acquireConnection(for: transfer, allowIdle: true, at: now)
     }
 
-    private func acquireConnection(for transfer: Transfer, allowIdle: Bool) {
+    /// `at`: a clock reading taken just before, when there is one (the request then starts now).
+    private func acquireConnection(for transfer: Transfer, allowIdle: Bool, at now: UInt64? = nil) {
         let key = poolKey(for: transfer)
         transfer.poolKey = key
         transfer.phase = .waitingForConnection
         switch pool.acquire(TransferRef(transfer), key: key, allowIdle: allowIdle) {
         case .use(let ref):
-            assign(ref.connection, to: transfer)
+            assign(ref.connection, to: transfer, at: now ?? monotonicNanos())
         case .wait(let count):
             if transfer.totalDeadlineMillis != .max { armWaitTimer(transfer.totalDeadlineMillis) }
             for _ in 0..<count { openConnection(key: key) }
@@ -382,7 +390,7 @@ package final class Runtime: @unchecked Sendable {
         }
     }
 
-    private func assign(_ connection: HTTP1Connection, to transfer: Transfer) {
+    private func assign(_ connection: HTTP1Connection, to transfer: Transfer, at now: UInt64 = monotonicNanos()) {
         transfer.phase = .running
         transfer.connection = connection
         let reused = connection.machine.completedExchanges > 0
@@ -401,7 +409,7 @@ package final class Runtime: @unchecked Sendable {
             transfer.metrics.connectionsOpened += 1
             transfer.metrics.remoteAddress = connection.remoteAddress
         }
-        connection.begin(transfer)
+        connection.begin(transfer, at: now)
     }
 
     private func openConnection(key: Int) {
@@ -463,8 +471,8 @@ package final class Runtime: @unchecked Sendable {
         }
         switch outcome {
         case .success:
-            if case .follow(let url, let method, let dropBody, let crossOrigin)? = transfer.pendingRedirect,
-               !transfer.cancelRequested, !shuttingDown {
+            if transfer.followsRedirect, !transfer.cancelRequested, !shuttingDown,
+               case .follow(let url, let method, let dropBody, let crossOrigin)? = transfer.pendingRedirect {
                 followRedirect(transfer, to: url, method: method, dropBody: dropBody, crossOrigin: crossOrigin)
             } else {
                 finish(transfer, nil)
@@ -537,8 +545,12 @@ package final class Runtime: @unchecked Sendable {
         guard phase != .finished else { return }
         transfer.phase = .finished
         transfer.error = error
-        transfer.metrics.completedAt = monotonicNanos()
+        // A response that completed in a read already carries that read's clock reading.
+        if error != nil || transfer.metrics.completedAt == 0 { transfer.metrics.completedAt = monotonicNanos() }
         if case .file(let file) = transfer.sink { file.close() }
+        // The request body is not needed any more; a response that outlives the transfer should
+        // not keep an upload in memory.
+        transfer.body = .empty
         unlink(transfer)
         var next: Transfer?
         switch phase {
@@ -587,6 +599,12 @@ package final class Runtime: @unchecked Sendable {
     }
 
     private func hostKey(for host: String) -> Int {
+        // Most traffic goes to the host of the previous request: compare before hashing.
+        if host == lastHost { return lastHostKey }
+        defer {
+            lastHost = host
+            lastHostKey = hostKeys[host]!
+        }
         if let key = hostKeys[host] { return key }
         let key = hostNames.count
         hostNames.append(host)
@@ -597,9 +615,16 @@ package final class Runtime: @unchecked Sendable {
     /// Interns the pool key of a transfer: today the origin; with TLS, the origin plus the whole
     /// TLS configuration, so connections are never shared across security contexts.
     private func poolKey(for transfer: Transfer) -> Int {
-        let origin = transfer.url.origin
+        let url = transfer.url
+        if lastPoolKey >= 0, url.port == lastOrigin.port, url.host == lastOrigin.host, url.scheme == lastOrigin.scheme {
+            poolKeyConnectTimeout[lastPoolKey] = transfer.options.timeouts.connect
+            return lastPoolKey
+        }
+        let origin = url.origin
         if let key = poolKeys[origin] {
             poolKeyConnectTimeout[key] = transfer.options.timeouts.connect
+            lastOrigin = origin
+            lastPoolKey = key
             return key
         }
         let key = poolKeyOrigin.count
@@ -608,6 +633,8 @@ package final class Runtime: @unchecked Sendable {
         poolKeyHost.append(hostKey(for: origin.host))
         poolKeyConnectTimeout.append(transfer.options.timeouts.connect)
         applyPoolLimit(key: key)
+        lastOrigin = origin
+        lastPoolKey = key
         return key
     }
 

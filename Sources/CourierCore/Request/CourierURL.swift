@@ -161,26 +161,31 @@ public struct CourierURL: Sendable, Hashable, CustomStringConvertible {
     /// Any target is accepted: unsafe bytes are escaped, a fragment dropped, dot segments removed.
     public func replacingTarget(_ target: String) -> CourierURL {
         var url = self
-        var clean = !target.isEmpty && target.utf8.first == UInt8(ascii: "/")
-        var previous: UInt8 = 0
-        var questionMark: String.Index?
-        if clean {
-            for index in target.utf8.indices {
-                let b = target.utf8[index]
-                if b == UInt8(ascii: "?") && questionMark == nil { questionMark = index; previous = b; continue }
-                // Anything that needs escaping, a fragment, or a dot segment takes the slow path.
+        var target = target
+        // One pass over the bytes: a target that needs no escaping, has no fragment and no dot
+        // segment is used as it is (the usual case, and no allocation for short paths).
+        enum Scan { case clean(questionMark: Int?), needsWork }
+        let scan = target.withUTF8 { bytes -> Scan in
+            guard bytes.first == UInt8(ascii: "/") else { return .needsWork }
+            var question: Int?
+            var previous: UInt8 = 0
+            for i in 0..<bytes.count {
+                let b = bytes[i]
+                if b == UInt8(ascii: "?") && question == nil { question = i; previous = b; continue }
                 if b == UInt8(ascii: "%") || b == UInt8(ascii: "#") || !Self.isAllowedLiterally(b, allowQueryChars: true)
-                    || (b == UInt8(ascii: ".") && previous == UInt8(ascii: "/") && questionMark == nil) {
-                    clean = false
-                    break
+                    || (b == UInt8(ascii: ".") && previous == UInt8(ascii: "/") && question == nil) {
+                    return .needsWork
                 }
                 previous = b
             }
+            return .clean(questionMark: question)
         }
-        if clean {
+        if case .clean(let questionMark) = scan {
             if let questionMark {
-                url.path = String(target[..<questionMark])
-                url.query = String(target[target.index(after: questionMark)...])
+                let utf8 = target.utf8
+                let split = utf8.index(utf8.startIndex, offsetBy: questionMark)
+                url.path = String(target[..<split])
+                url.query = String(target[utf8.index(after: split)...])
             } else {
                 url.path = target
                 url.query = nil

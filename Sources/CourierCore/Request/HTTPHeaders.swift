@@ -12,14 +12,35 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
         package var nameEnd: UInt32
         package var valueStart: UInt32
         package var valueEnd: UInt32
+
+        package init(nameStart: UInt32, nameEnd: UInt32, valueStart: UInt32, valueEnd: UInt32) {
+            self.nameStart = nameStart
+            self.nameEnd = nameEnd
+            self.valueStart = valueStart
+            self.valueEnd = valueEnd
+        }
     }
 
     /// The fields in wire format, each ending in CRLF.
-    package private(set) var storage: [UInt8] = []
-    package private(set) var fields: [Field] = []
+    package private(set) var storage: [UInt8] = [] { didSet { preparedSummary = nil } }
+    package private(set) var fields: [Field] = [] { didSet { preparedSummary = nil } }
+    /// `summarizeForSending()` computed ahead (by `prepareForSending`), so headers shared by many
+    /// requests (an engine's defaults) are validated once, not per request. Any change clears it.
+    package private(set) var preparedSummary: SendingSummary?
+    /// Whether `storage` is exactly the fields as "Name: value\r\n" lines, ready to be written
+    /// out as they are. Received heads keep their bytes as received and are not.
+    package private(set) var isWireFormat = true
 
     /// An empty list.
     public init() {}
+
+    /// Fields already laid out (the response decoder's copy of a received head). The storage need
+    /// not be in "Name: value" form: the index is authoritative, the bytes are as received.
+    package init(received storage: [UInt8], fields: [Field]) {
+        self.storage = storage
+        self.fields = fields
+        isWireFormat = false
+    }
 
     /// Builds a list from (name, value) pairs, keeping their order.
     public init(_ pairs: [(String, String)]) {
@@ -110,9 +131,21 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
         }
     }
 
-    public var description: String { String(decoding: storage, as: UTF8.self) }
+    /// The fields as "Name: value" lines, each ending in CRLF.
+    public var description: String {
+        var out: [UInt8] = []
+        out.reserveCapacity(storage.count)
+        for f in fields {
+            out += storage[Int(f.nameStart)..<Int(f.nameEnd)]
+            out += [UInt8(ascii: ":"), UInt8(ascii: " ")]
+            out += storage[Int(f.valueStart)..<Int(f.valueEnd)]
+            out += [13, 10]
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
 
     public static func == (a: HTTPHeaders, b: HTTPHeaders) -> Bool {
+        // (The prepared summary is derived state and takes no part in equality.)
         a.count == b.count && zip(a, b).allSatisfy { $0.name.lowercased() == $1.name.lowercased() && $0.value == $1.value }
     }
 
@@ -131,18 +164,32 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
         return storage.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[Int(f.valueStart)..<Int(f.valueEnd)])) }
     }
 
+    /// Rewrites received storage as wire-format lines, so fields can be appended after it.
+    private mutating func normalize() {
+        guard !isWireFormat else { return }
+        var normalized = HTTPHeaders()
+        for f in fields {
+            storage.withUnsafeBytes { raw in
+                normalized.appendField(name: UnsafeRawBufferPointer(rebasing: raw[Int(f.nameStart)..<Int(f.nameEnd)]),
+                                       value: UnsafeRawBufferPointer(rebasing: raw[Int(f.valueStart)..<Int(f.valueEnd)]))
+            }
+        }
+        self = normalized
+    }
+
     /// Appends one field from raw bytes, trimming the value's surrounding whitespace.
     package mutating func appendField(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        if !isWireFormat { normalize() }
         var lo = 0, hi = value.count
         while lo < hi, value[lo] == 0x20 || value[lo] == 0x09 { lo += 1 }
         while hi > lo, value[hi - 1] == 0x20 || value[hi - 1] == 0x09 { hi -= 1 }
         let nameStart = UInt32(storage.count)
-        storage.append(contentsOf: name)
+        storage.append(contentsOf: name.bindMemory(to: UInt8.self))
         let nameEnd = UInt32(storage.count)
         storage.append(UInt8(ascii: ":"))
         storage.append(UInt8(ascii: " "))
         let valueStart = UInt32(storage.count)
-        storage.append(contentsOf: UnsafeRawBufferPointer(rebasing: value[lo..<hi]))
+        storage.append(contentsOf: UnsafeRawBufferPointer(rebasing: value[lo..<hi]).bindMemory(to: UInt8.self))
         let valueEnd = UInt32(storage.count)
         storage.append(13)
         storage.append(10)
@@ -154,11 +201,13 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
 
     /// Starts a new field whose name bytes follow.
     package mutating func beginField() {
+        if !isWireFormat { normalize() }
         fields.append(Field(nameStart: UInt32(storage.count), nameEnd: 0, valueStart: 0, valueEnd: 0))
     }
 
-    /// Appends raw bytes to the field being built.
-    package mutating func appendPartial(_ bytes: UnsafeRawBufferPointer) {
+    /// Appends raw bytes to the field being built (a typed buffer, so the append is one memcpy).
+    @inline(__always)
+    package mutating func appendPartial(_ bytes: UnsafeBufferPointer<UInt8>) {
         storage.append(contentsOf: bytes)
     }
 
@@ -201,6 +250,12 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
         package var hasFraming = false
         /// `Connection: close`.
         package var asksToClose = false
+    }
+
+    /// Computes and keeps the sending summary; copies of this value share it until changed.
+    package mutating func prepareForSending() {
+        let summary = summarizeForSending()
+        preparedSummary = summary
     }
 
     /// Validates the fields and notes the ones the encoder treats specially, in one pass.

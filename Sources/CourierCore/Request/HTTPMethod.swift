@@ -48,7 +48,14 @@ public struct HTTPMethod: RawRepresentable, Sendable, Hashable, CustomStringConv
     }
 
     /// Whether the token is a valid method name.
-    public var isValidToken: Bool { !rawValue.isEmpty && rawValue.utf8.allSatisfy(HTTPHeaders.isTokenByte) }
+    public var isValidToken: Bool {
+        switch rawValue {
+        case "GET", "POST", "PUT", "HEAD", "DELETE", "PATCH", "OPTIONS", "TRACE":
+            return true
+        default:
+            return !rawValue.isEmpty && rawValue.utf8.allSatisfy(HTTPHeaders.isTokenByte)
+        }
+    }
 
     public var description: String { rawValue }
 }

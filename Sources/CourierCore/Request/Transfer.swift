@@ -42,6 +42,8 @@ package final class Transfer: @unchecked Sendable {
     // MARK: The result
 
     @exclusivity(unchecked) package internal(set) var head: ResponseHead?
+    /// The final status, 0 before a head arrived: readable without copying the whole head.
+    @exclusivity(unchecked) package internal(set) var status = 0
     @exclusivity(unchecked) package internal(set) var trailers = HTTPHeaders()
     @exclusivity(unchecked) package internal(set) var responseBody: [UInt8] = []
     @exclusivity(unchecked) package internal(set) var error: CourierError?
@@ -70,6 +72,8 @@ package final class Transfer: @unchecked Sendable {
     /// Set before submission to have the transfer end as cancelled as soon as it is accepted.
     @exclusivity(unchecked) package var cancelRequested = false
     @exclusivity(unchecked) var pendingRedirect: RedirectDecision?
+    /// `pendingRedirect != nil`, as a flag: testing the optional copies the enum and its URL.
+    @exclusivity(unchecked) var followsRedirect = false
     @exclusivity(unchecked) var contentDecoder: ContentDecoder?
     @exclusivity(unchecked) var lastProgressMillis: UInt64 = 0
     @exclusivity(unchecked) var userSetHost = false
@@ -89,6 +93,20 @@ package final class Transfer: @unchecked Sendable {
         self.options = options
     }
 
+    /// A finished transfer holding a response built elsewhere (tests, response serializers), so
+    /// every response, fetched or made, has the same representation.
+    package static func finished(url: CourierURL, head: ResponseHead, body: [UInt8], trailers: HTTPHeaders,
+                                 metrics: TransferMetrics) -> Transfer {
+        let transfer = Transfer(url: url)
+        transfer.head = head
+        transfer.status = head.status
+        transfer.responseBody = body
+        transfer.trailers = trailers
+        transfer.metrics = metrics
+        transfer.phase = .finished
+        return transfer
+    }
+
     /// Whether the transfer is done (result fields are final).
     package var isFinished: Bool { phase == .finished }
 
@@ -97,6 +115,8 @@ package final class Transfer: @unchecked Sendable {
     /// Forgets a previous exchange's response: before a replay, and on each redirect hop.
     func resetResponse() {
         head = nil
+        status = 0
+        followsRedirect = false
         trailers = HTTPHeaders()
         responseBody.removeAll()
         expectedBodyLength = nil
@@ -109,25 +129,31 @@ package final class Transfer: @unchecked Sendable {
     }
 
     /// The final head (or a redirect's head). Decides redirects and content decoding.
-    func receiveHead(_ head: ResponseHead, contentLength: UInt64?) -> CourierError? {
-        let decision = RedirectDecision.decide(status: head.status, location: head.headers["Location"],
-                                               current: url, method: method, policy: options.redirects,
-                                               redirectsSoFar: metrics.redirects)
+    func receiveHead(_ head: consuming ResponseHead, contentLength: UInt64?) -> CourierError? {
+        // Only redirect statuses pay for looking up Location.
+        let decision = RedirectDecision.isRedirect(head.status) && options.redirects.follow
+            ? RedirectDecision.decide(status: head.status, location: head.headers["Location"],
+                                      current: url, method: method, policy: options.redirects,
+                                      redirectsSoFar: metrics.redirects)
+            : .deliver
         switch decision {
         case .fail(let error):
             return error
         case .follow:
             // The 3xx body is read and dropped so the connection can be reused.
             pendingRedirect = decision
+            followsRedirect = true
             self.head = head
             return nil
         case .deliver:
             break
         }
+        status = head.status
+        let contentEncoding = options.decompress ? head.headers["Content-Encoding"] : nil
         self.head = head
         expectedBodyLength = contentLength
         if options.decompress, contentLength != 0, head.status != 204, head.status != 304, method != .head {
-            switch ContentDecoder.coding(for: head.headers["Content-Encoding"]) {
+            switch ContentDecoder.coding(for: contentEncoding) {
             case .success(let coding?):
                 contentDecoder = ContentDecoder(coding: coding, limit: options.limits.decodedLimit)
             case .success(nil):
@@ -148,7 +174,7 @@ package final class Transfer: @unchecked Sendable {
     /// Body bytes as received (still encoded).
     func receiveBody(_ bytes: UnsafeRawBufferPointer, nowMillis: UInt64) -> CourierError? {
         metrics.bodyBytesReceived &+= UInt64(bytes.count)
-        if pendingRedirect != nil { return nil }
+        if followsRedirect { return nil }
         let error: CourierError?
         if let decoder = contentDecoder {
             error = decoder.decode(bytes) { self.deliver($0) }
@@ -166,7 +192,7 @@ package final class Transfer: @unchecked Sendable {
         metrics.bodyBytesDecoded &+= UInt64(bytes.count)
         switch sink {
         case .memory:
-            responseBody.append(contentsOf: bytes)
+            responseBody.append(contentsOf: bytes.bindMemory(to: UInt8.self))
             return nil
         case .discard:
             return nil
@@ -179,7 +205,7 @@ package final class Transfer: @unchecked Sendable {
 
     /// The response ended cleanly: finish content decoding.
     func completeBody() -> CourierError? {
-        if pendingRedirect != nil { return nil }
+        if followsRedirect { return nil }
         if let decoder = contentDecoder, let error = decoder.finish() { return error }
         return nil
     }

@@ -68,6 +68,10 @@ public struct TransferOptions: Sendable, Hashable {
     /// Retry once on a fresh connection when a reused keep-alive connection turns out to have been
     /// closed by the server before it answered (idempotent requests only).
     public var retryStaleConnection = true
+    /// Whether the connection may serve later requests. false closes it after this exchange
+    /// (curl's `CURLOPT_FORBID_REUSE`): the request itself is unchanged, the client just does not
+    /// keep the connection.
+    public var reuseConnection = true
     /// How long a connection this request leaves behind may stay idle in the pool.
     public var poolIdleTimeout: Nanoseconds = .seconds(60)
 
