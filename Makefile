@@ -94,6 +94,17 @@ demo: demo-deps
 	$(SWIFT) build -c release --product courier-demo
 	@benchmarks/demo.sh .build/release
 
+# Courier beside libcurl, wrk and URLSession; writes benchmarks/RESULTS.md and results.png.
+# BENCH_QUICK=1 for a short smoke run, BENCH_REPEAT=n for more repetitions (default 3).
+bench: bench-deps
+	$(SWIFT) build -c release --product courier-bench
+	$(SWIFT) build -c release --product courier
+	mkdir -p benchmarks/out
+	cc -O2 -Wall benchmarks/curl_bench.c -lcurl -o benchmarks/out/curl_bench
+	cc -O2 -Wall -shared -fPIC benchmarks/alloc_counter.c -o benchmarks/out/alloc_counter.so
+	$(SWIFT)c -O benchmarks/urlsession_bench.swift -o benchmarks/out/urlsession_bench
+	python3 benchmarks/run.py
+
 install: deps
 	$(SWIFT) build -c release --product courier
 	install -d $(PREFIX)/bin

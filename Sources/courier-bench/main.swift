@@ -2,6 +2,7 @@ import Courier
 import CourierCore
 import Dispatch
 import Glibc
+import CUV
 
 // courier-bench URL N C [--api swift|c] [--close] [--cacert FILE] [--hold]
 //
@@ -20,6 +21,7 @@ struct Arguments {
     var close = false
     var caFile: String?
     var hold = false
+    var output: String?
 }
 
 func parseArguments() -> Arguments {
@@ -33,12 +35,13 @@ func parseArguments() -> Arguments {
         case "--close": args.close = true
         case "--cacert": i += 1; args.caFile = argv[i]
         case "--hold": args.hold = true
+        case "--output": i += 1; args.output = argv[i]
         default: positional.append(argv[i])
         }
         i += 1
     }
     guard positional.count == 3, let n = Int(positional[1]), let c = Int(positional[2]), n > 0, c > 0 else {
-        writeError("usage: courier-bench URL N C [--api swift|c] [--close] [--cacert FILE] [--hold]\n")
+        writeError("usage: courier-bench URL N C [--api swift|c] [--close] [--cacert FILE] [--hold] [--output PATH]\n")
         exit(2)
     }
     args.url = positional[0]
@@ -52,8 +55,10 @@ func writeError(_ text: String) {
     text.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
 }
 
-/// Resident set size in KiB, from /proc/self/statm.
+/// Resident set size in KiB, from /proc/self/statm, after giving freed heap memory back to the
+/// system, so the figure is live memory rather than what malloc happens to keep.
 func residentKiB() -> Int {
+    malloc_trim(0)
     guard let file = fopen("/proc/self/statm", "r") else { return 0 }
     defer { fclose(file) }
     var size = 0, resident = 0
@@ -98,9 +103,12 @@ final class SwiftDriver: @unchecked Sendable {
         url = parsed.target
         total = args.total
         self.close = args.close
+        output = args.output
     }
 
     let close: Bool
+    /// Bodies go to this file (written as they arrive) instead of memory.
+    let output: String?
 
     /// Starts `count` requests; later ones start from completions.
     func begin(_ count: Int) {
@@ -112,12 +120,13 @@ final class SwiftDriver: @unchecked Sendable {
         let operation = engine.operation(path: url)
         // A new connection per request, closed by the client as curl's FORBID_REUSE does.
         if close { operation.options.reuseConnection = false }
+        if let output { operation.downloadPath = output }
         operation.onFinish { [self] result in
             switch result {
             case .success(let response):
                 if response.status == 200 {
                     ok += 1
-                    bytes += response.body.count
+                    bytes += output == nil ? response.body.count : Int(response.metrics.bodyBytesDecoded)
                 }
             case .failure(let error):
                 if firstError == nil { firstError = error }

@@ -33,6 +33,7 @@ struct CommandLineOptions {
     var forceProgressBar = false
     var help = false
     var version = false
+    var globOff = false
 }
 
 /// A `-d` / `--data-binary` / `--json` value: literal text or `@file` (`@-` is stdin).
@@ -50,7 +51,7 @@ struct UsageError: Error {
 /// Parses curl-style arguments: `-X POST`, `-XPOST`, `--request POST`, `-sS` (combined flags).
 enum ArgumentParser {
     /// Flags without a value.
-    static let shortFlags: Set<Character> = ["i", "I", "L", "f", "s", "S", "v", "O", "Z", "h", "V", "#"]
+    static let shortFlags: Set<Character> = ["i", "I", "L", "f", "s", "S", "v", "O", "Z", "h", "V", "#", "g"]
     /// Flags that take a value.
     static let shortWithValue: Set<Character> = ["X", "H", "d", "o", "m", "w", "A", "u"]
 
@@ -111,6 +112,7 @@ enum ArgumentParser {
         case "h": o.help = true
         case "V": o.version = true
         case "#": o.progressBar = true; o.forceProgressBar = true
+        case "g": o.globOff = true
         default: throw UsageError(message: "option -\(flag): is unknown")
         }
     }
@@ -152,6 +154,7 @@ enum ArgumentParser {
         case "--progress-bar": o.progressBar = true; o.forceProgressBar = true
         case "--no-progress-meter": o.progressBar = false
         case "--url": o.urls.append(try value(argument))
+        case "--globoff": o.globOff = true
         case "--help": o.help = true
         case "--version": o.version = true
         default: throw UsageError(message: "option \(argument): is unknown")

@@ -33,6 +33,7 @@ Usage: courier [options...] <url>...
  -w, --write-out <format>   Print after each transfer, e.g. '%{http_code} %{time_total}\\n'
  -Z, --parallel             Run the URLs in parallel through the shared queue
      --parallel-max <num>   Parallel width (default 50)
+ -g, --globoff              Do not expand [1-9] and {a,b} in URLs
  -V, --version              Show the version
  -h, --help                 This help
 
@@ -73,28 +74,40 @@ if options.parallel {
     SharedQueue.defaultHostLimit = options.parallelMax
 }
 
-var jobs: [CLIJob] = []
-for (index, url) in options.urls.enumerated() {
-    jobs.append(CLIJob(index: index, rawURL: url, options: options, body: requestBody,
-                       showProgress: progressAllowed && !options.parallel))
+var urls: [String] = []
+for pattern in options.urls {
+    if options.globOff {
+        urls.append(pattern)
+        continue
+    }
+    do {
+        urls += try URLGlob.expand(pattern)
+    } catch {
+        Terminal.error("courier: (3) \(error.message)\n")
+        exit(3)
+    }
 }
 
+// A bounded window of transfers: enough to keep the queue's width busy with -Z, one at a time
+// without it; results are reported in URL order either way.
+let window = options.parallel ? max(2 * options.parallelMax, 2) : 1
+var inFlight = Deque<CLIJob>()
+var nextURL = 0
 var exitCode: Int32 = 0
-if options.parallel {
-    for job in jobs { job.start() }
-    for job in jobs {
-        job.wait()
-        job.report()
-        if job.exitCode != 0 { exitCode = job.exitCode }
-    }
-} else {
-    for job in jobs {
+while nextURL < urls.count || !inFlight.isEmpty {
+    while nextURL < urls.count, inFlight.count < window {
+        let job = CLIJob(index: nextURL, rawURL: urls[nextURL], options: options, body: requestBody,
+                         showProgress: progressAllowed && !options.parallel)
         job.start()
-        job.wait()
-        job.report()
-        if job.exitCode != 0 { exitCode = job.exitCode }
+        inFlight.append(job)
+        nextURL += 1
     }
+    let job = inFlight.popFirst()!
+    job.wait()
+    job.report()
+    if job.exitCode != 0 { exitCode = job.exitCode }
 }
+
 // A clean shutdown (every connection closed, the loop thread joined) keeps valgrind runs of the
 // CLI meaningful and costs well under a millisecond.
 Runtime.shared.shutdown()

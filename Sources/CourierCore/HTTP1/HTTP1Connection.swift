@@ -148,6 +148,8 @@ package final class HTTP1Connection: ResponseDecoderDelegate {
         }
         timings.connectEnd = monotonicNanos()
         remoteAddress = addresses[addressIndex - 1].description
+        // A pooled connection should hold nothing it no longer needs.
+        addresses = []
         uv_tcp_nodelay(tcp, 1)
         let stream = UnsafeMutablePointer<uv_stream_t>(OpaquePointer(tcp))
         let readStatus = uv_read_start(stream, Self.onAlloc, Self.onRead)
@@ -358,7 +360,7 @@ package final class HTTP1Connection: ResponseDecoderDelegate {
                 // The idle deadline replaces the first-byte one and may be earlier than the timer.
                 rearmTimer()
             }
-            switch decoder.feed(bytes) {
+            switch decoder.feed(bytes, scratch: runtime.spanScratch) {
             case .needMore:
                 break
             case .complete(let consumed, let keepAlive):

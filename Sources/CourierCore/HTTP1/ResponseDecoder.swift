@@ -56,27 +56,35 @@ package final class ResponseDecoder {
     private enum FieldState { case none, name, value }
 
     /// A header name or value as llhttp reported it: a pointer into the buffer being parsed.
-    fileprivate struct Span {
+    package struct Span {
         var isValue: Bool
         var start: UnsafePointer<UInt8>
         var count: Int
     }
 
-    /// Spans in a fixed block owned by the decoder: appending is a store and a count, and a head
-    /// with more spans than fit simply takes the incremental path.
-    fileprivate struct SpanList {
-        static let capacity = 128
+    /// Spans in a block on the stack of `feed` (spans never outlive one feed: they are copied or
+    /// materialized before it returns), so an idle decoder holds no span memory at all. Appending is
+    /// a store and a count; a head with more spans than fit takes the incremental path.
+    /// Memory for spans, lent to `feed`: the runtime keeps one for all its connections (they are
+    /// parsed one at a time, on the loop thread), so pooled connections own none.
+    package final class SpanScratch {
         let base = UnsafeMutablePointer<Span>.allocate(capacity: SpanList.capacity)
+        package init() {}
+        deinit { base.deallocate() }
+    }
+
+    fileprivate struct SpanList {
+        static let capacity = 96
+        var base: UnsafeMutablePointer<Span>?
         var count = 0
         var isEmpty: Bool { count == 0 }
-        var isFull: Bool { count == SpanList.capacity }
-        subscript(index: Int) -> Span { base[index] }
+        var isFull: Bool { count == SpanList.capacity || base == nil }
+        subscript(index: Int) -> Span { base![index] }
         mutating func append(_ span: Span) {
-            (base + count).initialize(to: span)
+            (base! + count).initialize(to: span)
             count += 1
         }
         mutating func removeAll() { count = 0 }
-        func free() { base.deallocate() }
     }
 
     /// While a head lies within one `feed` (the usual case), callbacks only record spans and the
@@ -97,7 +105,6 @@ package final class ResponseDecoder {
 
     deinit {
         parser.deallocate()
-        spans.free()
     }
 
     /// Prepares for the response to the next request. `expectsBody` is false for HEAD.
@@ -116,8 +123,24 @@ package final class ResponseDecoder {
     package func feed(_ bytes: UnsafeRawBufferPointer) -> Progress {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return .needMore }
         receivedAnything = true
-        let chars = base.assumingMemoryBound(to: CChar.self)
-        let err = llhttp_execute(parser, chars, bytes.count)
+        return withUnsafeTemporaryAllocation(of: Span.self, capacity: SpanList.capacity) { block in
+            spans = SpanList(base: block.baseAddress, count: 0)
+            defer { spans = SpanList() }
+            return execute(base.assumingMemoryBound(to: CChar.self), bytes.count)
+        }
+    }
+
+    /// `feed` with span memory lent by the caller (the connection's runtime).
+    package func feed(_ bytes: UnsafeRawBufferPointer, scratch: SpanScratch) -> Progress {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return .needMore }
+        receivedAnything = true
+        spans = SpanList(base: scratch.base, count: 0)
+        defer { spans = SpanList() }
+        return execute(base.assumingMemoryBound(to: CChar.self), bytes.count)
+    }
+
+    private func execute(_ chars: UnsafePointer<CChar>, _ count: Int) -> Progress {
+        let err = llhttp_execute(parser, chars, count)
         switch err {
         case HPE_OK:
             // The read buffer is about to be reused: keep what the head has so far.
@@ -125,7 +148,7 @@ package final class ResponseDecoder {
             return .needMore
         case HPE_PAUSED:
             let position = llhttp_get_error_pos(parser)
-            let consumed = position.map { $0 - chars } ?? bytes.count
+            let consumed = position.map { $0 - chars } ?? count
             llhttp_resume(parser)
             return .complete(consumed: consumed, keepAlive: llhttp_should_keep_alive(parser) != 0)
         default:
@@ -269,7 +292,7 @@ package final class ResponseDecoder {
     private func headerField(_ at: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
         statusLineDone = true
         guard countHeadBytes(length) else { return -1 }
-        if spanMode, spans.isFull { materializeSpans() }
+        if spanMode, !headDelivered, spans.isFull { materializeSpans() }
         if spanMode, !headDelivered, let start = UnsafeRawPointer(at)?.assumingMemoryBound(to: UInt8.self) {
             // Within one feed llhttp reports each name once, so every name span starts a field.
             fieldCount += 1
@@ -282,7 +305,7 @@ package final class ResponseDecoder {
 
     private func headerValue(_ at: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
         guard countHeadBytes(length) else { return -1 }
-        if spanMode, spans.isFull { materializeSpans() }
+        if spanMode, !headDelivered, spans.isFull { materializeSpans() }
         if spanMode, !headDelivered, let start = UnsafeRawPointer(at)?.assumingMemoryBound(to: UInt8.self) {
             spans.append(Span(isValue: true, start: start, count: length))
             return 0

@@ -57,6 +57,8 @@ package final class Runtime: @unchecked Sendable {
     // MARK: Loop-thread state
 
     @exclusivity(unchecked) package private(set) var resolver: Resolver!
+    /// Span memory every connection's decoder borrows while it parses (one loop, one block).
+    package let spanScratch = ResponseDecoder.SpanScratch()
     /// The request-head buffer every connection encodes into (one loop, one buffer).
     @exclusivity(unchecked) package var headBuffer = RawBuffer(capacity: 4096)
     @exclusivity(unchecked) private var scheduler = SchedulerState<TransferRef>(width: 6, defaultHostLimit: 6)
@@ -615,12 +617,11 @@ package final class Runtime: @unchecked Sendable {
     /// Interns the pool key of a transfer: today the origin; with TLS, the origin plus the whole
     /// TLS configuration, so connections are never shared across security contexts.
     private func poolKey(for transfer: Transfer) -> Int {
-        let url = transfer.url
-        if lastPoolKey >= 0, url.port == lastOrigin.port, url.host == lastOrigin.host, url.scheme == lastOrigin.scheme {
+        if lastPoolKey >= 0, transfer.targets(lastOrigin) {
             poolKeyConnectTimeout[lastPoolKey] = transfer.options.timeouts.connect
             return lastPoolKey
         }
-        let origin = url.origin
+        let origin = transfer.url.origin
         if let key = poolKeys[origin] {
             poolKeyConnectTimeout[key] = transfer.options.timeouts.connect
             lastOrigin = origin

@@ -107,6 +107,13 @@ package final class Transfer: @unchecked Sendable {
         return transfer
     }
 
+    /// Whether the request goes to `origin`, compared field by field in place (copying the URL to
+    /// compare it costs more than the comparison).
+    @inline(__always)
+    func targets(_ origin: Origin) -> Bool {
+        url.port == origin.port && url.scheme == origin.scheme && url.host == origin.host
+    }
+
     /// Whether the transfer is done (result fields are final).
     package var isFinished: Bool { phase == .finished }
 

@@ -33,7 +33,11 @@ final class TestServers: @unchecked Sendable {
         (scriptedPort, blackholePort) = Self.startScripted(&processes)
         nginxPort = Self.startNginx(root: root, processes: &processes)
         let children = processes
-        TestServers.atExit = { for p in children where p.isRunning { p.terminate() } }
+        let directory = root
+        TestServers.atExit = {
+            for p in children where p.isRunning { p.terminate() }
+            try? FileManager.default.removeItem(atPath: directory)
+        }
         atexit { TestServers.atExit?() }
         // The whole suite talks to 127.0.0.1 in parallel; give it room. Tests about limits use
         // their own host names.
