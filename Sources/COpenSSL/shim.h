@@ -1,3 +1,42 @@
 #include <openssl/ssl.h>
 #include <openssl/err.h>
-static inline long courier_SSL_set_tlsext_host_name(SSL *s, const char *name) { return SSL_set_tlsext_host_name(s, name); }
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/bio.h>
+#include <openssl/sha.h>
+
+/* One-line wrappers for OpenSSL macros, which Swift cannot import. */
+
+static inline long courier_SSL_set_tlsext_host_name(SSL *s, const char *name) {
+    return SSL_set_tlsext_host_name(s, name);
+}
+static inline int courier_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version) {
+    return (int)SSL_CTX_set_min_proto_version(ctx, version);
+}
+static inline int courier_SSL_CTX_set_max_proto_version(SSL_CTX *ctx, int version) {
+    return (int)SSL_CTX_set_max_proto_version(ctx, version);
+}
+static inline long courier_SSL_CTX_set_session_cache_mode(SSL_CTX *ctx, long mode) {
+    return SSL_CTX_set_session_cache_mode(ctx, mode);
+}
+static inline long courier_SSL_CTX_set_mode(SSL_CTX *ctx, long mode) {
+    return SSL_CTX_set_mode(ctx, mode);
+}
+static inline int courier_SSL_get_ex_new_index(void) {
+    return SSL_get_ex_new_index(0, NULL, NULL, NULL, NULL);
+}
+static inline void courier_BIO_set_retry_read(BIO *b) { BIO_set_retry_read(b); }
+static inline void courier_BIO_clear_retry_flags(BIO *b) { BIO_clear_retry_flags(b); }
+static inline void courier_OPENSSL_free(void *p) { OPENSSL_free(p); }
+static inline int courier_SSL_SENT_SHUTDOWN(void) { return SSL_SENT_SHUTDOWN; }
+static inline int courier_SSL_RECEIVED_SHUTDOWN(void) { return SSL_RECEIVED_SHUTDOWN; }
+static inline long courier_SSL_OP_NO_COMPRESSION(void) { return (long)SSL_OP_NO_COMPRESSION; }
+static inline long courier_SSL_CTX_set_options(SSL_CTX *ctx, long options) {
+    return (long)SSL_CTX_set_options(ctx, (uint64_t)options);
+}
+static inline int courier_ERR_GET_REASON(unsigned long e) { return ERR_GET_REASON(e); }
+static inline int courier_ERR_GET_LIB(unsigned long e) { return ERR_GET_LIB(e); }
+static inline int courier_sk_X509_num(const STACK_OF(X509) *chain) { return sk_X509_num(chain); }
+static inline X509 *courier_sk_X509_value(const STACK_OF(X509) *chain, int i) { return sk_X509_value(chain, i); }

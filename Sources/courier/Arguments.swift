@@ -34,6 +34,15 @@ struct CommandLineOptions {
     var help = false
     var version = false
     var globOff = false
+    var caFile: String?
+    var caPath: String?
+    var insecure = false
+    var pinnedPublicKey: String?
+    var certificate: String?
+    var key: String?
+    var passphrase: String?
+    var tlsMinimum: TLSConfiguration.Version?
+    var tlsMaximum: TLSConfiguration.Version?
 }
 
 /// A `-d` / `--data-binary` / `--json` value: literal text or `@file` (`@-` is stdin).
@@ -51,9 +60,9 @@ struct UsageError: Error {
 /// Parses curl-style arguments: `-X POST`, `-XPOST`, `--request POST`, `-sS` (combined flags).
 enum ArgumentParser {
     /// Flags without a value.
-    static let shortFlags: Set<Character> = ["i", "I", "L", "f", "s", "S", "v", "O", "Z", "h", "V", "#", "g"]
+    static let shortFlags: Set<Character> = ["i", "I", "L", "f", "s", "S", "v", "O", "Z", "h", "V", "#", "g", "k"]
     /// Flags that take a value.
-    static let shortWithValue: Set<Character> = ["X", "H", "d", "o", "m", "w", "A", "u"]
+    static let shortWithValue: Set<Character> = ["X", "H", "d", "o", "m", "w", "A", "u", "E"]
 
     static func parse(_ arguments: [String]) throws(UsageError) -> CommandLineOptions {
         var options = CommandLineOptions()
@@ -113,6 +122,8 @@ enum ArgumentParser {
         case "V": o.version = true
         case "#": o.progressBar = true; o.forceProgressBar = true
         case "g": o.globOff = true
+        case "k": o.insecure = true
+        case "E": o.certificate = value
         default: throw UsageError(message: "option -\(flag): is unknown")
         }
     }
@@ -155,6 +166,21 @@ enum ArgumentParser {
         case "--no-progress-meter": o.progressBar = false
         case "--url": o.urls.append(try value(argument))
         case "--globoff": o.globOff = true
+        case "--cacert": o.caFile = try value(argument)
+        case "--capath": o.caPath = try value(argument)
+        case "--insecure": o.insecure = true
+        case "--pinnedpubkey": o.pinnedPublicKey = try value(argument)
+        case "--cert": o.certificate = try value(argument)
+        case "--key": o.key = try value(argument)
+        case "--pass": o.passphrase = try value(argument)
+        case "--tlsv1.2": o.tlsMinimum = .tls12
+        case "--tlsv1.3": o.tlsMinimum = .tls13
+        case "--tls-max":
+            switch try value(argument) {
+            case "1.2": o.tlsMaximum = .tls12
+            case "1.3", "default": o.tlsMaximum = .tls13
+            default: throw UsageError(message: "option --tls-max: expected 1.2 or 1.3")
+            }
         case "--help": o.help = true
         case "--version": o.version = true
         default: throw UsageError(message: "option \(argument): is unknown")

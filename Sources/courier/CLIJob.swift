@@ -81,6 +81,12 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         }
         transferOptions.limits.maxBodyBytes = options.maxFileSize
         transferOptions.retryStaleConnection = true
+        switch TLSOptions.configuration(options) {
+        case .success(let tls): transferOptions.tls = tls
+        case .failure(let error):
+            setupError = error
+            return
+        }
 
         let transfer = Transfer(url: url, method: method, headers: headers,
                                 body: body.map { .bytes($0) } ?? .empty, options: transferOptions)

@@ -56,7 +56,7 @@ enum WriteOut {
                 case "speed_download":
                     let total = Double(m.completedAt &- start) / 1e9
                     out += total > 0 ? String(Int(Double(m.bodyBytesReceived) / total)) : "0"
-                case "ssl_verify_result": out += "0"
+                case "ssl_verify_result": out += String(m.tlsVerifyResult)
                 case "reused": out += m.reusedConnection ? "1" : "0"
                 default: out += "%{" + name + "}"
                 }

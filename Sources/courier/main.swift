@@ -34,6 +34,15 @@ Usage: courier [options...] <url>...
  -Z, --parallel             Run the URLs in parallel through the shared queue
      --parallel-max <num>   Parallel width (default 50)
  -g, --globoff              Do not expand [1-9] and {a,b} in URLs
+     --cacert <file>        Trust the CAs in this PEM file (besides the system's)
+     --capath <dir>         Trust the CAs in this hashed directory
+ -k, --insecure             Accept any server certificate (pins still apply)
+     --pinnedpubkey <pins>  sha256//BASE64[;sha256//...] or a public key file
+ -E, --cert <file>          Client certificate (PEM)
+     --key <file>           Client private key (PEM)
+     --pass <phrase>        Passphrase of the client key
+     --tlsv1.2, --tlsv1.3   Lowest TLS version to use
+     --tls-max <1.2|1.3>    Highest TLS version to use
  -V, --version              Show the version
  -h, --help                 This help
 

@@ -102,6 +102,15 @@ struct ConnectionPoolStateTests {
         #expect(pool.acquire("b", key: 0) == .wait(connect: 1))
     }
 
+    @Test func unknownKeysAreHarmless() {
+        var pool = Pool(defaultLimit: 2)
+        let cancelled = pool.cancelWaiting("never-queued", key: -1)
+        let closed = pool.idleClosed(7, key: -1)
+        let farAway = pool.cancelWaiting("x", key: 99)
+        #expect(!cancelled && !closed && !farAway)
+        #expect(pool.entry(for: -1) == nil)
+    }
+
     @Test func raisingTheLimitConnectsForWaiters() {
         var pool = Pool(defaultLimit: 1)
         _ = pool.acquire("a", key: 0)

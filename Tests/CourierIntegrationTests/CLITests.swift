@@ -232,16 +232,18 @@ struct CLITests {
     static let valgrind = ["/usr/bin/valgrind", "/usr/local/bin/valgrind"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
     /// The core under valgrind, through the CLI (which shuts the runtime down before exiting):
-    /// success, a large body, a reset, a truncation and a refused connection, with no invalid
-    /// access and no definite leak.
+    /// plain and TLS successes, a redirect, a rejected certificate, a reset, a truncation and a
+    /// refused connection, with no invalid access and no definite leak.
     @Test(.enabled(if: valgrind != nil, "valgrind is not installed (make test installs it)"))
     func valgrindSeesNoLeaksOrInvalidAccesses() async throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.valgrind!)
         process.arguments = ["--leak-check=full", "--errors-for-leak-kinds=definite", "--error-exitcode=99", "-q",
-                             Self.binary, "-s", "-L", "--compressed",
-                             "-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null",
+                             Self.binary, "-s", "-L", "--compressed", "--cacert", s.certs + "/ca.pem",
+                             "-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null",
+                             "-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null",
                              s.nginx + "/small", s.nginx + "/gzip/text", s.nginx + "/moved",
+                             s.https + "/small", s.https + "/moved", "https://localhost:\(s.tlsPorts["selfsigned"]!)/small",
                              s.scripted + "/reset-mid-body", s.scripted + "/truncated", "http://127.0.0.1:1/"]
         let err = Pipe()
         process.standardError = err

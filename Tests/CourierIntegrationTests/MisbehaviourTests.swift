@@ -27,6 +27,7 @@ struct MisbehaviourTests {
     @Test func resets() async {
         _ = await expectError("/reset-mid-body", .connectionReset)
         _ = await expectError("/reset-before-response", .connectionReset)
+        for _ in 0..<5 { _ = await expectError("/reset-with-data", .connectionReset) }
     }
 
     @Test func emptyReply() async {

@@ -142,6 +142,12 @@ def serve(conn, port, method, path, query, headers, raw_headers, body):
         time.sleep(0.05)
         reset(conn)
         return False
+    if path == "/reset-with-data":
+        # Data and the RST back to back: the client sees both in one wakeup (libuv then reports a
+        # hang-up as EOF, and only SO_ERROR still says "reset").
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n" + b"x" * 1000)
+        reset(conn)
+        return False
     if path == "/reset-before-response":
         reset(conn)
         return False

@@ -7,6 +7,9 @@ import Glibc
 enum SharedReadBuffer {
     static let size = 256 * 1024
     nonisolated(unsafe) static let base = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 64)
+    /// Decrypted bytes for https connections (a TLS record holds at most 16 KiB).
+    static let plaintextSize = 64 * 1024
+    nonisolated(unsafe) static let plaintext = UnsafeMutableRawPointer.allocate(byteCount: plaintextSize, alignment: 64)
 }
 
 /// Connect-phase timestamps, copied into the metrics of the transfer a new connection serves first.
@@ -15,6 +18,9 @@ struct ConnectTimings {
     var dnsEnd: UInt64 = 0
     var connectStart: UInt64 = 0
     var connectEnd: UInt64 = 0
+    var tlsEnd: UInt64 = 0
+    var tlsResumed = false
+    var tlsVerifyResult: Int32 = 0
 }
 
 /// One TCP connection speaking HTTP/1.1: the I/O half of `HTTP1ConnectionStateMachine`.
@@ -63,8 +69,15 @@ package final class HTTP1Connection: ResponseDecoderDelegate {
     /// The Host header value for this origin, formatted once per connection rather than per request.
     private let hostHeader: String
 
-    init(id: UInt64, poolKey: Int, origin: Origin, runtime: Runtime, uvLoop: UnsafeMutablePointer<uv_loop_t>) {
+    /// The TLS context for https origins (nil for http).
+    private let tlsContext: TLSContext?
+    /// TLS on this connection, once TCP is up (https only).
+    @exclusivity(unchecked) private var tls: TLSSession?
+
+    init(id: UInt64, poolKey: Int, origin: Origin, runtime: Runtime, uvLoop: UnsafeMutablePointer<uv_loop_t>,
+         tlsContext: TLSContext?) {
         self.id = id
+        self.tlsContext = tlsContext
         let bracketed = origin.host.utf8.contains(UInt8(ascii: ":")) ? "[\(origin.host)]" : origin.host
         hostHeader = origin.port == origin.scheme.defaultPort ? bracketed : "\(bracketed):\(origin.port)"
         self.poolKey = poolKey
@@ -157,8 +170,44 @@ package final class HTTP1Connection: ResponseDecoderDelegate {
             failConnect(CourierError(.connectFailed, "read start: \(String(cString: uv_err_name(readStatus)))"))
             return
         }
+        if let tlsContext {
+            guard let session = TLSSession(context: tlsContext, host: origin.host, port: origin.port,
+                                           session: runtime.cachedTLSSession(poolKey: poolKey)) else {
+                failConnect(CourierError(.tlsHandshake, "SSL_new: \(TLSErrors.drain())"))
+                return
+            }
+            let key = poolKey
+            session.onNewSession = { [unowned(unsafe) runtime] ticket in runtime.storeTLSSession(ticket, poolKey: key) }
+            tls = session
+            continueHandshake(UnsafeRawBufferPointer(start: nil, count: 0))
+            return
+        }
         _ = machine.connected()
         runtime.connectionEstablished(self)
+    }
+
+    /// Drives the TLS handshake with received ciphertext; the connection counts as connected (and
+    /// joins the pool) only once the peer passed every check.
+    private func continueHandshake(_ ciphertext: UnsafeRawBufferPointer) {
+        guard let tls else { return }
+        tls.receive(ciphertext)
+        let progress = tls.handshake(ciphertext)
+        flushTLS(plaintextCount: 0, final: false)
+        switch progress {
+        case .inProgress:
+            break
+        case .failed(let error):
+            timings.tlsVerifyResult = tls.verifyResult
+            failConnect(error)
+        case .done:
+            timings.tlsEnd = monotonicNanos()
+            timings.tlsResumed = tls.resumed
+            timings.tlsVerifyResult = tls.verifyResult
+            _ = machine.connected()
+            runtime.connectionEstablished(self)
+            // Anything after the handshake in the same read (a session ticket) is processed now.
+            if !closeRequested { readTLSRecords() }
+        }
     }
 
     private func failConnect(_ error: CourierError) {
@@ -236,6 +285,14 @@ package final class HTTP1Connection: ResponseDecoderDelegate {
     private func send(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer?,
                       on stream: UnsafeMutablePointer<uv_stream_t>, final: Bool) {
         let total = first.count + (second?.count ?? 0)
+        if let tls {
+            if let error = tls.write(first) ?? second.flatMap({ tls.write($0) }) {
+                perform(machine.transportFailed(error))
+                return
+            }
+            flushTLS(plaintextCount: total, final: final)
+            return
+        }
         var buffers = (uv_buf_t(base: UnsafeMutablePointer(mutating: first.baseAddress?.assumingMemoryBound(to: CChar.self)), len: first.count),
                        uv_buf_t(base: UnsafeMutablePointer(mutating: second?.baseAddress?.assumingMemoryBound(to: CChar.self)), len: second?.count ?? 0))
         let count: UInt32 = (second?.count ?? 0) > 0 ? 2 : 1
@@ -264,8 +321,35 @@ package final class HTTP1Connection: ResponseDecoderDelegate {
         queueWrite(rest, on: stream, final: final)
     }
 
-    private func queueWrite(_ bytes: [UInt8], on stream: UnsafeMutablePointer<uv_stream_t>, final: Bool) {
-        let pending = PendingWrite(connection: self, bytes: bytes, final: final)
+    /// Sends the ciphertext TLS produced: one `write` when the kernel takes it all, the rest
+    /// queued. `plaintextCount` request bytes are reported as sent once it has gone.
+    private func flushTLS(plaintextCount: Int, final: Bool) {
+        guard let tls, let tcp else { return }
+        let pendingBytes = tls.outgoing.bytes
+        guard pendingBytes.count > 0 else {
+            if plaintextCount > 0 || final { wrote(plaintextCount, final: final) }
+            return
+        }
+        let stream = UnsafeMutablePointer<uv_stream_t>(OpaquePointer(tcp))
+        var buffer = uv_buf_t(base: UnsafeMutablePointer(mutating: pendingBytes.baseAddress?.assumingMemoryBound(to: CChar.self)), len: pendingBytes.count)
+        let written = writesInFlight > 0 ? Int32(UV_EAGAIN.rawValue) : uv_try_write(stream, &buffer, 1)
+        if written == Int32(pendingBytes.count) {
+            tls.outgoing.clear()
+            if plaintextCount > 0 || final { wrote(plaintextCount, final: final) }
+            return
+        }
+        if written < 0 && written != UV_EAGAIN.rawValue {
+            tls.outgoing.clear()
+            perform(machine.transportFailed(CourierError(.sendFailed, String(cString: uv_err_name(written)))))
+            return
+        }
+        let rest = Array(UnsafeRawBufferPointer(rebasing: pendingBytes[max(0, Int(written))...]))
+        tls.outgoing.clear()
+        queueWrite(rest, on: stream, final: final, reporting: plaintextCount)
+    }
+
+    private func queueWrite(_ bytes: [UInt8], on stream: UnsafeMutablePointer<uv_stream_t>, final: Bool, reporting: Int? = nil) {
+        let pending = PendingWrite(connection: self, bytes: bytes, final: final, reported: reporting ?? bytes.count)
         let status = pending.start(on: stream)
         if status != 0 {
             perform(machine.transportFailed(CourierError(.sendFailed, String(cString: uv_err_name(status)))))
@@ -281,7 +365,7 @@ package final class HTTP1Connection: ResponseDecoderDelegate {
             perform(machine.transportFailed(CourierError(.sendFailed, String(cString: uv_err_name(status)))))
             return
         }
-        wrote(pending.bytes.count, final: pending.final)
+        if pending.reported > 0 || pending.final { wrote(pending.reported, final: pending.final) }
         if !pending.final, fileBody != nil, writesInFlight == 0 { pumpFile() }
     }
 
@@ -293,6 +377,17 @@ package final class HTTP1Connection: ResponseDecoderDelegate {
         case .success(let chunk):
             let final = reader.remaining == 0
             if final { fileBody = nil }
+            if let tls {
+                if let error = chunk.withUnsafeBytes({ tls.write($0) }) {
+                    perform(machine.transportFailed(error))
+                    return
+                }
+                let stream = UnsafeMutablePointer<uv_stream_t>(OpaquePointer(tcp))
+                let ciphertext = Array(tls.outgoing.bytes)
+                tls.outgoing.clear()
+                queueWrite(ciphertext, on: stream, final: final, reporting: chunk.count)
+                return
+            }
             queueWrite(chunk, on: UnsafeMutablePointer<uv_stream_t>(OpaquePointer(tcp)), final: final)
         }
     }
@@ -326,7 +421,15 @@ package final class HTTP1Connection: ResponseDecoderDelegate {
     }
 
     private func didRead(_ nread: Int) {
-        if nread > 0 {
+        if nread > 0, tls != nil {
+            let ciphertext = UnsafeRawBufferPointer(start: SharedReadBuffer.base, count: nread)
+            if machine.state == .connecting {
+                continueHandshake(ciphertext)
+            } else {
+                tls!.receive(ciphertext)
+                readTLSRecords()
+            }
+        } else if nread > 0 {
             received(UnsafeRawBufferPointer(start: SharedReadBuffer.base, count: nread))
         } else if nread == Int(UV_EOF.rawValue) {
             endOfStream()
@@ -344,6 +447,34 @@ package final class HTTP1Connection: ResponseDecoderDelegate {
                 break
             }
         }
+    }
+
+    /// Decrypts every record the last read brought and handles the plaintext, stopping if the
+    /// connection closes on the way.
+    private func readTLSRecords() {
+        guard let tls else { return }
+        let buffer = UnsafeMutableRawBufferPointer(start: SharedReadBuffer.plaintext, count: SharedReadBuffer.plaintextSize)
+        reading: while !closeRequested {
+            switch tls.readPlaintext(into: buffer) {
+            case .bytes(let count):
+                received(UnsafeRawBufferPointer(start: buffer.baseAddress, count: count))
+            case .wantMore:
+                break reading
+            case .closed:
+                endOfStream()
+                break reading
+            case .failed(let error):
+                switch machine.state {
+                case .active: perform(machine.transportFailed(error))
+                case .idle: closeIdle()
+                case .connecting, .closed: break
+                }
+                break reading
+            }
+        }
+        tls.receive(UnsafeRawBufferPointer(start: nil, count: 0))
+        // Reading can make TLS answer (a key update); send it.
+        if !closeRequested, tls.outgoing.count > 0 { flushTLS(plaintextCount: 0, final: false) }
     }
 
     private func received(_ bytes: UnsafeRawBufferPointer) {
@@ -386,6 +517,10 @@ package final class HTTP1Connection: ResponseDecoderDelegate {
         case .active:
             guard let transfer else { return }
             switch decoder.finish() {
+            case .complete where tls != nil && tls?.receivedCloseNotify == false:
+                // A close-delimited body over TLS is only complete with close_notify; without it an
+                // attacker could have cut the stream (RFC 8446 section 6.1).
+                perform(machine.transportFailed(CourierError(.tlsTruncated, "no close_notify after \(transfer.metrics.bodyBytesReceived) body bytes")))
             case .complete:
                 if let error = transfer.completeBody() {
                     perform(machine.responseInvalid(error))
@@ -394,15 +529,30 @@ package final class HTTP1Connection: ResponseDecoderDelegate {
                 transfer.trailers = decoder.trailers
                 perform(machine.responseComplete(keepAlive: false, trailingBytes: false))
             case .failed(let error):
-                perform(machine.transportFailed(error))
+                perform(machine.transportFailed(resetInsteadOfEOF() ?? error))
             case .needMore:
-                perform(machine.transportFailed(decoder.endOfStreamError()))
+                perform(machine.transportFailed(resetInsteadOfEOF() ?? decoder.endOfStreamError()))
             }
         case .idle:
             closeIdle()
-        case .connecting, .closed:
+        case .connecting:
+            if tls != nil { failConnect(CourierError(.tlsHandshake, "connection closed during the TLS handshake")) }
+        case .closed:
             break
         }
+    }
+
+    /// libuv reports EOF, without reading again, when a partial read coincides with a hang-up;
+    /// an RST that arrived with the data is then still pending in SO_ERROR. A reset is not a clean
+    /// end (curl's 56, not 18), so ask the socket.
+    private func resetInsteadOfEOF() -> CourierError? {
+        guard let tcp else { return nil }
+        var fd: uv_os_fd_t = -1
+        guard uv_fileno(UnsafeMutablePointer<uv_handle_t>(OpaquePointer(tcp)), &fd) == 0 else { return nil }
+        var error: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0, error == ECONNRESET else { return nil }
+        return CourierError(.connectionReset, "ECONNRESET")
     }
 
     private func closeIdle() {
@@ -527,6 +677,16 @@ package final class HTTP1Connection: ResponseDecoderDelegate {
     private func closeConnection() {
         guard !closeRequested else { return }
         closeRequested = true
+        if let tls, let tcp, tls.handshakeDone {
+            // close_notify, best effort: the peer learns the close was deliberate.
+            tls.shutdown()
+            let alert = tls.outgoing.bytes
+            if alert.count > 0, writesInFlight == 0 {
+                var buffer = uv_buf_t(base: UnsafeMutablePointer(mutating: alert.baseAddress?.assumingMemoryBound(to: CChar.self)), len: alert.count)
+                _ = uv_try_write(UnsafeMutablePointer<uv_stream_t>(OpaquePointer(tcp)), &buffer, 1)
+            }
+            tls.outgoing.clear()
+        }
         fileBody = nil
         uv_timer_stop(timer)
         Self.closeHandle(timer)
@@ -552,12 +712,15 @@ private final class PendingWrite {
     let connection: HTTP1Connection
     let bytes: [UInt8]
     let final: Bool
+    /// Request bytes this write completes (plaintext for TLS, where `bytes` is ciphertext).
+    let reported: Int
     private let request: UnsafeMutablePointer<uv_write_t>
 
-    init(connection: HTTP1Connection, bytes: [UInt8], final: Bool) {
+    init(connection: HTTP1Connection, bytes: [UInt8], final: Bool, reported: Int) {
         self.connection = connection
         self.bytes = bytes
         self.final = final
+        self.reported = reported
         request = .allocate(capacity: 1)
     }
 

@@ -50,7 +50,7 @@ package struct ConnectionPoolState<Connection: Hashable, Request: Hashable> {
     package var defaultLimit: Int
 
     /// The state of one key, if it was ever used.
-    package func entry(for key: Int) -> PerKey? { key < entries.count ? entries[key] : nil }
+    package func entry(for key: Int) -> PerKey? { entries.indices.contains(key) ? entries[key] : nil }
 
     package init(defaultLimit: Int) {
         self.defaultLimit = max(1, defaultLimit)
@@ -143,7 +143,7 @@ package struct ConnectionPoolState<Connection: Hashable, Request: Hashable> {
     /// An idle connection closed (server EOF, idle timeout). Returns whether it was idle here.
     @discardableResult
     package mutating func idleClosed(_ connection: Connection, key: Int) -> Bool {
-        guard key < entries.count else { return false }
+        guard entries.indices.contains(key) else { return false }
         return withEntry(key) { entry in
             guard let index = entry.idle.firstIndex(of: connection) else { return false }
             entry.idle.remove(at: index)
@@ -154,7 +154,8 @@ package struct ConnectionPoolState<Connection: Hashable, Request: Hashable> {
     /// A waiting request was cancelled or timed out. Returns whether it was waiting here.
     @discardableResult
     package mutating func cancelWaiting(_ request: Request, key: Int) -> Bool {
-        guard key < entries.count else { return false }
+        // A request that never reached the pool (its TLS configuration failed to load) has no key.
+        guard entries.indices.contains(key) else { return false }
         return withEntry(key) { $0.waiting.removeFirst { $0 == request } != nil }
     }
 

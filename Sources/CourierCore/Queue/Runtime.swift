@@ -1,3 +1,4 @@
+import COpenSSL
 import CUV
 import Glibc
 import Synchronization
@@ -9,6 +10,13 @@ package enum ExchangeOutcome {
     /// The exchange failed; `replay` when the request provably never reached the server's
     /// application (a stale keep-alive connection) and may be sent once more.
     case failure(CourierError, replay: Bool)
+}
+
+/// What makes two requests able to share a connection.
+struct PoolKeyValue: Hashable {
+    var origin: Origin
+    /// The interned TLS configuration, -1 for http.
+    var tls: Int
 }
 
 /// Identity wrapper so transfers can live in the pure state machines' hashable collections.
@@ -71,7 +79,15 @@ package final class Runtime: @unchecked Sendable {
     @exclusivity(unchecked) private var lastHostKey = -1
     @exclusivity(unchecked) private var lastOrigin = Origin(scheme: .http, host: "", port: 0)
     @exclusivity(unchecked) private var lastPoolKey = -1
-    @exclusivity(unchecked) private var poolKeys: [Origin: Int] = [:]
+    @exclusivity(unchecked) private var lastPoolTLSID = -1
+    @exclusivity(unchecked) private var poolKeys: [PoolKeyValue: Int] = [:]
+    @exclusivity(unchecked) private var poolKeyTLS: [TLSContext?] = []
+    @exclusivity(unchecked) private var tlsConfigurationIDs: [TLSConfiguration: Int] = [:]
+    @exclusivity(unchecked) private var tlsContexts: [Result<TLSContext, CourierError>] = []
+    /// The latest TLS session (ticket) per pool key, for resumption; owned references.
+    @exclusivity(unchecked) private var tlsSessions: [Int: OpaquePointer] = [:]
+    @exclusivity(unchecked) private var lastTLSConfiguration: TLSConfiguration?
+    @exclusivity(unchecked) private var lastTLSID = -1
     @exclusivity(unchecked) private var poolKeyOrigin: [Origin] = []
     @exclusivity(unchecked) private var poolKeyHost: [Int] = []
     @exclusivity(unchecked) private var poolKeyConnectTimeout: [Nanoseconds?] = []
@@ -244,6 +260,11 @@ package final class Runtime: @unchecked Sendable {
         lastHostKey = -1
         lastPoolKey = -1
         poolKeys = [:]
+        poolKeyTLS = []
+        tlsConfigurationIDs = [:]
+        tlsContexts = []
+        lastTLSConfiguration = nil
+        lastTLSID = -1
         poolKeyOrigin = []
         poolKeyHost = []
         poolKeyConnectTimeout = []
@@ -356,9 +377,6 @@ package final class Runtime: @unchecked Sendable {
             case .failure(let error): return error
             }
         }
-        if transfer.url.scheme == .https {
-            return CourierError(.unsupportedScheme, "https is not available in this build")
-        }
         return nil
     }
 
@@ -373,7 +391,15 @@ package final class Runtime: @unchecked Sendable {
 
     /// `at`: a clock reading taken just before, when there is one (the request then starts now).
     private func acquireConnection(for transfer: Transfer, allowIdle: Bool, at now: UInt64? = nil) {
-        let key = poolKey(for: transfer)
+        let key: Int
+        switch poolKey(for: transfer) {
+        case .success(let found):
+            key = found
+        case .failure(let error):
+            // The TLS configuration cannot be used (a CA file or client key that does not load).
+            finish(transfer, error)
+            return
+        }
         transfer.poolKey = key
         transfer.phase = .waitingForConnection
         switch pool.acquire(TransferRef(transfer), key: key, allowIdle: allowIdle) {
@@ -408,6 +434,9 @@ package final class Runtime: @unchecked Sendable {
             transfer.metrics.dnsEnd = timings.dnsEnd
             transfer.metrics.connectStart = timings.connectStart
             transfer.metrics.connectEnd = timings.connectEnd
+            transfer.metrics.tlsEnd = timings.tlsEnd
+            transfer.metrics.tlsResumed = timings.tlsResumed
+            transfer.metrics.tlsVerifyResult = Int(timings.tlsVerifyResult)
             transfer.metrics.connectionsOpened += 1
             transfer.metrics.remoteAddress = connection.remoteAddress
         }
@@ -417,7 +446,7 @@ package final class Runtime: @unchecked Sendable {
     private func openConnection(key: Int) {
         guard !shuttingDown else { return }
         let connection = HTTP1Connection(id: nextConnectionID, poolKey: key, origin: poolKeyOrigin[key],
-                                         runtime: self, uvLoop: currentLoop.uvLoop)
+                                         runtime: self, uvLoop: currentLoop.uvLoop, tlsContext: poolKeyTLS[key])
         nextConnectionID += 1
         connections[connection.id] = connection
         connection.connect(timeout: poolKeyConnectTimeout[key])
@@ -446,7 +475,17 @@ package final class Runtime: @unchecked Sendable {
         forget(connection)
         let (failed, count) = pool.connectFailed(key: connection.poolKey)
         for _ in 0..<count { openConnection(key: connection.poolKey) }
-        if let failed { finish(failed.transfer, error) }
+        if let failed {
+            // What the attempt learned is the failure's context (curl's ssl_verify_result).
+            let timings = connection.timings
+            failed.transfer.metrics.dnsStart = timings.dnsStart
+            failed.transfer.metrics.dnsEnd = timings.dnsEnd
+            failed.transfer.metrics.connectStart = timings.connectStart
+            failed.transfer.metrics.connectEnd = timings.connectEnd
+            failed.transfer.metrics.tlsVerifyResult = Int(timings.tlsVerifyResult)
+            failed.transfer.metrics.connectionsOpened += 1
+            finish(failed.transfer, error)
+        }
     }
 
     func idleConnectionClosed(_ connection: HTTP1Connection) {
@@ -512,10 +551,6 @@ package final class Runtime: @unchecked Sendable {
         transfer.url = url
         transfer.method = method
         transfer.resetResponse()
-        if url.scheme == .https {
-            finish(transfer, CourierError(.unsupportedScheme, "https is not available in this build"))
-            return
-        }
         acquireConnection(for: transfer, allowIdle: true)
     }
 
@@ -614,29 +649,67 @@ package final class Runtime: @unchecked Sendable {
         return key
     }
 
-    /// Interns the pool key of a transfer: today the origin; with TLS, the origin plus the whole
-    /// TLS configuration, so connections are never shared across security contexts.
-    private func poolKey(for transfer: Transfer) -> Int {
-        if lastPoolKey >= 0, transfer.targets(lastOrigin) {
+    /// Interns the pool key of a transfer: the origin, plus for https the whole TLS configuration,
+    /// so a connection is only reused under the security context it was verified with.
+    private func poolKey(for transfer: Transfer) -> Result<Int, CourierError> {
+        var tlsID = -1
+        if transfer.url.scheme == .https {
+            switch tlsConfigurationID(transfer.options.tls) {
+            case .success(let id): tlsID = id
+            case .failure(let error): return .failure(error)
+            }
+        }
+        if lastPoolKey >= 0, lastPoolTLSID == tlsID, transfer.targets(lastOrigin) {
             poolKeyConnectTimeout[lastPoolKey] = transfer.options.timeouts.connect
-            return lastPoolKey
+            return .success(lastPoolKey)
         }
-        let origin = transfer.url.origin
-        if let key = poolKeys[origin] {
+        let value = PoolKeyValue(origin: transfer.url.origin, tls: tlsID)
+        let key: Int
+        if let known = poolKeys[value] {
+            key = known
             poolKeyConnectTimeout[key] = transfer.options.timeouts.connect
-            lastOrigin = origin
-            lastPoolKey = key
-            return key
+        } else {
+            key = poolKeyOrigin.count
+            poolKeys[value] = key
+            poolKeyOrigin.append(value.origin)
+            poolKeyHost.append(hostKey(for: value.origin.host))
+            poolKeyConnectTimeout.append(transfer.options.timeouts.connect)
+            poolKeyTLS.append(tlsID >= 0 ? (try? tlsContexts[tlsID].get()) : nil)
+            applyPoolLimit(key: key)
         }
-        let key = poolKeyOrigin.count
-        poolKeys[origin] = key
-        poolKeyOrigin.append(origin)
-        poolKeyHost.append(hostKey(for: origin.host))
-        poolKeyConnectTimeout.append(transfer.options.timeouts.connect)
-        applyPoolLimit(key: key)
-        lastOrigin = origin
+        lastOrigin = value.origin
         lastPoolKey = key
-        return key
+        lastPoolTLSID = tlsID
+        return .success(key)
+    }
+
+    /// Interns a TLS configuration and builds its context once (loading trust roots and client
+    /// certificates is far too slow to repeat per connection).
+    private func tlsConfigurationID(_ configuration: TLSConfiguration) -> Result<Int, CourierError> {
+        if lastTLSID >= 0, lastTLSConfiguration == configuration {
+            return tlsContexts[lastTLSID].map { _ in lastTLSID }
+        }
+        let id: Int
+        if let known = tlsConfigurationIDs[configuration] {
+            id = known
+        } else {
+            id = tlsContexts.count
+            tlsConfigurationIDs[configuration] = id
+            tlsContexts.append(TLSContext.make(configuration))
+        }
+        lastTLSConfiguration = configuration
+        lastTLSID = id
+        return tlsContexts[id].map { _ in id }
+    }
+
+    /// The session to resume for a new connection of `poolKey`, if any.
+    func cachedTLSSession(poolKey: Int) -> OpaquePointer? {
+        tlsSessions[poolKey]
+    }
+
+    /// Keeps the newest session of `poolKey` (taking ownership of the reference).
+    func storeTLSSession(_ session: OpaquePointer, poolKey: Int) {
+        if let old = tlsSessions.updateValue(session, forKey: poolKey) { SSL_SESSION_free(old) }
     }
 
     private func applyPoolLimit(key: Int) {
@@ -723,6 +796,8 @@ package final class Runtime: @unchecked Sendable {
         }
         for connection in connections.values { connection.closeFromPool() }
         connections.removeAll()
+        for session in tlsSessions.values { SSL_SESSION_free(session) }
+        tlsSessions.removeAll()
         for ref in pool.drainIdle() { ref.connection.closeFromPool() }
         if let waitTimer {
             uv_timer_stop(waitTimer)

@@ -30,6 +30,9 @@ public struct TransferMetrics: Sendable, Hashable {
     public var reusedConnection = false
     /// Whether the last TLS handshake resumed an earlier session.
     public var tlsResumed = false
+    /// The certificate verification result of the last TLS connection (OpenSSL's X509_V_* code,
+    /// 0 for success), as curl's `ssl_verify_result` reports it.
+    public var tlsVerifyResult = 0
     /// Connections opened for this transfer (curl's `num_connects`).
     public var connectionsOpened = 0
     /// Redirects followed.

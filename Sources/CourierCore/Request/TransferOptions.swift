@@ -72,6 +72,9 @@ public struct TransferOptions: Sendable, Hashable {
     /// (curl's `CURLOPT_FORBID_REUSE`): the request itself is unchanged, the client just does not
     /// keep the connection.
     public var reuseConnection = true
+    /// Certificate checks, trust roots, client certificate, pins and versions for https. Part of
+    /// the pool key: connections are shared only between requests with equal configurations.
+    public var tls = TLSConfiguration()
     /// How long a connection this request leaves behind may stay idle in the pool.
     public var poolIdleTimeout: Nanoseconds = .seconds(60)
 

@@ -15,6 +15,19 @@ final class TestServers: @unchecked Sendable {
     /// A port whose listener never accepts and whose backlog is full: connects hang.
     let blackholePort: Int
     private var processes: [Process] = []
+    /// Test certificates (Tests/Servers/make_certs.sh).
+    let certs: String
+    /// nginx TLS servers by name: valid, selfsigned, wronghost, expired, notyet, ip, clientauth, tls12, tls13.
+    let tlsPorts: [String: Int]
+    /// The scripted TLS server (close_notify, truncation) and a port that answers TLS with plaintext.
+    let scriptedTLSPort: Int
+    let notTLSPort: Int
+
+    /// https://localhost on the server with a valid chain.
+    var https: String { "https://localhost:\(tlsPorts["valid"]!)" }
+
+    /// The TLS settings that trust the test CA.
+    var trustTestCA: TLSConfiguration { TLSConfiguration(caFile: certs + "/ca.pem") }
 
     /// Bytes of the large file nginx serves, generated (not random) so tests can check content.
     static let largeSize = 64 * 1024 * 1024
@@ -30,8 +43,11 @@ final class TestServers: @unchecked Sendable {
         try? FileManager.default.removeItem(atPath: root)
         try! FileManager.default.createDirectory(atPath: root + "/html/gzip", withIntermediateDirectories: true)
         Self.writeFixtures(root + "/html")
+        certs = root + "/certs"
+        Self.makeCertificates(certs)
         (scriptedPort, blackholePort) = Self.startScripted(&processes)
-        nginxPort = Self.startNginx(root: root, processes: &processes)
+        (scriptedTLSPort, notTLSPort) = Self.startScriptedTLS(certs: certs, processes: &processes)
+        (nginxPort, tlsPorts) = Self.startNginx(root: root, certs: certs, processes: &processes)
         let children = processes
         let directory = root
         TestServers.atExit = {
@@ -89,11 +105,29 @@ final class TestServers: @unchecked Sendable {
 
     private static let lock = NSLock()
 
+    private static func makeCertificates(_ directory: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = [packageRoot + "/Tests/Servers/make_certs.sh", directory]
+        process.standardOutput = FileHandle.nullDevice
+        try! process.run()
+        process.waitUntilExit()
+        precondition(process.terminationStatus == 0, "make_certs.sh failed")
+    }
+
+    private static func startScriptedTLS(certs: String, processes: inout [Process]) -> (Int, Int) {
+        startScript(["python3", packageRoot + "/Tests/Servers/tls_server.py", certs + "/server-chain.pem", certs + "/server.key"], &processes)
+    }
+
     private static func startScripted(_ processes: inout [Process]) -> (Int, Int) {
+        startScript(["python3", packageRoot + "/Tests/Servers/scripted_server.py"], &processes)
+    }
+
+    /// Starts a supervised server script that prints two ports.
+    private static func startScript(_ command: [String], _ processes: inout [Process]) -> (Int, Int) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", packageRoot + "/Tests/Servers/supervise.py", String(getpid()), "--",
-                             "python3", packageRoot + "/Tests/Servers/scripted_server.py"]
+        process.arguments = ["python3", packageRoot + "/Tests/Servers/supervise.py", String(getpid()), "--"] + command
         let pipe = Pipe()
         process.standardOutput = pipe
         // Never the test runner's own stdout/stderr: a server holding them open keeps `swift test`
@@ -105,7 +139,7 @@ final class TestServers: @unchecked Sendable {
         var line = Data()
         while !line.contains(UInt8(ascii: "\n")) {
             let chunk = pipe.fileHandleForReading.availableData
-            precondition(!chunk.isEmpty, "scripted_server.py exited before printing its port")
+            precondition(!chunk.isEmpty, "\(command[1]) exited before printing its port")
             line.append(chunk)
         }
         let ports = String(decoding: line, as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { Int($0) }
@@ -125,9 +159,26 @@ final class TestServers: @unchecked Sendable {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    private static func startNginx(root: String, processes: inout [Process]) -> Int {
+    private static func startNginx(root: String, certs: String, processes: inout [Process]) -> (Int, [String: Int]) {
         for _ in 0..<10 {
             let port = freePort()
+            let names = ["valid", "selfsigned", "wronghost", "expired", "notyet", "ip", "clientauth", "tls12", "tls13"]
+            var tls: [String: Int] = [:]
+            for name in names { tls[name] = freePort() }
+            guard Set(tls.values).count == names.count, !tls.values.contains(port) else { continue }
+            func tlsServer(_ name: String, cert: String, key: String, extra: String = "") -> String {
+                """
+                    server {
+                        listen 127.0.0.1:\(tls[name]!) ssl;
+                        ssl_certificate \(certs)/\(cert);
+                        ssl_certificate_key \(certs)/\(key);
+                        \(extra)
+                        root \(root)/html;
+                        location = /moved { return 301 /small; }
+                        location = /to-ip { return 302 https://127.0.0.1:\(tls["ip"]!)/small; }
+                    }
+                """
+            }
             let config = """
             \(getuid() == 0 ? "user root root;" : "")
             worker_processes 1;
@@ -146,6 +197,7 @@ final class TestServers: @unchecked Sendable {
                 fastcgi_temp_path \(root)/tmp-fastcgi;
                 uwsgi_temp_path \(root)/tmp-uwsgi;
                 scgi_temp_path \(root)/tmp-scgi;
+                ssl_session_cache shared:courier:1m;
                 server {
                     listen 127.0.0.1:\(port);
                     root \(root)/html;
@@ -153,6 +205,16 @@ final class TestServers: @unchecked Sendable {
                     location = /moved { return 301 /small; }
                     location = /see-other { return 303 /small; }
                 }
+            \(tlsServer("valid", cert: "server-chain.pem", key: "server.key"))
+            \(tlsServer("selfsigned", cert: "selfsigned.pem", key: "selfsigned.key"))
+            \(tlsServer("wronghost", cert: "wronghost.pem", key: "wronghost.key"))
+            \(tlsServer("expired", cert: "expired.pem", key: "expired.key"))
+            \(tlsServer("notyet", cert: "notyet.pem", key: "notyet.key"))
+            \(tlsServer("ip", cert: "ip.pem", key: "ip.key"))
+            \(tlsServer("clientauth", cert: "server-chain.pem", key: "server.key",
+                        extra: "ssl_verify_client on; ssl_client_certificate \(certs)/ca.pem;"))
+            \(tlsServer("tls12", cert: "server-chain.pem", key: "server.key", extra: "ssl_protocols TLSv1.2;"))
+            \(tlsServer("tls13", cert: "server-chain.pem", key: "server.key", extra: "ssl_protocols TLSv1.3;"))
             }
             """
             try! config.write(toFile: root + "/nginx.conf", atomically: true, encoding: .utf8)
@@ -164,12 +226,12 @@ final class TestServers: @unchecked Sendable {
             process.standardError = FileHandle.nullDevice
             process.standardInput = FileHandle.nullDevice
             try! process.run()
-            // Ready when it accepts a connection (or gone if the port was taken meanwhile).
-            for _ in 0..<100 {
+            // Ready when every port accepts (or gone if a port was taken meanwhile).
+            for _ in 0..<150 {
                 if !process.isRunning { break }
-                if canConnect(port) {
+                if canConnect(port), tls.values.allSatisfy(canConnect) {
                     processes.append(process)
-                    return port
+                    return (port, tls)
                 }
                 usleep(20_000)
             }

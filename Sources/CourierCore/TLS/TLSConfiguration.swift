@@ -1,0 +1,201 @@
+/// How a connection proves who the server is, and who the client is.
+///
+/// Safe by default: the chain is verified against the system trust store (OpenSSL's default
+/// paths, which honour `SSL_CERT_FILE` and `SSL_CERT_DIR`), the host name or IP address must
+/// match, TLS 1.2 is the minimum. Everything here is part of the connection pool's key: a pooled
+/// connection is only ever reused by requests whose whole TLS configuration is equal (the class of
+/// bug behind curl CVE-2016-5420 and CVE-2022-27782).
+public struct TLSConfiguration: Sendable, Hashable {
+    /// Whether the server's certificate is checked at all.
+    public enum Verification: Sendable, Hashable {
+        /// Chain to a trusted root, validity dates, host name or IP address. The default.
+        case full
+        /// Accept any certificate from anyone. For test servers only: the connection is encrypted
+        /// to whoever answered, which is no protection against an attacker in the path. Pins, when
+        /// configured, are still enforced.
+        case insecureAcceptAnyCertificate
+    }
+
+    /// TLS protocol versions.
+    public enum Version: Int, Sendable, Hashable, Comparable {
+        /// TLS 1.2 (RFC 5246).
+        case tls12 = 0x0303
+        /// TLS 1.3 (RFC 8446).
+        case tls13 = 0x0304
+
+        public static func < (a: Version, b: Version) -> Bool { a.rawValue < b.rawValue }
+    }
+
+    /// Certificate checking.
+    public var verification: Verification = .full
+    /// Trust the operating system's roots (OpenSSL's default verify paths).
+    public var useSystemTrustStore = true
+    /// Extra trusted roots: a PEM file (curl's `--cacert`).
+    public var caFile: String?
+    /// Extra trusted roots: a directory of hashed PEM files (curl's `--capath`).
+    public var caDirectory: String?
+    /// Client certificate chain, PEM (curl's `--cert`), for servers that demand one.
+    public var clientCertificateFile: String?
+    /// Client private key, PEM (curl's `--key`); the certificate file is used when nil.
+    public var clientKeyFile: String?
+    /// Passphrase of an encrypted client key (curl's `--pass`).
+    public var clientKeyPassphrase: String?
+    /// Lowest protocol version offered.
+    public var minimumVersion: Version = .tls12
+    /// Highest protocol version offered; nil for the newest the library has.
+    public var maximumVersion: Version?
+    /// Public-key pins, checked on every connection (every redirect hop included).
+    public var pins: [PinSet] = []
+    /// Whether a pin mismatch fails the connection or is only reported to `trustEvaluator`.
+    public var pinningMode: PinningMode = .enforce
+    /// The application's own trust decision, consulted after the built-in checks.
+    public var trustEvaluator: TrustEvaluator?
+    /// Reuse TLS sessions (tickets) when reconnecting to the same origin: the reconnect skips the
+    /// full handshake. Off only to measure or test full handshakes.
+    public var sessionResumption = true
+
+    /// The safe defaults.
+    public init() {}
+
+    /// Verification on, extra roots from a PEM file.
+    public init(caFile: String) {
+        self.caFile = caFile
+    }
+
+    /// Whether pins apply to `host`.
+    func pinSets(for host: String) -> [PinSet] {
+        pins.filter { $0.hosts.isEmpty || $0.hosts.contains(host) }
+    }
+}
+
+/// What happens when no certificate in the chain matches a pin.
+public enum PinningMode: Sendable, Hashable {
+    /// The connection fails with `.tlsPinMismatch`.
+    case enforce
+    /// The connection proceeds; `TrustEvaluator.pinMismatch` is told.
+    case reportOnly
+}
+
+/// Acceptable public keys for some hosts, as SHA-256 hashes of the DER SubjectPublicKeyInfo
+/// (curl's `sha256//` form, HPKP's pin-sha256).
+///
+/// A connection passes when any certificate of the verified chain (leaf, intermediate or root)
+/// has a listed key. List a backup key (the next certificate's, or a second CA's) beside the
+/// current one, and certificate renewal does not lock clients out (the AFNetworking #3039 and
+/// Alamofire #2469 failure).
+public struct PinSet: Sendable, Hashable {
+    /// Hosts the pins apply to; empty means every host of the configuration.
+    public var hosts: Set<String>
+    /// SHA-256 digests of SubjectPublicKeyInfo, 32 bytes each.
+    public var sha256: Set<[UInt8]>
+
+    /// Pins from curl-style strings: `"sha256//BASE64"` (several may be joined with ";").
+    public init(hosts: Set<String> = [], pins: [String]) throws(CourierError) {
+        self.hosts = Set(hosts.map { $0.lowercased() })
+        var digests = Set<[UInt8]>()
+        for entry in pins.flatMap({ $0.split(separator: ";") }) {
+            let text = String(entry).trimmingSpaces
+            guard text.hasPrefix("sha256//"), let digest = Base64Decoding.decode(String(text.dropFirst(8))), digest.count == 32 else {
+                throw CourierError(.invalidArgument, "pin \"\(text)\" is not sha256// followed by 32 bytes of base64")
+            }
+            digests.insert(digest)
+        }
+        guard !digests.isEmpty else { throw CourierError(.invalidArgument, "no pins given") }
+        sha256 = digests
+    }
+
+    /// Pins from raw digests.
+    public init(hosts: Set<String> = [], sha256: Set<[UInt8]>) {
+        self.hosts = Set(hosts.map { $0.lowercased() })
+        self.sha256 = sha256
+    }
+}
+
+/// What an application's trust hook sees.
+public struct TrustContext: Sendable {
+    /// The host connected to.
+    public var host: String
+    /// The port.
+    public var port: UInt16
+    /// The server's chain, leaf first, DER-encoded.
+    public var chain: [[UInt8]]
+    /// Courier's verdict: nil when the chain and host verified, otherwise why not.
+    public var verificationError: CourierError?
+    /// Whether a pin matched (nil when no pins apply).
+    public var pinMatched: Bool?
+    /// SHA-256 of each chain certificate's public key, leaf first (what a pin would name).
+    public var publicKeySHA256: [[UInt8]]
+}
+
+/// The application's trust decision (AFNetworking's authentication-challenge block, done on
+/// Linux). A class so the configuration can compare by identity: two configurations with the same
+/// evaluator object may share connections, with different ones they never do.
+///
+/// Both closures run on Courier's loop thread during the connection's handshake; they must be
+/// quick and must not block.
+public final class TrustEvaluator: Sendable, Hashable {
+    /// Decides whether to trust the server. Return true to accept (even a chain Courier rejected),
+    /// false to reject (even one Courier accepted).
+    public let evaluate: @Sendable (TrustContext) -> Bool
+    /// Told about pin mismatches in `.reportOnly` mode (and in `.enforce` mode before failing).
+    public let pinMismatch: (@Sendable (TrustContext) -> Void)?
+
+    /// Creates an evaluator; `TrustEvaluator { context in ... }` supplies `evaluate`.
+    public init(evaluate: @escaping @Sendable (TrustContext) -> Bool = { $0.verificationError == nil },
+                pinMismatch: (@Sendable (TrustContext) -> Void)? = nil) {
+        self.evaluate = evaluate
+        self.pinMismatch = pinMismatch
+    }
+
+    public static func == (a: TrustEvaluator, b: TrustEvaluator) -> Bool { a === b }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}
+
+/// RFC 4648 base64 decoding (pins arrive as base64).
+package enum Base64Decoding {
+    package static func decode(_ text: String) -> [UInt8]? {
+        var values: [UInt8] = []
+        values.reserveCapacity(text.utf8.count)
+        for c in text.utf8 {
+            switch c {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): values.append(c - UInt8(ascii: "A"))
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): values.append(c - UInt8(ascii: "a") + 26)
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): values.append(c - UInt8(ascii: "0") + 52)
+            case UInt8(ascii: "+"), UInt8(ascii: "-"): values.append(62)
+            case UInt8(ascii: "/"), UInt8(ascii: "_"): values.append(63)
+            case UInt8(ascii: "="): break
+            default: return nil
+            }
+        }
+        var out: [UInt8] = []
+        var i = 0
+        while i + 1 < values.count {
+            let chunk = values[i..<min(i + 4, values.count)]
+            var n: UInt32 = 0
+            for (j, v) in chunk.enumerated() { n |= UInt32(v) << (18 - 6 * UInt32(j)) }
+            out.append(UInt8(n >> 16 & 0xff))
+            if chunk.count > 2 { out.append(UInt8(n >> 8 & 0xff)) }
+            if chunk.count > 3 { out.append(UInt8(n & 0xff)) }
+            i += 4
+        }
+        return out
+    }
+
+    package static func encode(_ bytes: [UInt8]) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+        var out: [UInt8] = []
+        var i = 0
+        while i < bytes.count {
+            let b0 = UInt32(bytes[i])
+            let b1 = i + 1 < bytes.count ? UInt32(bytes[i + 1]) : 0
+            let b2 = i + 2 < bytes.count ? UInt32(bytes[i + 2]) : 0
+            let n = b0 << 16 | b1 << 8 | b2
+            out.append(alphabet[Int(n >> 18)])
+            out.append(alphabet[Int(n >> 12 & 63)])
+            out.append(i + 1 < bytes.count ? alphabet[Int(n >> 6 & 63)] : UInt8(ascii: "="))
+            out.append(i + 2 < bytes.count ? alphabet[Int(n & 63)] : UInt8(ascii: "="))
+            i += 3
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

@@ -1,0 +1,105 @@
+import COpenSSL
+import Glibc
+
+/// An OpenSSL `SSL_CTX` built from one `TLSConfiguration`.
+///
+/// Building one loads the trust store and the client certificate, which takes milliseconds, so
+/// the runtime keeps one per distinct configuration and every connection with that configuration
+/// shares it. Sessions are not cached inside OpenSSL (`NO_INTERNAL_STORE`): the runtime keeps the
+/// latest per pool key, which already includes the configuration, so a session is never offered to
+/// a server under another security context.
+package final class TLSContext {
+    let context: OpaquePointer
+    let configuration: TLSConfiguration
+    private var passphrase: UnsafeMutablePointer<CChar>?
+
+    /// Index of the `TLSSession` pointer in each SSL's ex_data.
+    nonisolated(unsafe) static let sessionIndex: Int32 = courier_SSL_get_ex_new_index()
+
+    private init(context: OpaquePointer, configuration: TLSConfiguration) {
+        self.context = context
+        self.configuration = configuration
+    }
+
+    deinit {
+        SSL_CTX_free(context)
+        if let passphrase { free(passphrase) }
+    }
+
+    /// Builds a context; the errors are the configuration's (`.tlsCAFile`, `.tlsClientCertificate`).
+    package static func make(_ configuration: TLSConfiguration) -> Result<TLSContext, CourierError> {
+        guard let ctx = SSL_CTX_new(TLS_client_method()) else {
+            return .failure(CourierError(.tlsHandshake, "SSL_CTX_new: \(TLSErrors.drain())"))
+        }
+        let tls = TLSContext(context: ctx, configuration: configuration)
+        _ = courier_SSL_CTX_set_min_proto_version(ctx, Int32(configuration.minimumVersion.rawValue))
+        if let maximum = configuration.maximumVersion {
+            _ = courier_SSL_CTX_set_max_proto_version(ctx, Int32(maximum.rawValue))
+        }
+        _ = courier_SSL_CTX_set_options(ctx, courier_SSL_OP_NO_COMPRESSION())
+        // Idle pooled connections give their TLS record buffers back.
+        _ = courier_SSL_CTX_set_mode(ctx, Int(SSL_MODE_RELEASE_BUFFERS))
+
+        // Verification always runs (unless turned off) but never aborts the handshake: the
+        // callback records the first error and Courier decides afterwards, with the pins and the
+        // application's hook, before a single request byte is sent.
+        if configuration.verification == .full {
+            SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, TLSSession.verifyCallback)
+        } else {
+            SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nil)
+        }
+        if configuration.useSystemTrustStore, SSL_CTX_set_default_verify_paths(ctx) != 1 {
+            _ = TLSErrors.drain()
+        }
+        if configuration.caFile != nil || configuration.caDirectory != nil {
+            if SSL_CTX_load_verify_locations(ctx, configuration.caFile, configuration.caDirectory) != 1 {
+                let what = [configuration.caFile, configuration.caDirectory].compactMap { $0 }.joined(separator: ", ")
+                return .failure(CourierError(.tlsCAFile, "\(what): \(TLSErrors.drain())"))
+            }
+        }
+        if let certificate = configuration.clientCertificateFile {
+            if let passphrase = configuration.clientKeyPassphrase {
+                tls.passphrase = strdup(passphrase)
+                SSL_CTX_set_default_passwd_cb_userdata(ctx, tls.passphrase)
+            }
+            guard SSL_CTX_use_certificate_chain_file(ctx, certificate) == 1 else {
+                return .failure(CourierError(.tlsClientCertificate, "\(certificate): \(TLSErrors.drain())"))
+            }
+            let key = configuration.clientKeyFile ?? certificate
+            guard SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) == 1 else {
+                return .failure(CourierError(.tlsClientCertificate, "\(key): \(TLSErrors.drain())"))
+            }
+            guard SSL_CTX_check_private_key(ctx) == 1 else {
+                return .failure(CourierError(.tlsClientCertificate, "key does not match the certificate: \(TLSErrors.drain())"))
+            }
+        }
+        // ALPN: HTTP/1.1 is all Courier speaks; servers that only do h2 fail the handshake clearly.
+        let alpn: [UInt8] = [8] + Array("http/1.1".utf8)
+        _ = alpn.withUnsafeBufferPointer { SSL_CTX_set_alpn_protos(ctx, $0.baseAddress, UInt32($0.count)) }
+        _ = courier_SSL_CTX_set_session_cache_mode(ctx, Int(SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE))
+        SSL_CTX_sess_set_new_cb(ctx, TLSSession.newSessionCallback)
+        return .success(tls)
+    }
+}
+
+/// Reads OpenSSL's thread-local error queue.
+enum TLSErrors {
+    /// Every queued error as text (oldest first), emptying the queue.
+    static func drain() -> String {
+        var messages: [String] = []
+        while true {
+            let code = ERR_get_error()
+            if code == 0 { break }
+            var buffer = [CChar](repeating: 0, count: 256)
+            ERR_error_string_n(code, &buffer, buffer.count)
+            messages.append(buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
+        }
+        return messages.isEmpty ? "no OpenSSL error" : messages.joined(separator: "; ")
+    }
+
+    /// The reason of the oldest queued error, without removing it.
+    static func firstReason() -> Int32 {
+        let code = ERR_peek_error()
+        return code == 0 ? 0 : courier_ERR_GET_REASON(code)
+    }
+}

@@ -1,0 +1,31 @@
+import Courier
+import CourierCore
+
+/// The TLS part of the command line, as curl spells it.
+enum TLSOptions {
+    static func configuration(_ options: CommandLineOptions) -> Result<TLSConfiguration, CourierError> {
+        var tls = TLSConfiguration()
+        tls.caFile = options.caFile
+        tls.caDirectory = options.caPath
+        if options.insecure { tls.verification = .insecureAcceptAnyCertificate }
+        tls.clientCertificateFile = options.certificate
+        tls.clientKeyFile = options.key
+        tls.clientKeyPassphrase = options.passphrase
+        if let minimum = options.tlsMinimum { tls.minimumVersion = minimum }
+        tls.maximumVersion = options.tlsMaximum
+        if let pinned = options.pinnedPublicKey {
+            do {
+                if pinned.hasPrefix("sha256//") {
+                    tls.pins = [try PinSet(pins: [pinned])]
+                } else {
+                    // curl also takes a file holding the public key (PEM or DER).
+                    let digest = try TLSSession.pin(fromKeyFile: pinned).get()
+                    tls.pins = [PinSet(sha256: [digest])]
+                }
+            } catch {
+                return .failure(error)
+            }
+        }
+        return .success(tls)
+    }
+}
