@@ -6,6 +6,9 @@ let package = Package(
     products: [
         .library(name: "Courier", targets: ["Courier"]),
         .executable(name: "courier", targets: ["courier"]),
+        // libcourier: the C ABI of include/courier.h (built as libCourierC.so; `make install`
+        // installs it as libcourier.so.1, its SONAME).
+        .library(name: "CourierC", type: .dynamic, targets: ["CourierCABI"]),
     ],
     targets: [
         // System libraries, found through pkg-config. llhttp's `libllhttp` package comes from the
@@ -19,6 +22,18 @@ let package = Package(
         .target(name: "CourierCore", dependencies: ["CUV", "CLLHTTP", "COpenSSL", "CZlib"]),
         // Engine / Operation / Response: callbacks and async/await.
         .target(name: "Courier", dependencies: ["CourierCore"]),
+        // The C ABI. Only courier_* symbols are exported (a linker version script).
+        .target(
+            name: "CourierCABI",
+            dependencies: ["Courier", "CourierCore", "CUV"],
+            exclude: ["exports.map"],
+            linkerSettings: [.unsafeFlags([
+                "-Xlinker", "--version-script=\(Context.packageDirectory)/Sources/CourierCABI/exports.map",
+                "-Xlinker", "-soname=libcourier.so.1",
+            ])]
+        ),
+        // include/courier.h as a Clang module, for tests that call the ABI the way C does.
+        .systemLibrary(name: "CourierHeader"),
         // The curl-compatible command-line tool.
         .executableTarget(name: "courier", dependencies: ["Courier", "CourierCore"]),
         // `make bench`'s fixed entry point: N requests, C in flight, one JSON line.
@@ -27,6 +42,6 @@ let package = Package(
         .executableTarget(name: "courier-demo", dependencies: ["Courier"]),
 
         .testTarget(name: "CourierCoreTests", dependencies: ["CourierCore", "CZlib"]),
-        .testTarget(name: "CourierIntegrationTests", dependencies: ["Courier", "CourierCore", "courier"]),
+        .testTarget(name: "CourierIntegrationTests", dependencies: ["Courier", "CourierCore", "courier", "CourierCABI", "CourierHeader"]),
     ]
 )

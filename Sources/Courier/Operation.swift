@@ -30,6 +30,8 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
     @exclusivity(unchecked) public var acceptableStatus: Range<Int>
     /// Write the body to this file instead of memory (curl's `-o`).
     @exclusivity(unchecked) public var downloadPath: String?
+    /// Header names not to send even though the engine's defaults have them (curl's `-H "Name:"`).
+    @exclusivity(unchecked) public var suppressedHeaders: [String] = []
     /// The engine's `id`, for `SharedQueue.cancelAll(where:)`.
     public let engineID: Int
 
@@ -92,7 +94,8 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
         return _response.map { .success($0) }
     }
 
-    init(method: HTTPMethod, base: CourierURL?, target: String, parameters: [String: String], engineID: Int,
+    /// The designated initializer, for engines (Swift `Engine` and the C ABI's engines).
+    package init(method: HTTPMethod, base: CourierURL?, target: String, parameters: [String: String], engineID: Int,
          options: TransferOptions, acceptableStatus: Range<Int>, defaultHeaders: HTTPHeaders,
          callbackQueue: CallbackQueue, presetError: CourierError? = nil) {
         self.method = method
@@ -191,7 +194,7 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
     // MARK: - Sending
 
     /// Builds the core transfer and submits it. Called by the engine.
-    func start() {
+    package func start() {
         let wantsProgress = lock.withLock { () -> Bool? in
             guard _state == .ready else { return nil }
             _state = .enqueued
@@ -251,6 +254,7 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
                 if !merged.contains(name) { merged.add(name: name, value: defaultHeaders.value(at: index)) }
             }
         }
+        for name in suppressedHeaders { merged.remove(name: name) }
         if let user = url.user, !merged.contains("Authorization") {
             let credentials = Array("\(user):\(url.password ?? "")".utf8)
             merged.add(name: "Authorization", value: "Basic " + Base64.encode(credentials))

@@ -70,6 +70,10 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let responseFormat = Code(23)
         /// The status code is outside the range the operation accepts.
         public static let httpStatus = Code(24)
+        /// Nothing to return (C ABI: no such header, no finished request waiting).
+        public static let notFound = Code(25)
+        /// Memory could not be allocated.
+        public static let noMemory = Code(26)
 
         // Details. Append only within each family.
         /// Time spent waiting in the shared queue exceeded `Timeouts.queue`.
@@ -264,6 +268,8 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
         case Code.decodeMismatch.rawValue: return "JSON does not match the expected type"
         case Code.unsupportedCharset.rawValue: return "unsupported charset"
         case Code.httpStatus.rawValue: return "unacceptable HTTP status"
+        case Code.notFound.rawValue: return "not found"
+        case Code.noMemory.rawValue: return "out of memory"
         default: return "unknown error \(code.rawValue)"
         }
     }

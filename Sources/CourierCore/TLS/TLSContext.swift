@@ -14,7 +14,7 @@ package final class TLSContext {
     private var passphrase: UnsafeMutablePointer<CChar>?
 
     /// Index of the `TLSSession` pointer in each SSL's ex_data.
-    nonisolated(unsafe) static let sessionIndex: Int32 = courier_SSL_get_ex_new_index()
+    static let sessionIndex: Int32 = courier_SSL_get_ex_new_index()
 
     private init(context: OpaquePointer, configuration: TLSConfiguration) {
         self.context = context

@@ -1,0 +1,134 @@
+import Courier
+import CourierCore
+import CUV
+import Glibc
+
+/// `courier_engine`: what every request made from it starts with (base URL, default headers,
+/// accepted statuses), and the completion queue of requests started with `courier_request_enqueue`.
+///
+/// It is not a Swift `Engine` because C may add default headers after creation (curl's habit of
+/// configuring a handle step by step); requests snapshot the defaults when they are created.
+final class CEngine: @unchecked Sendable {
+    /// Must stay the first stored property (see `HandleTag`).
+    @exclusivity(unchecked) var tag = HandleTag.engine
+    /// Negative, so C engines never collide with Swift engines' identifiers in `OperationInfo`.
+    let id: Int
+    let base: CourierURL?
+    /// The base URL's path without its trailing "/", the prefix of request paths.
+    let basePath: String
+    @exclusivity(unchecked) var defaultHeaders: HTTPHeaders
+    @exclusivity(unchecked) var acceptedStatus: Range<Int> = 200..<400
+    /// An eventfd whose counter is non-zero exactly while `completed` is not empty.
+    let completionFD: Int32
+    private let lock = Lock()
+    private var completed = Deque<Completed>()
+    private var destroyed = false
+
+    /// A finished request waiting in the completion queue, holding its response reference.
+    struct Completed {
+        let request: CRequest
+        let response: OpaquePointer?
+        let code: Int32
+    }
+
+    private static let idLock = Lock()
+    nonisolated(unsafe) private static var lastID = 0
+
+    /// The engine behind `courier_request_create(NULL, ...)`: absolute URLs, standard headers.
+    static let shared = CEngine(base: nil)
+
+    /// Addresses of engines whose handle is live. Engines are few and long-lived, so unlike
+    /// requests (tag check only) they are looked up here: a destroyed engine handle is recognised
+    /// without reading freed memory, even after the memory was reused.
+    nonisolated(unsafe) private static var live = Set<UInt>()
+
+    /// The engine behind a handle, if it is a live one.
+    static func fromHandle(_ handle: OpaquePointer?) -> CEngine? {
+        guard let handle else { return nil }
+        let known = idLock.withLock { live.contains(UInt(bitPattern: UnsafeRawPointer(handle))) }
+        return known ? object(handle, tag: HandleTag.engine, as: CEngine.self) : nil
+    }
+
+    /// A new handle, registered as live.
+    func makeHandle() -> OpaquePointer {
+        let handle = retainedHandle(self)
+        CEngine.idLock.withLock { _ = CEngine.live.insert(UInt(bitPattern: UnsafeRawPointer(handle))) }
+        return handle
+    }
+
+    /// Unregisters a handle; false if it was not live (a second destroy).
+    static func retire(_ handle: OpaquePointer) -> Bool {
+        idLock.withLock { live.remove(UInt(bitPattern: UnsafeRawPointer(handle))) != nil }
+    }
+
+    init(base: CourierURL?) {
+        self.base = base
+        var path = base?.path ?? ""
+        while path.hasSuffix("/") { path.removeLast() }
+        basePath = path
+        var headers = Engine.standardHeaders
+        headers.prepareForSending()
+        defaultHeaders = headers
+        completionFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        id = CEngine.idLock.withLock {
+            CEngine.lastID -= 1
+            return CEngine.lastID
+        }
+    }
+
+    deinit {
+        if completionFD >= 0 { close(completionFD) }
+    }
+
+    /// Whether `courier_engine_destroy` ran (the object may live on for its requests).
+    var isDestroyed: Bool { lock.withLock { destroyed } }
+
+    /// The destructor's work: cancel what is in flight and drop uncollected completions (which
+    /// also breaks the engine → completion → request → engine cycle).
+    func destroy() {
+        let dropped = lock.withLock { () -> Deque<Completed> in
+            destroyed = true
+            var taken = Deque<Completed>()
+            swap(&taken, &completed)
+            return taken
+        }
+        for entry in dropped.elements { if let response = entry.response { releaseHandle(response) } }
+        let id = self.id
+        Runtime.shared.cancelAll { $0.owner == id }
+    }
+
+    /// Appends a finished request (loop thread). Returns false when the engine is gone, in which
+    /// case the caller keeps the response reference.
+    func pushCompletion(_ entry: Completed) -> Bool {
+        lock.withLock {
+            if destroyed { return false }
+            completed.append(entry)
+            if completed.count == 1 {
+                var one: UInt64 = 1
+                _ = write(completionFD, &one, 8)
+            }
+            return true
+        }
+    }
+
+    /// Takes the oldest finished request whose handle was not freed meanwhile.
+    func popCompletion() -> Completed? {
+        var skipped: [OpaquePointer] = []
+        defer { for response in skipped { releaseHandle(response) } }
+        return lock.withLock {
+            while let entry = completed.popFirst() {
+                if completed.isEmpty {
+                    // Reset the counter: the descriptor reads as idle again.
+                    var value: UInt64 = 0
+                    _ = read(completionFD, &value, 8)
+                }
+                if entry.request.isFreed {
+                    if let response = entry.response { skipped.append(response) }
+                    continue
+                }
+                return entry
+            }
+            return nil
+        }
+    }
+}

@@ -1,0 +1,85 @@
+import Courier
+import CourierCore
+
+// courier_engine_*.
+
+@inline(__always)
+private func engine(_ handle: OpaquePointer?) -> CEngine? {
+    CEngine.fromHandle(handle)
+}
+
+@_cdecl("courier_engine_create")
+public func courier_engine_create(_ base: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    guard let out else { return CourierError.Code.misuse.c }
+    out.pointee = nil
+    var url: CourierURL?
+    if let base = string(base) {
+        do {
+            // A bare host ("localhost:8080") means http, as for Swift's Engine(host:).
+            url = try CourierURL(parsing: base.contains("://") ? base : "http://" + base)
+        } catch {
+            return error.code.c
+        }
+    }
+    out.pointee = CEngine(base: url).makeHandle()
+    return COURIER_OK
+}
+
+@_cdecl("courier_engine_destroy")
+public func courier_engine_destroy(_ handle: OpaquePointer?) {
+    guard let handle, let engine = engine(handle), CEngine.retire(handle) else { return }
+    engine.tag = HandleTag.dead
+    engine.destroy()
+    releaseHandle(handle)
+}
+
+@_cdecl("courier_engine_add_header")
+public func courier_engine_add_header(_ handle: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ value: UnsafePointer<CChar>?) -> Int32 {
+    guard let engine = engine(handle) else { return CourierError.Code.misuse.c }
+    guard let field = validatedHeader(name, value) else { return CourierError.Code.invalidHeader.c }
+    engine.defaultHeaders.replaceOrAdd(name: field.name, value: field.value)
+    engine.defaultHeaders.prepareForSending()
+    return COURIER_OK
+}
+
+@_cdecl("courier_engine_set_accepted_status")
+public func courier_engine_set_accepted_status(_ handle: OpaquePointer?, _ low: Int32, _ high: Int32) -> Int32 {
+    guard let engine = engine(handle) else { return CourierError.Code.misuse.c }
+    guard low >= 0, high <= 1000, low < high else { return CourierError.Code.invalidArgument.c }
+    engine.acceptedStatus = Int(low)..<Int(high)
+    return COURIER_OK
+}
+
+@_cdecl("courier_engine_fd")
+public func courier_engine_fd(_ handle: OpaquePointer?) -> Int32 {
+    guard let engine = engine(handle) else { return -CourierError.Code.misuse.c }
+    return engine.completionFD
+}
+
+@_cdecl("courier_engine_next_done")
+public func courier_engine_next_done(_ handle: OpaquePointer?, _ request: UnsafeMutablePointer<OpaquePointer?>?,
+                                     _ response: UnsafeMutablePointer<OpaquePointer?>?, _ code: UnsafeMutablePointer<Int32>?) -> Int32 {
+    guard let engine = engine(handle), let request else { return CourierError.Code.misuse.c }
+    guard let entry = engine.popCompletion() else {
+        request.pointee = nil
+        response?.pointee = nil
+        return CourierError.Code.notFound.c
+    }
+    request.pointee = borrowedHandle(entry.request)
+    if let response {
+        response.pointee = entry.response
+    } else if let unwanted = entry.response {
+        releaseHandle(unwanted)
+    }
+    code?.pointee = entry.code
+    return COURIER_OK
+}
+
+/// A header from C strings if it may be sent: NULL, CR, LF or a non-token name give nil.
+func validatedHeader(_ name: UnsafePointer<CChar>?, _ value: UnsafePointer<CChar>?) -> (name: String, value: String)? {
+    guard let name = string(name), let value = string(value) else { return nil }
+    var single = HTTPHeaders()
+    single.add(name: name, value: value)
+    guard single.summarizeForSending().invalid == nil else { return nil }
+    return (name, value)
+}

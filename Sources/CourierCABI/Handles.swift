@@ -1,0 +1,72 @@
+import CourierCore
+import Glibc
+
+// How a C handle maps to a Swift object, and how a bad one is caught.
+//
+// A handle is the address of a Swift object whose reference the caller holds (passRetained at the
+// constructor, released at the destructor). Each handle class begins with a tag: the entry points
+// check it before touching the object, so NULL, a pointer to something else, or a handle already
+// destroyed becomes COURIER_E_MISUSE (sqlite's sqlite3SafetyCheckOk). Destructors overwrite the tag
+// before letting go, so a second destroy is caught while the memory has not been reused.
+
+/// Tag values, the first stored property of each handle class.
+enum HandleTag {
+    static let engine: UInt32 = 0xC0E1_E001
+    static let request: UInt32 = 0xC0E1_4E01
+    static let response: UInt32 = 0xC0E1_4E5F
+    static let dead: UInt32 = 0xDEAD_C0E1
+    /// Swift class instances start with a 16-byte header (metadata, reference counts) on 64-bit
+    /// Linux; the first stored property follows.
+    static let offset = 16
+}
+
+/// Reads a handle's tag without retaining the object (it may be gone).
+@inline(__always)
+func tagOf(_ pointer: OpaquePointer) -> UInt32 {
+    UnsafeRawPointer(pointer).load(fromByteOffset: HandleTag.offset, as: UInt32.self)
+}
+
+/// The live object behind `pointer`, or nil for NULL, a wrong kind or a destroyed handle.
+@inline(__always)
+func object<T: AnyObject>(_ pointer: OpaquePointer?, tag: UInt32, as type: T.Type) -> T? {
+    guard let pointer, tagOf(pointer) == tag else { return nil }
+    return Unmanaged<T>.fromOpaque(UnsafeRawPointer(pointer)).takeUnretainedValue()
+}
+
+/// A new handle: the caller owns one reference.
+@inline(__always)
+func retainedHandle(_ object: AnyObject) -> OpaquePointer {
+    OpaquePointer(Unmanaged.passRetained(object).toOpaque())
+}
+
+/// A handle for an object the caller already owns.
+@inline(__always)
+func borrowedHandle(_ object: AnyObject) -> OpaquePointer {
+    OpaquePointer(Unmanaged.passUnretained(object).toOpaque())
+}
+
+/// Releases the caller's reference of a handle.
+@inline(__always)
+func releaseHandle(_ pointer: OpaquePointer) {
+    Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(pointer)).release()
+}
+
+/// A `String` from a C string, nil for NULL.
+@inline(__always)
+func string(_ pointer: UnsafePointer<CChar>?) -> String? {
+    pointer.map { String(cString: $0) }
+}
+
+/// A C string Courier owns, freed with its holder.
+final class OwnedCString: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<CChar>
+    init(_ string: String) { pointer = strdup(string) }
+    deinit { free(pointer) }
+}
+
+/// Result codes as C returns them.
+extension CourierError.Code {
+    @inline(__always) var c: Int32 { rawValue }
+}
+
+let COURIER_OK: Int32 = 0

@@ -1,0 +1,314 @@
+import Courier
+import CourierCore
+
+// courier_request_*.
+
+@inline(__always)
+private func request(_ handle: OpaquePointer?) -> CRequest? {
+    object(handle, tag: HandleTag.request, as: CRequest.self)
+}
+
+/// The request behind `handle` if it may still be configured; otherwise the code to return.
+@inline(__always)
+private func configurable(_ handle: OpaquePointer?) -> Result<CRequest, CourierError> {
+    guard let request = request(handle) else { return .failure(CourierError(.misuse, "not a request handle")) }
+    guard !request.wasSent else {
+        return .failure(CourierError(.misuse, "the request was already sent; settings are frozen"))
+    }
+    return .success(request)
+}
+
+/// Runs a setter on a configurable request: MISUSE for a bad or sent handle, and the setter's
+/// own error (recorded for courier_request_errmsg) otherwise.
+@inline(__always)
+private func configure(_ handle: OpaquePointer?, _ body: (CRequest) throws(CourierError) -> Void) -> Int32 {
+    switch configurable(handle) {
+    case .failure(let error):
+        if let request = request(handle) { return request.record(error) }
+        return error.code.c
+    case .success(let request):
+        do {
+            try body(request)
+            return COURIER_OK
+        } catch {
+            return request.record(error)
+        }
+    }
+}
+
+private func invalid(_ what: String) -> CourierError { CourierError(.invalidArgument, what) }
+
+@_cdecl("courier_request_create")
+public func courier_request_create(_ engineHandle: OpaquePointer?, _ method: UnsafePointer<CChar>?,
+                                   _ url: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    guard let out else { return CourierError.Code.misuse.c }
+    out.pointee = nil
+    let engine: CEngine
+    if let engineHandle {
+        guard let live = CEngine.fromHandle(engineHandle) else { return CourierError.Code.misuse.c }
+        engine = live
+    } else {
+        engine = CEngine.shared
+    }
+    guard let url = string(url) else { return CourierError.Code.invalidURL.c }
+    let verb = method.map { HTTPMethod(rawValue: String(cString: $0)) } ?? .get
+    guard verb.isValidToken else { return CourierError.Code.invalidArgument.c }
+    let base: CourierURL
+    let target: String
+    if url.contains("://") {
+        // Absolute: parsed now, so a bad URL fails here rather than at send time.
+        do {
+            base = try CourierURL(parsing: url)
+        } catch {
+            return error.code.c
+        }
+        target = base.target
+    } else {
+        guard let engineBase = engine.base else { return CourierError.Code.invalidURL.c }
+        base = engineBase
+        target = engine.basePath + (url.utf8.first == UInt8(ascii: "/") ? url : "/" + url)
+        guard !target.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else { return CourierError.Code.invalidURL.c }
+    }
+    let operation = Operation(method: verb, base: base, target: target, parameters: [:], engineID: engine.id,
+                              options: TransferOptions(), acceptableStatus: engine.acceptedStatus,
+                              defaultHeaders: engine.defaultHeaders, callbackQueue: .loopThread)
+    out.pointee = retainedHandle(CRequest(engine: engine, operation: operation))
+    return COURIER_OK
+}
+
+@_cdecl("courier_request_free")
+public func courier_request_free(_ handle: OpaquePointer?) {
+    guard let request = request(handle), let handle else { return }
+    request.tag = HandleTag.dead
+    request.markFreed()
+    releaseHandle(handle)
+}
+
+@_cdecl("courier_request_add_header")
+public func courier_request_add_header(_ handle: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ value: UnsafePointer<CChar>?) -> Int32 {
+    configure(handle) { r throws(CourierError) in
+        guard let field = validatedHeader(name, value) else {
+            throw CourierError(.invalidHeader, "NULL, CR, LF or a name that is not a token")
+        }
+        r.operation.headers.add(name: field.name, value: field.value)
+    }
+}
+
+@_cdecl("courier_request_remove_header")
+public func courier_request_remove_header(_ handle: OpaquePointer?, _ name: UnsafePointer<CChar>?) -> Int32 {
+    configure(handle) { r throws(CourierError) in
+        guard let name = string(name), !name.isEmpty else { throw CourierError(.invalidHeader, "no header name") }
+        r.operation.headers.remove(name: name)
+        r.operation.suppressedHeaders.append(name)
+    }
+}
+
+@_cdecl("courier_request_set_body")
+public func courier_request_set_body(_ handle: OpaquePointer?, _ data: UnsafeRawPointer?, _ length: Int) -> Int32 {
+    configure(handle) { r throws(CourierError) in
+        guard length >= 0, data != nil || length == 0 else { throw invalid("NULL body with a non-zero length") }
+        let bytes = data.map { [UInt8](UnsafeRawBufferPointer(start: $0, count: length)) } ?? []
+        r.operation.body = .bytes(bytes)
+    }
+}
+
+@_cdecl("courier_request_set_body_file")
+public func courier_request_set_body_file(_ handle: OpaquePointer?, _ path: UnsafePointer<CChar>?) -> Int32 {
+    configure(handle) { r throws(CourierError) in
+        guard let path = string(path), !path.isEmpty else { throw invalid("no file path") }
+        r.operation.body = .file(path: path)
+    }
+}
+
+@_cdecl("courier_request_add_param")
+public func courier_request_add_param(_ handle: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ value: UnsafePointer<CChar>?) -> Int32 {
+    configure(handle) { r throws(CourierError) in
+        guard let name = string(name), let value = string(value) else { throw invalid("NULL parameter name or value") }
+        r.operation.parameters[name] = value
+    }
+}
+
+@_cdecl("courier_request_set_param_encoding")
+public func courier_request_set_param_encoding(_ handle: OpaquePointer?, _ encoding: Int32) -> Int32 {
+    configure(handle) { r throws(CourierError) in
+        switch encoding {
+        case 0: r.operation.parameterEncoding = .form
+        case 1: r.operation.parameterEncoding = .json
+        default: throw invalid("unknown parameter encoding \(encoding)")
+        }
+    }
+}
+
+@_cdecl("courier_request_set_priority")
+public func courier_request_set_priority(_ handle: OpaquePointer?, _ priority: Int32) -> Int32 {
+    configure(handle) { r throws(CourierError) in
+        guard let level = Priority(rawValue: Int(priority)) else { throw invalid("unknown priority \(priority)") }
+        r.operation.priority = level
+    }
+}
+
+@_cdecl("courier_request_set_timeout")
+public func courier_request_set_timeout(_ handle: OpaquePointer?, _ which: Int32, _ milliseconds: Int64) -> Int32 {
+    configure(handle) { r throws(CourierError) in
+        guard milliseconds >= 0 else { throw invalid("negative timeout") }
+        let limit: Nanoseconds? = milliseconds == 0 ? nil : .milliseconds(UInt64(milliseconds))
+        switch which {
+        case 1: r.operation.options.timeouts.queue = limit
+        case 2: r.operation.options.timeouts.connect = limit
+        case 3: r.operation.options.timeouts.firstByte = limit
+        case 4: r.operation.options.timeouts.idle = limit
+        case 5: r.operation.options.timeouts.total = limit
+        default: throw invalid("unknown timeout \(which)")
+        }
+    }
+}
+
+@_cdecl("courier_request_set_redirects")
+public func courier_request_set_redirects(_ handle: OpaquePointer?, _ follow: Int32, _ maxRedirects: Int32) -> Int32 {
+    configure(handle) { r throws(CourierError) in
+        guard follow == 0 || follow == 1 else { throw invalid("follow must be 0 or 1") }
+        r.operation.options.redirects.follow = follow == 1
+        if maxRedirects >= 0 { r.operation.options.redirects.maxRedirects = Int(maxRedirects) }
+    }
+}
+
+@_cdecl("courier_request_set_decompress")
+public func courier_request_set_decompress(_ handle: OpaquePointer?, _ enabled: Int32) -> Int32 {
+    configure(handle) { r throws(CourierError) in
+        guard enabled == 0 || enabled == 1 else { throw invalid("enabled must be 0 or 1") }
+        r.operation.options.decompress = enabled == 1
+    }
+}
+
+@_cdecl("courier_request_set_max_body")
+public func courier_request_set_max_body(_ handle: OpaquePointer?, _ bytes: Int64) -> Int32 {
+    configure(handle) { r throws(CourierError) in
+        guard bytes >= 0 else { throw invalid("negative body limit") }
+        r.operation.options.limits.maxBodyBytes = bytes == 0 ? nil : UInt64(bytes)
+    }
+}
+
+@_cdecl("courier_request_set_output_file")
+public func courier_request_set_output_file(_ handle: OpaquePointer?, _ path: UnsafePointer<CChar>?) -> Int32 {
+    configure(handle) { r throws(CourierError) in
+        guard let path = string(path), !path.isEmpty else { throw invalid("no file path") }
+        r.operation.downloadPath = path
+    }
+}
+
+@_cdecl("courier_request_set_tls_ca")
+public func courier_request_set_tls_ca(_ handle: OpaquePointer?, _ file: UnsafePointer<CChar>?, _ directory: UnsafePointer<CChar>?) -> Int32 {
+    configure(handle) { r throws(CourierError) in
+        r.operation.options.tls.caFile = string(file)
+        r.operation.options.tls.caDirectory = string(directory)
+    }
+}
+
+@_cdecl("courier_request_set_tls_verify")
+public func courier_request_set_tls_verify(_ handle: OpaquePointer?, _ verify: Int32) -> Int32 {
+    configure(handle) { r throws(CourierError) in
+        switch verify {
+        case 0: r.operation.options.tls.verification = .insecureAcceptAnyCertificate
+        case 1: r.operation.options.tls.verification = .full
+        default: throw invalid("verify must be 0 or 1")
+        }
+    }
+}
+
+@_cdecl("courier_request_set_tls_client_certificate")
+public func courier_request_set_tls_client_certificate(_ handle: OpaquePointer?, _ certificate: UnsafePointer<CChar>?,
+                                                       _ key: UnsafePointer<CChar>?, _ passphrase: UnsafePointer<CChar>?) -> Int32 {
+    configure(handle) { r throws(CourierError) in
+        guard let certificate = string(certificate) else { throw invalid("no certificate file") }
+        r.operation.options.tls.clientCertificateFile = certificate
+        r.operation.options.tls.clientKeyFile = string(key)
+        r.operation.options.tls.clientKeyPassphrase = string(passphrase)
+    }
+}
+
+@_cdecl("courier_request_set_tls_pins")
+public func courier_request_set_tls_pins(_ handle: OpaquePointer?, _ pins: UnsafePointer<CChar>?) -> Int32 {
+    configure(handle) { r throws(CourierError) in
+        guard let pins = string(pins) else { throw invalid("no pins") }
+        let list = pins.split(separator: ";").map { String($0).trimmingSpaces }
+        r.operation.options.tls.pins = [try PinSet(pins: list)]
+    }
+}
+
+@_cdecl("courier_request_set_tls_versions")
+public func courier_request_set_tls_versions(_ handle: OpaquePointer?, _ minimum: Int32, _ maximum: Int32) -> Int32 {
+    configure(handle) { r throws(CourierError) in
+        func version(_ raw: Int32) throws(CourierError) -> TLSConfiguration.Version? {
+            if raw == 0 { return nil }
+            guard let v = TLSConfiguration.Version(rawValue: Int(raw)) else { throw invalid("unknown TLS version 0x\(String(raw, radix: 16))") }
+            return v
+        }
+        let low = try version(minimum)
+        let high = try version(maximum)
+        if let low, let high, low > high { throw invalid("minimum TLS version above the maximum") }
+        r.operation.options.tls.minimumVersion = low ?? .tls12
+        r.operation.options.tls.maximumVersion = high
+    }
+}
+
+@_cdecl("courier_request_set_progress")
+public func courier_request_set_progress(_ handle: OpaquePointer?, _ progress: courier_progress_fn?, _ user: UnsafeMutableRawPointer?) -> Int32 {
+    configure(handle) { r throws(CourierError) in
+        r.progress = progress.map { ($0, user) }
+    }
+}
+
+@_cdecl("courier_request_send")
+public func courier_request_send(_ handle: OpaquePointer?, _ done: courier_done_fn?, _ user: UnsafeMutableRawPointer?) -> Int32 {
+    guard let request = request(handle) else { return CourierError.Code.misuse.c }
+    guard let done else { return request.record(CourierError(.misuse, "no completion callback")) }
+    return request.send(.callback(done, user))
+}
+
+@_cdecl("courier_request_enqueue")
+public func courier_request_enqueue(_ handle: OpaquePointer?) -> Int32 {
+    guard let request = request(handle) else { return CourierError.Code.misuse.c }
+    guard !request.engine.isDestroyed, request.engine !== CEngine.shared else {
+        return request.record(CourierError(.misuse, "the request's engine has no completion queue (destroyed, or none given)"))
+    }
+    return request.send(.completionQueue)
+}
+
+@_cdecl("courier_request_perform")
+public func courier_request_perform(_ handle: OpaquePointer?, _ response: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    response?.pointee = nil
+    guard let request = request(handle) else { return CourierError.Code.misuse.c }
+    if Runtime.shared.isOnLoopThread {
+        return request.record(CourierError(.misuse, "courier_request_perform called from a callback would wait for itself"))
+    }
+    let (handle, code) = request.perform()
+    if let response {
+        response.pointee = handle
+    } else if let handle {
+        releaseHandle(handle)
+    }
+    return code
+}
+
+@_cdecl("courier_request_cancel")
+public func courier_request_cancel(_ handle: OpaquePointer?) -> Int32 {
+    guard let request = request(handle) else { return CourierError.Code.misuse.c }
+    request.cancel()
+    return COURIER_OK
+}
+
+@_cdecl("courier_request_errmsg")
+public func courier_request_errmsg(_ handle: OpaquePointer?) -> UnsafePointer<CChar> {
+    guard let request = request(handle) else { return courierStaticString(CourierError.Code.misuse.c) }
+    return request.errorText
+}
+
+extension String {
+    /// Without leading and trailing spaces and tabs.
+    fileprivate var trimmingSpaces: String {
+        var s = Substring(self)
+        while let c = s.first, c == " " || c == "\t" { s.removeFirst() }
+        while let c = s.last, c == " " || c == "\t" { s.removeLast() }
+        return String(s)
+    }
+}

@@ -1,0 +1,403 @@
+/*
+ * courier.h: the C ABI of Courier, an HTTP/1.1 client library for Linux.
+ *
+ * C programs and other runtimes (Python through ctypes, any FFI) use the same engine and the same
+ * process-wide queue as Swift code: the queue's width bounds every caller together.
+ *
+ * Conventions (as in sqlite3.h and curl.h):
+ *   - Handles are opaque. Constructors return COURIER_OK and store the handle through an out
+ *     pointer; destructors accept NULL and return nothing.
+ *   - Functions return an int result code: COURIER_OK (0) or a COURIER_E_* code. Codes are
+ *     append-only and never renumbered. The primary code sits in the low 8 bits, a detail above
+ *     it (COURIER_E_TIMEOUT_CONNECT is COURIER_E_TIMEOUT | 2 << 8), so `code & 0xff` gives the
+ *     family. courier_strerror() gives static text for any code.
+ *   - A NULL or destroyed handle is reported as COURIER_E_MISUSE, never a crash. (A destroyed
+ *     handle is recognised while its memory has not been reused; do not rely on it.)
+ *   - A function that takes a callback and returns an error never calls that callback.
+ *   - Strings are UTF-8 and NUL-terminated, and are copied: the caller may free them after the
+ *     call. Buffers returned by Courier stay valid as long as the handle they came from.
+ *
+ * Threads: every function may be called from any thread, but one request handle must not be used
+ * by two threads at once. Callbacks run on Courier's loop thread, the one thread that moves every
+ * byte for the process: they must return quickly and must not block. From a callback you may
+ * call any courier_* function (send more requests, free the request, destroy the engine) except
+ * courier_request_perform() and courier_shutdown(), which return COURIER_E_MISUSE there.
+ *
+ * Build: cc app.c $(pkg-config --cflags --libs courier)
+ */
+#ifndef COURIER_H
+#define COURIER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Compile-time version; compare with courier_version_number() at run time. */
+#define COURIER_VERSION_MAJOR 0
+#define COURIER_VERSION_MINOR 1
+#define COURIER_VERSION_PATCH 0
+#define COURIER_VERSION_NUM 0x000100
+/* The ABI generation: the library's SONAME is libcourier.so.<COURIER_ABI_VERSION>. */
+#define COURIER_ABI_VERSION 1
+
+/* Result codes. Append only; never renumber, never reuse. */
+#define COURIER_OK                      0
+#define COURIER_E_MISUSE                1   /* NULL or destroyed handle, call from the wrong thread */
+#define COURIER_E_INVALID_ARGUMENT      2   /* out-of-range or unknown option value */
+#define COURIER_E_INVALID_URL           3
+#define COURIER_E_UNSUPPORTED_SCHEME    4   /* neither http nor https */
+#define COURIER_E_INVALID_HEADER        5   /* CR, LF, NUL or a non-token name */
+#define COURIER_E_DNS                   6
+#define COURIER_E_CONNECT               7
+#define COURIER_E_TIMEOUT               8
+#define COURIER_E_CONNECTION_RESET      9
+#define COURIER_E_EMPTY_REPLY          10
+#define COURIER_E_TRUNCATED_BODY       11
+#define COURIER_E_MALFORMED_RESPONSE   12
+#define COURIER_E_HEADERS_TOO_LARGE    13
+#define COURIER_E_BODY_TOO_LARGE       14
+#define COURIER_E_TOO_MANY_REDIRECTS   15
+#define COURIER_E_REDIRECT_REJECTED    16
+#define COURIER_E_DECODING             17
+#define COURIER_E_CANCELLED            18
+#define COURIER_E_SEND                 19
+#define COURIER_E_FILE                 20
+#define COURIER_E_SHUTDOWN             21
+#define COURIER_E_TLS                  22
+#define COURIER_E_RESPONSE_FORMAT      23
+#define COURIER_E_HTTP_STATUS          24
+#define COURIER_E_NOT_FOUND            25   /* no such header, no finished request to return */
+#define COURIER_E_NO_MEMORY            26
+
+/* Details, in bits 8 and up of their family. */
+#define COURIER_E_TIMEOUT_QUEUE        (COURIER_E_TIMEOUT | (1 << 8))
+#define COURIER_E_TIMEOUT_CONNECT      (COURIER_E_TIMEOUT | (2 << 8))
+#define COURIER_E_TIMEOUT_FIRST_BYTE   (COURIER_E_TIMEOUT | (3 << 8))
+#define COURIER_E_TIMEOUT_IDLE         (COURIER_E_TIMEOUT | (4 << 8))
+#define COURIER_E_TIMEOUT_TOTAL        (COURIER_E_TIMEOUT | (5 << 8))
+#define COURIER_E_BAD_STATUS_LINE      (COURIER_E_MALFORMED_RESPONSE | (1 << 8))
+#define COURIER_E_BAD_HEADER           (COURIER_E_MALFORMED_RESPONSE | (2 << 8))
+#define COURIER_E_BAD_CHUNK            (COURIER_E_MALFORMED_RESPONSE | (3 << 8))
+#define COURIER_E_AMBIGUOUS_FRAMING    (COURIER_E_MALFORMED_RESPONSE | (4 << 8))
+#define COURIER_E_BAD_CONTENT_LENGTH   (COURIER_E_MALFORMED_RESPONSE | (5 << 8))
+#define COURIER_E_UNSOLICITED_DATA     (COURIER_E_MALFORMED_RESPONSE | (6 << 8))
+#define COURIER_E_UNEXPECTED_UPGRADE   (COURIER_E_MALFORMED_RESPONSE | (7 << 8))
+#define COURIER_E_HEADER_BYTES         (COURIER_E_HEADERS_TOO_LARGE | (1 << 8))
+#define COURIER_E_HEADER_COUNT         (COURIER_E_HEADERS_TOO_LARGE | (2 << 8))
+#define COURIER_E_REDIRECT_SCHEME      (COURIER_E_REDIRECT_REJECTED | (1 << 8))
+#define COURIER_E_REDIRECT_DOWNGRADE   (COURIER_E_REDIRECT_REJECTED | (2 << 8))
+#define COURIER_E_REDIRECT_LOCATION    (COURIER_E_REDIRECT_REJECTED | (3 << 8))
+#define COURIER_E_CORRUPT_ENCODING     (COURIER_E_DECODING | (1 << 8))
+#define COURIER_E_DECODED_TOO_LARGE    (COURIER_E_DECODING | (2 << 8))
+#define COURIER_E_FILE_READ            (COURIER_E_FILE | (1 << 8))
+#define COURIER_E_FILE_WRITE           (COURIER_E_FILE | (2 << 8))
+#define COURIER_E_TLS_HANDSHAKE        (COURIER_E_TLS | (1 << 8))
+#define COURIER_E_TLS_UNTRUSTED        (COURIER_E_TLS | (2 << 8))
+#define COURIER_E_TLS_HOST_MISMATCH    (COURIER_E_TLS | (3 << 8))
+#define COURIER_E_TLS_EXPIRED          (COURIER_E_TLS | (4 << 8))
+#define COURIER_E_TLS_NOT_YET_VALID    (COURIER_E_TLS | (5 << 8))
+#define COURIER_E_TLS_PIN_MISMATCH     (COURIER_E_TLS | (6 << 8))
+#define COURIER_E_TLS_PROTOCOL_VERSION (COURIER_E_TLS | (7 << 8))
+#define COURIER_E_TLS_CLIENT_CERT      (COURIER_E_TLS | (8 << 8))
+#define COURIER_E_TLS_CA_FILE          (COURIER_E_TLS | (9 << 8))
+#define COURIER_E_TLS_REJECTED         (COURIER_E_TLS | (10 << 8))
+#define COURIER_E_TLS_TRUNCATED        (COURIER_E_TLS | (11 << 8))
+
+/* Option values. */
+#define COURIER_PRIORITY_VERY_LOW   0
+#define COURIER_PRIORITY_LOW        1
+#define COURIER_PRIORITY_NORMAL     2
+#define COURIER_PRIORITY_HIGH       3
+#define COURIER_PRIORITY_VERY_HIGH  4
+
+#define COURIER_TIMEOUT_QUEUE       1
+#define COURIER_TIMEOUT_CONNECT     2
+#define COURIER_TIMEOUT_FIRST_BYTE  3
+#define COURIER_TIMEOUT_IDLE        4
+#define COURIER_TIMEOUT_TOTAL       5
+
+#define COURIER_PARAMS_FORM         0   /* application/x-www-form-urlencoded (default) */
+#define COURIER_PARAMS_JSON         1   /* a JSON object of string members */
+
+#define COURIER_TLS_1_2             0x0303
+#define COURIER_TLS_1_3             0x0304
+
+#define COURIER_PROGRESS_UPLOAD     0
+#define COURIER_PROGRESS_DOWNLOAD   1
+
+#define COURIER_TIMING_QUEUE        1   /* waiting in the shared queue */
+#define COURIER_TIMING_DNS          2
+#define COURIER_TIMING_CONNECT      3
+#define COURIER_TIMING_TLS          4
+#define COURIER_TIMING_FIRST_BYTE   5   /* start to first response byte */
+#define COURIER_TIMING_TOTAL        6   /* start to completion (queue excluded) */
+
+typedef struct courier_engine courier_engine;
+typedef struct courier_request courier_request;
+typedef struct courier_response courier_response;
+
+/*
+ * Called once when a request sent with courier_request_send() ends. `response` is NULL when no
+ * response arrived (code says why); otherwise it is a new handle the callback now owns and must
+ * release with courier_response_free() (now or later, from any thread). `code` is COURIER_OK,
+ * COURIER_E_HTTP_STATUS for a status outside the engine's accepted range (the response is there),
+ * or the failure. Runs on the loop thread.
+ */
+typedef void (*courier_done_fn)(courier_request *request, courier_response *response, int code, void *user);
+
+/*
+ * Progress of one direction (COURIER_PROGRESS_UPLOAD or _DOWNLOAD): bytes done and expected (-1
+ * when unknown). At most every 50 ms, and once at the end. Runs on the loop thread.
+ */
+typedef void (*courier_progress_fn)(courier_request *request, int direction, uint64_t done, int64_t total, void *user);
+
+/* Called with the number of running and queued operations, process-wide, when it changes
+ * (coalesced per loop turn). Runs on the loop thread. */
+typedef void (*courier_activity_fn)(int running, int queued, void *user);
+
+/* ---------------------------------------------------------------------------------------------
+ * Library
+ */
+
+/* COURIER_VERSION_NUM of the library loaded at run time. Thread safety: any thread. */
+int courier_version_number(void);
+
+/* The version as text ("0.1.0"); static storage. Thread safety: any thread. */
+const char *courier_version(void);
+
+/* Static English text for a result code (any code, known or not); never NULL, never freed.
+ * Thread safety: any thread. */
+const char *courier_strerror(int code);
+
+/*
+ * Fails every request in flight with COURIER_E_SHUTDOWN (their callbacks run), closes every
+ * connection and stops the loop thread; the next request starts it again. Use before exit in
+ * programs checked with valgrind. Returns COURIER_E_MISUSE from a callback (it would wait for
+ * itself). Thread safety: any thread but the loop thread.
+ */
+int courier_shutdown(void);
+
+/* ---------------------------------------------------------------------------------------------
+ * The shared queue (process-wide: Swift and C callers share it)
+ */
+
+/* Operations running at once, process-wide. Thread safety: any thread. */
+int courier_queue_width(void);
+
+/* Changes the width (0 holds everything until raised). Lowering it never stops running work.
+ * COURIER_E_INVALID_ARGUMENT for a negative width. Thread safety: any thread. */
+int courier_queue_set_width(int width);
+
+/* Sets the operation and connection limit for one host (NULL host: the default for all hosts;
+ * limit 0 with a host: remove that host's own limit). Thread safety: any thread. */
+int courier_queue_set_host_limit(const char *host, int limit);
+
+/* Current running and queued counts (either pointer may be NULL). Thread safety: any thread. */
+int courier_queue_activity(int *running, int *queued);
+
+/* Registers an activity observer; *token identifies it for courier_queue_unobserve. `user` is
+ * passed back untouched and must stay valid until unobserved. Thread safety: any thread. */
+int courier_queue_observe(courier_activity_fn observer, void *user, int *token);
+
+/* Removes an observer; it may still run once if a notification is in progress. */
+int courier_queue_unobserve(int token);
+
+/* ---------------------------------------------------------------------------------------------
+ * Engines: one per API, with a base URL and default headers
+ */
+
+/*
+ * CONSTRUCTOR. `base` is a URL ("https://api.example.com/v1") or a bare host ("localhost:8080",
+ * meaning http) under which requests may give paths, or NULL for an engine that only takes
+ * absolute URLs. Copied. Errors: COURIER_E_INVALID_URL, COURIER_E_UNSUPPORTED_SCHEME,
+ * COURIER_E_MISUSE (engine NULL); *engine is NULL after an error. Thread safety: any thread.
+ */
+int courier_engine_create(const char *base, courier_engine **engine);
+
+/*
+ * DESTRUCTOR. Cancels the engine's requests still in flight (their callbacks run with
+ * COURIER_E_CANCELLED) and releases the engine; requests already created keep working until
+ * freed (the engine's memory lives until then, like sqlite3_close_v2). Safe from a callback:
+ * nothing waits. NULL is a no-op. Thread safety: any thread, once.
+ */
+void courier_engine_destroy(courier_engine *engine);
+
+/* A header every request of the engine sends unless it sets the same name. Copied.
+ * COURIER_E_INVALID_HEADER for CR, LF, NUL or a bad name. Thread safety: not concurrently with
+ * courier_request_create on the same engine. */
+int courier_engine_add_header(courier_engine *engine, const char *name, const char *value);
+
+/* Statuses outside [low, high) complete with COURIER_E_HTTP_STATUS (default [200, 400)); use
+ * (0, 1000) to accept every status. Applies to requests created afterwards. */
+int courier_engine_set_accepted_status(courier_engine *engine, int low, int high);
+
+/*
+ * A file descriptor that is readable while finished requests wait in the engine's completion
+ * queue (requests started with courier_request_enqueue). For poll(), epoll, asyncio's add_reader.
+ * Owned by the engine: do not read, write or close it. Returns -COURIER_E_MISUSE for a bad
+ * handle. Thread safety: any thread.
+ */
+int courier_engine_fd(courier_engine *engine);
+
+/*
+ * Takes one finished request from the completion queue (pull style, like curl_multi_info_read).
+ * Returns COURIER_OK and sets *request, *response (NULL when no response arrived; the caller
+ * owns it) and *code; COURIER_E_NOT_FOUND when the queue is empty. Never blocks.
+ * Thread safety: any thread.
+ */
+int courier_engine_next_done(courier_engine *engine, courier_request **request, courier_response **response, int *code);
+
+/* ---------------------------------------------------------------------------------------------
+ * Requests
+ */
+
+/*
+ * CONSTRUCTOR. `engine` may be NULL for a process-wide engine with no base URL and the standard
+ * headers (such requests cannot use courier_request_enqueue: there is no engine to poll).
+ * `method` is "GET", "POST", ... (NULL means GET). `url` is absolute ("http://host/path?q"), or a
+ * path under the engine's base URL ("items/1"). The request snapshots the engine's default
+ * headers and accepted statuses. Errors: COURIER_E_INVALID_URL, COURIER_E_UNSUPPORTED_SCHEME,
+ * COURIER_E_INVALID_ARGUMENT (a method that is not a token), COURIER_E_MISUSE (bad engine, NULL
+ * out pointer); *request is NULL after an error. Thread safety: any thread.
+ */
+int courier_request_create(courier_engine *engine, const char *method, const char *url, courier_request **request);
+
+/*
+ * DESTRUCTOR. May be called at any time, including from the request's own callback. If the
+ * request is in flight it is cancelled and its callback will not run; for a request started with
+ * courier_request_enqueue it does not appear in the completion queue. NULL is a no-op.
+ */
+void courier_request_free(courier_request *request);
+
+/* Adds a header (copied). An empty value sends the header empty. COURIER_E_INVALID_HEADER for
+ * CR, LF, NUL or a bad name. Setters return COURIER_E_MISUSE once the request was sent. */
+int courier_request_add_header(courier_request *request, const char *name, const char *value);
+
+/* Removes a header: one set on this request, and the engine's default of that name (curl's
+ * -H "Name:"). */
+int courier_request_remove_header(courier_request *request, const char *name);
+
+/* The body, copied (`data` may be freed after the call). */
+int courier_request_set_body(courier_request *request, const void *data, size_t length);
+
+/* The body streamed from a file at send time (the path is copied). */
+int courier_request_set_body_file(courier_request *request, const char *path);
+
+/* A parameter: in the query string for GET, HEAD and DELETE (or with an explicit body), in the
+ * body otherwise (form or JSON, see courier_request_set_param_encoding). Copied. */
+int courier_request_add_param(courier_request *request, const char *name, const char *value);
+
+/* COURIER_PARAMS_FORM or COURIER_PARAMS_JSON. */
+int courier_request_set_param_encoding(courier_request *request, int encoding);
+
+/* COURIER_PRIORITY_VERY_LOW ... COURIER_PRIORITY_VERY_HIGH (default NORMAL). */
+int courier_request_set_priority(courier_request *request, int priority);
+
+/* One of COURIER_TIMEOUT_*; milliseconds, 0 for no limit. Queue time never counts against the
+ * connect or first-byte limits. */
+int courier_request_set_timeout(courier_request *request, int which, int64_t milliseconds);
+
+/* Follow 301/302/303/307/308 (default on, 10 at most); max_redirects < 0 keeps the default. */
+int courier_request_set_redirects(courier_request *request, int follow, int max_redirects);
+
+/* Ask for and decode gzip/deflate (default on). */
+int courier_request_set_decompress(courier_request *request, int enabled);
+
+/* Fail with COURIER_E_BODY_TOO_LARGE beyond this many body bytes (0: no limit). */
+int courier_request_set_max_body(courier_request *request, int64_t bytes);
+
+/* Write the body to this file instead of memory (courier_response_body is then empty). */
+int courier_request_set_output_file(courier_request *request, const char *path);
+
+/* TLS: extra trusted CAs from a PEM file and/or a hashed directory (either may be NULL). */
+int courier_request_set_tls_ca(courier_request *request, const char *file, const char *directory);
+
+/* TLS: 0 accepts any certificate (test servers only; pins still apply), 1 verifies (default). */
+int courier_request_set_tls_verify(courier_request *request, int verify);
+
+/* TLS: client certificate and key (PEM), key passphrase (NULL when none). */
+int courier_request_set_tls_client_certificate(courier_request *request, const char *certificate, const char *key, const char *passphrase);
+
+/* TLS: public-key pins, curl style ("sha256//BASE64;sha256//BASE64"). */
+int courier_request_set_tls_pins(courier_request *request, const char *pins);
+
+/* TLS: lowest and highest version (COURIER_TLS_1_2, COURIER_TLS_1_3; 0 for the default). */
+int courier_request_set_tls_versions(courier_request *request, int minimum, int maximum);
+
+/* Progress callback (set before sending). `user` is passed back untouched. */
+int courier_request_set_progress(courier_request *request, courier_progress_fn progress, void *user);
+
+/*
+ * Sends the request through the shared queue; `done` runs once, on the loop thread, when it ends
+ * (never from inside this call). On error the callback is never called. A request is sent at
+ * most once (COURIER_E_MISUSE the second time); `done` NULL is COURIER_E_MISUSE.
+ * Thread safety: any thread.
+ */
+int courier_request_send(courier_request *request, courier_done_fn done, void *user);
+
+/*
+ * Sends the request; when it ends it is appended to the engine's completion queue (see
+ * courier_engine_next_done and courier_engine_fd) instead of calling back. For hosts that would
+ * rather poll than be called on a foreign thread. COURIER_E_MISUSE when the request has no engine
+ * of its own or the engine was destroyed. Thread safety: any thread.
+ */
+int courier_request_enqueue(courier_request *request);
+
+/*
+ * Sends the request and waits for it. Returns the outcome's code and, when a response arrived,
+ * stores a new response handle in *response (owned by the caller; may be NULL when not wanted).
+ * COURIER_E_MISUSE on the loop thread. Thread safety: any thread but the loop thread.
+ */
+int courier_request_perform(courier_request *request, courier_response **response);
+
+/* Cancels the request wherever it is; its callback (or completion entry) reports
+ * COURIER_E_CANCELLED. Cancelling a finished request does nothing. */
+int courier_request_cancel(courier_request *request);
+
+/* Detail of the request's last error (static text plus context); valid until the request is
+ * freed or fails again. Never NULL. */
+const char *courier_request_errmsg(courier_request *request);
+
+/* ---------------------------------------------------------------------------------------------
+ * Responses (read-only; any thread; valid until courier_response_free)
+ */
+
+/* The HTTP status (100-999), or 0 for a NULL handle. */
+int courier_response_status(const courier_response *response);
+
+/* The body (decoded from gzip/deflate when that was on); *length receives its size. The pointer
+ * stays valid until the response is freed. Empty (not NULL) for an empty body. */
+const uint8_t *courier_response_body(const courier_response *response, size_t *length);
+
+/* Number of header fields, duplicates counted separately. */
+size_t courier_response_header_count(const courier_response *response);
+
+/* Field `index`: pointers into the response (not NUL-terminated) and their lengths.
+ * COURIER_E_NOT_FOUND past the end. */
+int courier_response_header_at(const courier_response *response, size_t index,
+                               const char **name, size_t *name_length, const char **value, size_t *value_length);
+
+/* The first value of a header (case-insensitive name), NUL-terminated, valid until the response
+ * is freed; NULL when absent. */
+const char *courier_response_header(courier_response *response, const char *name);
+
+/* The URL that answered, after redirects (NUL-terminated; valid until the response is freed). */
+const char *courier_response_url(courier_response *response);
+
+/* A duration in seconds (one of COURIER_TIMING_*), or -1 for an unknown `which`. */
+double courier_response_timing(const courier_response *response, int which);
+
+/* Whether the response came over a connection that had served an earlier request. */
+int courier_response_reused_connection(const courier_response *response);
+
+/* DESTRUCTOR. NULL is a no-op. Any thread. */
+void courier_response_free(courier_response *response);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* COURIER_H */
