@@ -16,45 +16,11 @@ struct CLITests {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[1]
     }
 
-    struct Run {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-        var stdoutBytes: Data
-    }
+    typealias Run = ProcessResult
 
-    /// Runs the CLI on a thread of its own: waiting for a process must not block one of the few
-    /// cooperative threads every other async test needs.
+    /// Runs the CLI (on a thread of its own, see `runProcess`).
     func run(_ arguments: [String], stdin: Data? = nil) async throws -> Run {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(with: Result { try Self.runBlocking(arguments, stdin: stdin) })
-            }
-        }
-    }
-
-    static func runBlocking(_ arguments: [String], stdin: Data?) throws -> Run {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        if let stdin {
-            let input = Pipe()
-            process.standardInput = input
-            try process.run()
-            input.fileHandleForWriting.write(stdin)
-            try input.fileHandleForWriting.close()
-        } else {
-            process.standardInput = FileHandle.nullDevice
-            try process.run()
-        }
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                   stderr: String(decoding: errData, as: UTF8.self), stdoutBytes: outData)
+        try await runProcess(Self.binary, arguments, stdin: stdin)
     }
 
     @Test func localFailureExitCodes() async throws {
@@ -229,7 +195,7 @@ struct CLITests {
         }
     }
 
-    static let valgrind = ["/usr/bin/valgrind", "/usr/local/bin/valgrind"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    static let valgrind = valgrindPath
 
     /// The core under valgrind, through the CLI (which shuts the runtime down before exiting):
     /// plain and TLS successes, a redirect, a rejected certificate, a reset, a truncation and a

@@ -1,3 +1,4 @@
+import CourierHeader
 import Foundation
 import Synchronization
 import Testing
@@ -37,6 +38,63 @@ struct QueueTests {
         #expect(statuses.count == 10 && statuses.allSatisfy { $0 == 200 })
         let stats = await scriptedStats(group)
         #expect(stats.peak <= 2, "server saw \(stats.peak) at once")
+        #expect(stats.seen == 10)
+    }
+
+    /// The design promise of the C ABI: C callers and Swift callers in one process share one
+    /// queue. Five operations from each side start together with width 2; were the C side on a
+    /// queue of its own, the server would see up to four at once.
+    @Test func oneQueueAcrossSwiftAndC() async throws {
+        let group = "mixed-\(UUID().uuidString.prefix(8))"
+        let previous = SharedQueue.width
+        #expect(courier_queue_set_width(2) == COURIER_OK)
+        #expect(SharedQueue.width == 2, "the C call sets the Swift-visible width")
+
+        final class Finished: @unchecked Sendable {
+            let lock = NSLock()
+            var statuses: [Int32] = []
+            let all = DispatchSemaphore(value: 0)
+            func add(_ status: Int32) {
+                lock.lock()
+                statuses.append(status)
+                let count = statuses.count
+                lock.unlock()
+                if count == 5 { all.signal() }
+            }
+        }
+        let cSide = Finished()
+        var cEngine: OpaquePointer?
+        #expect(courier_engine_create(s.scripted, &cEngine) == COURIER_OK)
+        let user = Unmanaged.passRetained(cSide).toOpaque()
+        for _ in 0..<5 {
+            var request: OpaquePointer?
+            #expect(courier_request_create(cEngine, "GET", "/slow?ms=150&group=\(group)", &request) == COURIER_OK)
+            #expect(courier_request_send(request, { request, response, code, user in
+                Unmanaged<Finished>.fromOpaque(user!).takeUnretainedValue().add(code == COURIER_OK ? courier_response_status(response) : -code)
+                courier_response_free(response)
+                courier_request_free(request)
+            }, user) == COURIER_OK)
+        }
+        let engine = Engine(host: s.scripted)
+        let swiftStatuses = await withTaskGroup(of: Int.self) { tasks in
+            for _ in 0..<5 {
+                tasks.addTask { (try? await engine.send(engine.operation(path: "/slow", params: ["ms": "150", "group": group])))?.status ?? -1 }
+            }
+            var all: [Int] = []
+            for await status in tasks { all.append(status) }
+            return all
+        }
+        let cDone = await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: cSide.all.wait(timeout: .now() + 30) == .success) }
+        }
+        Unmanaged<Finished>.fromOpaque(user).release()
+        courier_engine_destroy(cEngine)
+        SharedQueue.width = previous
+        #expect(cDone)
+        #expect(swiftStatuses == [200, 200, 200, 200, 200])
+        #expect(cSide.statuses == [200, 200, 200, 200, 200])
+        let stats = await scriptedStats(group)
+        #expect(stats.peak <= 2, "server saw \(stats.peak) at once across Swift and C")
         #expect(stats.seen == 10)
     }
 

@@ -94,16 +94,21 @@ final class TestServers: @unchecked Sendable {
             Thread.detachNewThread {
                 var extra: [Process] = []
                 let (port, _) = Self.startScripted(&extra)
-                Self.lock.lock()
-                let previous = TestServers.atExit
-                TestServers.atExit = { previous?(); for p in extra where p.isRunning { p.terminate() } }
-                Self.lock.unlock()
+                Self.addCleanup { for p in extra where p.isRunning { p.terminate() } }
                 continuation.resume(returning: "http://127.0.0.1:\(port)")
             }
         }
     }
 
     private static let lock = NSLock()
+
+    /// Runs `body` at exit, after what was registered before.
+    static func addCleanup(_ body: @escaping () -> Void) {
+        lock.lock()
+        let previous = atExit
+        atExit = { previous?(); body() }
+        lock.unlock()
+    }
 
     private static func makeCertificates(_ directory: String) {
         let process = Process()

@@ -1,0 +1,226 @@
+import CourierHeader
+import Foundation
+import Testing
+
+/// The C ABI: the header against the library's exports, the C examples compiled with the system
+/// compiler and run (also under valgrind), the Python binding's own tests, and in-process calls
+/// through the header the way a C program makes them.
+@Suite("C ABI")
+struct CABITests {
+    let s = TestServers.shared
+
+    /// The library as built (libCourierC.so; its SONAME is libcourier.so.1).
+    static var library: String {
+        let candidates = [
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("libCourierC.so").path,
+            TestServers.packageRoot + "/.build/debug/libCourierC.so",
+        ]
+        return candidates.first { FileManager.default.fileExists(atPath: $0) } ?? candidates[1]
+    }
+
+    @Test func headerDeclaresExactlyTheExportedSymbols() async throws {
+        let header = try String(contentsOfFile: TestServers.packageRoot + "/include/courier.h", encoding: .utf8)
+        // Declarations: "<type> courier_name(" at the start of a line (prototypes, not comments).
+        var declared = Set<String>()
+        for line in header.split(separator: "\n") where !line.hasPrefix(" ") && !line.hasPrefix("/") && !line.hasPrefix("#") {
+            guard let open = line.firstIndex(of: "("), let start = line.range(of: "courier_")?.lowerBound, start < open else { continue }
+            if line.hasPrefix("typedef") { continue }
+            declared.insert(String(line[start..<open]).trimmingCharacters(in: CharacterSet(charactersIn: "* ")))
+        }
+        let symbols = try await runProcess("/usr/bin/readelf", ["--dyn-syms", "-W", Self.library])
+        var exported = Set<String>()
+        for line in symbols.stdout.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            // Num: Value Size Type Bind Vis Ndx Name
+            guard fields.count >= 8, fields[4] == "GLOBAL", fields[6] != "UND" else { continue }
+            exported.insert(String(fields[7].split(separator: "@").first!))
+        }
+        exported.remove("COURIER_1")
+        #expect(declared.count >= 50)
+        #expect(declared == exported, "only in the header: \(declared.subtracting(exported)); only exported: \(exported.subtracting(declared))")
+        let dynamic = try await runProcess("/usr/bin/readelf", ["-d", Self.library])
+        #expect(dynamic.stdout.contains("Library soname: [libcourier.so.\(COURIER_ABI_VERSION)]"))
+    }
+
+    @Test func cExamplesWork() async throws {
+        let bin = try await CExamples.shared.directory()
+        let get = try await runProcess(bin + "/get", [s.nginx + "/small", "X-Test:1"])
+        #expect(get.status == 0, "\(get.stderr)")
+        #expect(get.stdoutBytes.count == 100)
+        #expect(get.stderr.contains("status 200"))
+        let missing = try await runProcess(bin + "/get", ["http://127.0.0.1:1/"])
+        #expect(missing.status == COURIER_E_CONNECT, "\(missing.stderr)")
+        let parallel = try await runProcess(bin + "/parallel", [s.nginx, "200", "/small", "4"])
+        #expect(parallel.status == 0, "\(parallel.stderr)")
+        #expect(parallel.stdout.contains("done 200 ok 200"))
+        let poll = try await runProcess(bin + "/poll", [s.nginx, "200", "/small"])
+        #expect(poll.status == 0, "\(poll.stderr)")
+        #expect(poll.stdout.contains("done 200 ok 200 idle 1"))
+        let bad = try await runProcess(bin + "/badinput", [s.nginx, "--unsafe"])
+        #expect(bad.status == 0 && bad.stdout == "ok\n", "\(bad.stderr)")
+    }
+
+    @Test(.enabled(if: valgrindPath != nil, "valgrind is not installed (make test installs it)"))
+    func cExamplesUnderValgrind() async throws {
+        let bin = try await CExamples.shared.directory()
+        for (program, arguments) in [("badinput", [s.nginx]), ("parallel", [s.nginx, "40", "/small", "3"]),
+                                     ("poll", [s.nginx, "40", "/small"])] {
+            let run = try await runProcess(valgrindPath!, valgrindArguments + [bin + "/" + program] + arguments)
+            #expect(run.status == 0, "\(program): \(run.stderr)")
+            #expect(!run.stderr.contains("Invalid read") && !run.stderr.contains("Invalid write"), "\(program): \(run.stderr)")
+        }
+    }
+
+    @Test func pythonBinding() async throws {
+        let result = try await runProcess("/usr/bin/env", ["python3", "-m", "unittest", "discover", "-s", "cbindings/python/tests", "-v"],
+                                          environment: ["COURIER_LIBRARY": Self.library, "COURIER_TEST_NGINX": s.nginx,
+                                                        "COURIER_TEST_SCRIPTED": await s.privateScripted()],
+                                          directory: TestServers.packageRoot)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("OK"), "\(result.stderr)")
+    }
+
+    // MARK: In-process, through the header
+
+    /// What a callback saw, passed as the C user pointer.
+    final class CallbackProbe: @unchecked Sendable {
+        var performCode: Int32 = -1
+        var shutdownCode: Int32 = -1
+        var status: Int32 = 0
+        var code: Int32 = -1
+        var engine: OpaquePointer?
+        var onLoopThread = false
+        let done = DispatchSemaphore(value: 0)
+    }
+
+    @Test func callbacksMayFreeAndDestroyButNotWait() async throws {
+        var engine: OpaquePointer?
+        #expect(courier_engine_create(s.nginx, &engine) == COURIER_OK)
+        var request: OpaquePointer?
+        #expect(courier_request_create(engine, "GET", "/small", &request) == COURIER_OK)
+        let probe = CallbackProbe()
+        probe.engine = engine
+        let user = Unmanaged.passRetained(probe).toOpaque()
+        let sent = courier_request_send(request, { request, response, code, user in
+            let probe = Unmanaged<CallbackProbe>.fromOpaque(user!).takeRetainedValue()
+            probe.code = code
+            probe.status = courier_response_status(response)
+            let name = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? ""
+            probe.onLoopThread = name.hasPrefix("courier-loop")
+            // Waiting here would wait for this very thread.
+            var other: OpaquePointer?
+            courier_request_create(nil, "GET", "http://127.0.0.1:1/", &other)
+            probe.performCode = courier_request_perform(other, nil)
+            courier_request_free(other)
+            probe.shutdownCode = courier_shutdown()
+            // Freeing everything from inside the callback is allowed.
+            courier_response_free(response)
+            courier_request_free(request)
+            courier_engine_destroy(probe.engine)
+            probe.done.signal()
+        }, user)
+        #expect(sent == COURIER_OK)
+        try await waitOffThread(probe.done)
+        #expect(probe.code == COURIER_OK && probe.status == 200)
+        #expect(probe.onLoopThread, "callbacks run on Courier's loop thread")
+        #expect(probe.performCode == COURIER_E_MISUSE)
+        #expect(probe.shutdownCode == COURIER_E_MISUSE)
+    }
+
+    @Test func pullStyleDescriptorAndFailures() async throws {
+        var engine: OpaquePointer?
+        #expect(courier_engine_create(s.scripted, &engine) == COURIER_OK)
+        defer { courier_engine_destroy(engine) }
+        let fd = courier_engine_fd(engine)
+        #expect(fd >= 0)
+        var pollfd = Glibc.pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        #expect(poll(&pollfd, 1, 0) == 0)
+        var requests: [OpaquePointer?] = []
+        for path in ["/truncated", "/status?code=418", "/echo"] {
+            var request: OpaquePointer?
+            #expect(courier_request_create(engine, path == "/echo" ? "POST" : "GET", path, &request) == COURIER_OK)
+            if path == "/echo" {
+                let body = Array("payload".utf8)
+                #expect(courier_request_set_body(request, body, body.count) == COURIER_OK)
+                #expect(courier_request_add_header(request, "X-Probe", "yes") == COURIER_OK)
+            }
+            #expect(courier_request_enqueue(request) == COURIER_OK)
+            requests.append(request)
+        }
+        var results: [OpaquePointer: (Int32, Int32, String)] = [:]
+        while results.count < 3 {
+            let ready = try await pollOffThread(fd)
+            #expect(ready)
+            if !ready { break }
+            var request: OpaquePointer?, response: OpaquePointer?
+            var code: Int32 = 0
+            while courier_engine_next_done(engine, &request, &response, &code) == COURIER_OK {
+                var length = 0
+                let body = courier_response_body(response, &length)
+                let text = body.map { String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self) } ?? ""
+                results[request!] = (code, courier_response_status(response), text)
+                if code != COURIER_OK { #expect(String(cString: courier_request_errmsg(request)).count > 10) }
+                courier_response_free(response)
+            }
+        }
+        #expect(results[requests[0]!]?.0 == COURIER_E_TRUNCATED_BODY)
+        #expect(results[requests[1]!]?.0 == COURIER_E_HTTP_STATUS && results[requests[1]!]?.1 == 418)
+        #expect(results[requests[2]!]?.0 == COURIER_OK && results[requests[2]!]?.2.contains("payload") == true)
+        #expect(results[requests[2]!]?.2.contains("X-Probe") == true)
+        #expect(poll(&pollfd, 1, 0) == 0, "drained: the descriptor reads idle again")
+        requests.forEach { courier_request_free($0) }
+    }
+
+    /// Waits for a semaphore on a thread of its own.
+    func waitOffThread(_ semaphore: DispatchSemaphore, seconds: Double = 20) async throws {
+        let ok = await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: semaphore.wait(timeout: .now() + seconds) == .success) }
+        }
+        try #require(ok, "timed out")
+    }
+
+    /// poll(2) on a thread of its own; whether the descriptor became readable within 10 s.
+    func pollOffThread(_ fd: Int32) async throws -> Bool {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                var pollfd = Glibc.pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                continuation.resume(returning: poll(&pollfd, 1, 10_000) == 1)
+            }
+        }
+    }
+}
+
+/// The C examples, compiled once per test run with the system compiler against the built
+/// library, the way a user's program is (header from include/, -lcourier, SONAME resolution).
+actor CExamples {
+    static let shared = CExamples()
+    /// One build shared by every test that asks (actor methods interleave at each await).
+    private var build: Task<String, Error>?
+
+    func directory() async throws -> String {
+        if build == nil { build = Task { try await Self.compile() } }
+        return try await build!.value
+    }
+
+    private static func compile() async throws -> String {
+        let directory = NSTemporaryDirectory() + "courier-c-\(getpid())"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try? FileManager.default.removeItem(atPath: directory + "/libcourier.so.1")
+        try? FileManager.default.removeItem(atPath: directory + "/libcourier.so")
+        try FileManager.default.createSymbolicLink(atPath: directory + "/libcourier.so.1", withDestinationPath: CABITests.library)
+        try FileManager.default.createSymbolicLink(atPath: directory + "/libcourier.so", withDestinationPath: "libcourier.so.1")
+        let root = TestServers.packageRoot
+        let compiler = ProcessInfo.processInfo.environment["CC"] ?? "cc"
+        for example in ["get", "parallel", "poll", "badinput"] {
+            let result = try await runProcess("/usr/bin/env", [compiler, "-std=c11", "-D_DEFAULT_SOURCE", "-Wall", "-Wextra", "-Werror", "-g",
+                                                               "-I", root + "/include", root + "/cbindings/examples/\(example).c",
+                                                               "-L", directory, "-lcourier", "-lpthread", "-Wl,-rpath," + directory,
+                                                               "-o", directory + "/" + example])
+            guard result.status == 0 else { throw CompileError(message: "\(example).c: \(result.stderr)") }
+        }
+        TestServers.addCleanup { try? FileManager.default.removeItem(atPath: directory) }
+        return directory
+    }
+
+    struct CompileError: Error { let message: String }
+}

@@ -1,0 +1,447 @@
+"""Courier for Python: the C ABI of libcourier through ctypes, standard library only.
+
+Requests from Python go through the same process-wide queue (width, per-host limits, keep-alive
+pool) as requests from C or Swift code in the same process.
+
+Three ways to wait for a response:
+
+* Blocking: ``Engine.get/post/request``. The calling thread waits inside the C library with the
+  GIL released, so other Python threads keep running and several threads can wait at once.
+* asyncio: ``await Engine.fetch(...)``. Finished requests are collected from the engine's
+  completion queue when its descriptor becomes readable (``loop.add_reader``); no Python code
+  ever runs on Courier's thread.
+* Callbacks: ``Engine.send(..., callback=...)``. The callback runs on Courier's loop thread, the
+  one thread that moves every byte for the process; ctypes takes the GIL for it. Keep callbacks
+  short (hand work to a queue). An exception raised by a callback is caught, stored on the
+  ``Request`` (``request.exception``) and reported through ``sys.unraisablehook``; it never
+  reaches C.
+"""
+
+import asyncio
+import ctypes
+import json as _json
+import sys
+import threading
+
+from . import _native
+from ._native import lib
+
+__all__ = ["Engine", "Request", "Response", "CourierError", "HTTPStatusError", "version", "queue_width",
+           "set_queue_width", "set_host_limit", "activity", "observe_activity", "shutdown"]
+
+PRIORITIES = {"very_low": 0, "low": 1, "normal": 2, "high": 3, "very_high": 4}
+TIMEOUTS = {"queue": 1, "connect": 2, "first_byte": 3, "idle": 4, "total": 5}
+TIMINGS = {"queue": 1, "dns": 2, "connect": 3, "tls": 4, "first_byte": 5, "total": 6}
+
+
+class CourierError(Exception):
+    """A Courier result code: ``code`` (with detail), ``primary`` (its family), the message, and
+    ``response`` when one arrived (a 404 still has a body)."""
+
+    def __init__(self, code, message=None, response=None):
+        self.code = code
+        self.primary = code & 0xFF
+        self.response = response
+        super().__init__("%s (code %d)" % (message or strerror(code), code))
+
+
+class HTTPStatusError(CourierError):
+    """The status is outside the engine's accepted range (default 200-399)."""
+
+
+def _error(code, message=None, response=None):
+    cls = HTTPStatusError if code == _native.E_HTTP_STATUS else CourierError
+    return cls(code, message, response)
+
+
+def strerror(code):
+    """The library's static text for a result code."""
+    return lib.courier_strerror(code).decode()
+
+
+def version():
+    return lib.courier_version().decode()
+
+
+def queue_width():
+    """Operations running at once in the whole process (Python, C and Swift callers together)."""
+    return lib.courier_queue_width()
+
+
+def set_queue_width(width):
+    _check(lib.courier_queue_set_width(width))
+
+
+def set_host_limit(host, limit):
+    """Per-host operation and connection limit; host None sets the default, limit 0 clears."""
+    _check(lib.courier_queue_set_host_limit(host.encode() if host is not None else None, limit))
+
+
+def activity():
+    """(running, queued) operations, process-wide."""
+    running, queued = ctypes.c_int(), ctypes.c_int()
+    lib.courier_queue_activity(ctypes.byref(running), ctypes.byref(queued))
+    return running.value, queued.value
+
+
+class Observation:
+    """A registered activity observer; ``cancel()`` stops it."""
+
+    def __init__(self, function):
+        def trampoline(running, queued, _user):
+            try:
+                function(running, queued)
+            except BaseException:  # never into C
+                sys.unraisablehook(_Unraisable(sys.exc_info(), function))
+        self._trampoline = _native.ACTIVITY_FN(trampoline)  # must outlive the registration
+        token = ctypes.c_int()
+        _check(lib.courier_queue_observe(self._trampoline, None, ctypes.byref(token)))
+        self._token = token.value
+
+    def cancel(self):
+        if self._token:
+            lib.courier_queue_unobserve(self._token)
+            self._token = 0
+
+
+def observe_activity(function):
+    """Calls ``function(running, queued)`` on Courier's thread when the queue's activity changes."""
+    return Observation(function)
+
+
+def shutdown():
+    """Fails what is in flight, closes connections and stops Courier's thread (it restarts on the
+    next request). Not from a callback."""
+    _check(lib.courier_shutdown())
+
+
+def _check(code, request=None):
+    if code != _native.OK:
+        message = lib.courier_request_errmsg(request).decode() if request else None
+        raise _error(code, message)
+
+
+class _Unraisable:
+    """What sys.unraisablehook expects, for exceptions raised by callbacks."""
+
+    def __init__(self, info, obj):
+        self.exc_type, self.exc_value, self.exc_traceback = info
+        self.err_msg = "Exception ignored in a Courier callback"
+        self.object = obj
+
+
+class Response:
+    """A finished response, copied out of the library (the C handle is released at once)."""
+
+    def __init__(self, handle):
+        length = ctypes.c_size_t()
+        pointer = lib.courier_response_body(handle, ctypes.byref(length))
+        self.status = lib.courier_response_status(handle)
+        self.body = ctypes.string_at(pointer, length.value) if length.value else b""
+        self.url = lib.courier_response_url(handle).decode()
+        self.headers = []
+        name, value = ctypes.c_void_p(), ctypes.c_void_p()
+        name_length, value_length = ctypes.c_size_t(), ctypes.c_size_t()
+        for index in range(lib.courier_response_header_count(handle)):
+            lib.courier_response_header_at(handle, index, ctypes.byref(name), ctypes.byref(name_length),
+                                           ctypes.byref(value), ctypes.byref(value_length))
+            self.headers.append((ctypes.string_at(name, name_length.value).decode("latin-1"),
+                                 ctypes.string_at(value, value_length.value).decode("latin-1")))
+        self.timings = {key: lib.courier_response_timing(handle, which) for key, which in TIMINGS.items()}
+        self.reused_connection = bool(lib.courier_response_reused_connection(handle))
+        lib.courier_response_free(handle)
+
+    def header(self, name, default=None):
+        """The first value of a header (case-insensitive)."""
+        lowered = name.lower()
+        for key, value in self.headers:
+            if key.lower() == lowered:
+                return value
+        return default
+
+    @property
+    def text(self):
+        content_type = self.header("Content-Type", "")
+        charset = "utf-8"
+        for part in content_type.split(";")[1:]:
+            key, _, value = part.strip().partition("=")
+            if key.lower() == "charset" and value:
+                charset = value.strip('"')
+        return self.body.decode(charset, errors="replace")
+
+    def json(self):
+        return _json.loads(self.body)
+
+    def __repr__(self):
+        return "<Response %d %s, %d bytes>" % (self.status, self.url, len(self.body))
+
+
+class Request:
+    """A request sent with ``Engine.send``: ``wait()`` for its outcome, ``cancel()`` it."""
+
+    def __init__(self, engine, handle, callback, progress):
+        self._engine = engine
+        self._handle = handle
+        self._callback = callback
+        self._progress = progress
+        self._done = threading.Event()
+        self.response = None
+        self.error = None
+        self.exception = None
+
+    def cancel(self):
+        if not self._done.is_set():
+            lib.courier_request_cancel(self._handle)
+
+    def wait(self, timeout=None):
+        """The response; raises the request's error, or what the callback raised."""
+        if not self._done.wait(timeout):
+            raise TimeoutError("the request is still running")
+        if self.exception is not None:
+            raise self.exception
+        if self.error is not None:
+            raise self.error
+        return self.response
+
+    def _finish(self, response_handle, code):
+        response = Response(response_handle) if response_handle else None
+        message = lib.courier_request_errmsg(self._handle).decode() if code else None
+        lib.courier_request_free(self._handle)
+        self.response = response
+        self.error = _error(code, message, response) if code else None
+        try:
+            if self._callback is not None:
+                self._callback(response, self.error)
+        except BaseException as error:  # never into C
+            self.exception = error
+            sys.unraisablehook(_Unraisable(sys.exc_info(), self._callback))
+        finally:
+            self._done.set()
+
+
+# One C trampoline for every request: the user pointer is a key into this table, so no ctypes
+# callback object has to outlive an unknown number of requests.
+_requests = {}
+_requests_lock = threading.Lock()
+_next_key = [0]
+
+
+def _lookup(user, remove):
+    with _requests_lock:
+        return _requests.pop(user, None) if remove else _requests.get(user)
+
+
+@_native.DONE_FN
+def _done_trampoline(_request, response, code, user):
+    request = _lookup(user, remove=True)
+    if request is not None:
+        request._finish(response, code)
+    elif response:
+        lib.courier_response_free(response)
+
+
+@_native.PROGRESS_FN
+def _progress_trampoline(_request, direction, done, total, user):
+    request = _lookup(user, remove=False)
+    if request is None or request._progress is None:
+        return
+    try:
+        request._progress("upload" if direction == 0 else "download", done, None if total < 0 else total)
+    except BaseException as error:
+        request.exception = error
+        sys.unraisablehook(_Unraisable(sys.exc_info(), request._progress))
+
+
+class Engine:
+    """Requests to one API: a base URL (``"http://127.0.0.1:8080/v1"``), default headers, the
+    statuses that count as success. Use as a context manager, or call ``close()``."""
+
+    def __init__(self, base=None, headers=None, accepted_status=None):
+        self._handle = None
+        self._futures = {}
+        self._loop = None
+        handle = _native.engine_p()
+        _check(lib.courier_engine_create(base.encode() if base else None, ctypes.byref(handle)))
+        self._handle = handle
+        for name, value in (headers or {}).items():
+            code = lib.courier_engine_add_header(handle, name.encode(), value.encode())
+            if code:
+                self.close()
+                raise _error(code, "header %r" % name)
+        if accepted_status is not None:
+            low, high = accepted_status
+            _check(lib.courier_engine_set_accepted_status(handle, low, high))
+
+    def close(self):
+        """Cancels the engine's requests in flight and releases it."""
+        if self._handle:
+            if self._loop is not None and not self._loop.is_closed():
+                self._loop.remove_reader(lib.courier_engine_fd(self._handle))
+            lib.courier_engine_destroy(self._handle)
+            self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
+
+    # Building
+
+    def _build(self, method, url, params=None, headers=None, data=None, json=None, timeout=None,
+               timeouts=None, priority=None, follow_redirects=True, max_redirects=None, decompress=True,
+               max_body=None, output=None, verify=True, cafile=None, pins=None):
+        if not self._handle:
+            raise CourierError(_native.E_MISUSE, "the engine is closed")
+        handle = _native.request_p()
+        _check(lib.courier_request_create(self._handle, method.encode(), url.encode(), ctypes.byref(handle)))
+        try:
+            def apply(code):
+                _check(code, handle)
+            for name, value in (headers or {}).items():
+                if value is None:
+                    apply(lib.courier_request_remove_header(handle, name.encode()))
+                else:
+                    apply(lib.courier_request_add_header(handle, name.encode(), str(value).encode()))
+            for name, value in (params or {}).items():
+                apply(lib.courier_request_add_param(handle, str(name).encode(), str(value).encode()))
+            if json is not None:
+                if isinstance(json, dict) and all(isinstance(v, str) for v in json.values()) and not params:
+                    apply(lib.courier_request_set_param_encoding(handle, 1))
+                    for name, value in json.items():
+                        apply(lib.courier_request_add_param(handle, name.encode(), value.encode()))
+                else:
+                    data = _json.dumps(json).encode()
+                    if not (headers and any(k.lower() == "content-type" for k in headers)):
+                        apply(lib.courier_request_add_header(handle, b"Content-Type", b"application/json"))
+            if data is not None:
+                body = data.encode() if isinstance(data, str) else bytes(data)
+                apply(lib.courier_request_set_body(handle, body, len(body)))
+            limits = dict(timeouts or {})
+            if timeout is not None:
+                limits["total"] = timeout
+            for which, seconds in limits.items():
+                if which not in TIMEOUTS:
+                    raise CourierError(_native.E_INVALID_ARGUMENT, "unknown timeout %r" % which)
+                apply(lib.courier_request_set_timeout(handle, TIMEOUTS[which], max(1, int(seconds * 1000))))
+            if priority is not None:
+                if priority not in PRIORITIES:
+                    raise CourierError(_native.E_INVALID_ARGUMENT, "unknown priority %r" % priority)
+                apply(lib.courier_request_set_priority(handle, PRIORITIES[priority]))
+            if not follow_redirects or max_redirects is not None:
+                apply(lib.courier_request_set_redirects(handle, 1 if follow_redirects else 0,
+                                                        -1 if max_redirects is None else max_redirects))
+            if not decompress:
+                apply(lib.courier_request_set_decompress(handle, 0))
+            if max_body is not None:
+                apply(lib.courier_request_set_max_body(handle, max_body))
+            if output is not None:
+                apply(lib.courier_request_set_output_file(handle, str(output).encode()))
+            if not verify:
+                apply(lib.courier_request_set_tls_verify(handle, 0))
+            if cafile is not None:
+                apply(lib.courier_request_set_tls_ca(handle, str(cafile).encode(), None))
+            if pins is not None:
+                apply(lib.courier_request_set_tls_pins(handle, pins.encode()))
+        except BaseException:
+            lib.courier_request_free(handle)
+            raise
+        return handle
+
+    # Blocking
+
+    def request(self, method, url, **options):
+        """Sends and waits (the GIL is released meanwhile). Raises CourierError (HTTPStatusError for
+        an unaccepted status, with ``.response``)."""
+        handle = self._build(method, url, **options)
+        response_handle = _native.response_p()
+        try:
+            code = lib.courier_request_perform(handle, ctypes.byref(response_handle))
+            response = Response(response_handle) if response_handle.value else None
+            if code:
+                raise _error(code, lib.courier_request_errmsg(handle).decode(), response)
+            return response
+        finally:
+            lib.courier_request_free(handle)
+
+    def get(self, url, **options):
+        return self.request("GET", url, **options)
+
+    def post(self, url, **options):
+        return self.request("POST", url, **options)
+
+    def put(self, url, **options):
+        return self.request("PUT", url, **options)
+
+    def delete(self, url, **options):
+        return self.request("DELETE", url, **options)
+
+    # Callbacks
+
+    def send(self, method, url, callback=None, progress=None, **options):
+        """Sends without waiting. ``callback(response, error)`` and ``progress(direction, done,
+        total)`` run on Courier's thread (keep them short). Returns a Request."""
+        handle = self._build(method, url, **options)
+        request = Request(self, handle, callback, progress)
+        with _requests_lock:
+            _next_key[0] += 1
+            key = _next_key[0]
+            _requests[key] = request
+        try:
+            if progress is not None:
+                _check(lib.courier_request_set_progress(handle, _progress_trampoline, key), handle)
+            _check(lib.courier_request_send(handle, _done_trampoline, key), handle)
+        except BaseException:
+            _lookup(key, remove=True)
+            lib.courier_request_free(handle)
+            raise
+        return request
+
+    # asyncio
+
+    async def fetch(self, method, url, **options):
+        """Sends and awaits the response without blocking the event loop: completions are
+        collected when the engine's descriptor is readable. Cancelling the task cancels the
+        request."""
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:
+            if self._loop is not None and self._futures:
+                raise RuntimeError("an Engine serves one event loop at a time")
+            self._loop = loop
+        handle = self._build(method, url, **options)
+        future = loop.create_future()
+        code = lib.courier_request_enqueue(handle)
+        if code:
+            message = lib.courier_request_errmsg(handle).decode()
+            lib.courier_request_free(handle)
+            raise _error(code, message)
+        if not self._futures:
+            loop.add_reader(lib.courier_engine_fd(self._handle), self._collect)
+        self._futures[handle.value] = future
+        try:
+            return await future
+        except asyncio.CancelledError:
+            lib.courier_request_cancel(handle)
+            raise
+
+    def _collect(self):
+        request, response, code = _native.request_p(), _native.response_p(), ctypes.c_int()
+        while self._handle and lib.courier_engine_next_done(self._handle, ctypes.byref(request),
+                                                            ctypes.byref(response), ctypes.byref(code)) == 0:
+            future = self._futures.pop(request.value, None)
+            result = Response(response) if response.value else None
+            message = lib.courier_request_errmsg(request).decode() if code.value else None
+            lib.courier_request_free(request)
+            if future is not None and not future.done():
+                if code.value:
+                    future.set_exception(_error(code.value, message, result))
+                else:
+                    future.set_result(result)
+        if not self._futures and self._handle:
+            self._loop.remove_reader(lib.courier_engine_fd(self._handle))
+
+    async def get_async(self, url, **options):
+        return await self.fetch("GET", url, **options)

@@ -1,0 +1,109 @@
+"""ctypes declarations of include/courier.h: every function with its exact argument and result types.
+
+Declaring argtypes and restype matters: without them ctypes passes pointers as C ints and
+truncates them on 64-bit systems.
+"""
+
+import ctypes
+import ctypes.util
+import os
+
+c_int, c_char_p, c_void_p, c_size_t = ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t
+c_double, c_int64, c_uint64 = ctypes.c_double, ctypes.c_int64, ctypes.c_uint64
+P = ctypes.POINTER
+
+# Handles stay opaque: void pointers.
+engine_p = c_void_p
+request_p = c_void_p
+response_p = c_void_p
+
+DONE_FN = ctypes.CFUNCTYPE(None, request_p, response_p, c_int, c_void_p)
+PROGRESS_FN = ctypes.CFUNCTYPE(None, request_p, c_int, c_uint64, c_int64, c_void_p)
+ACTIVITY_FN = ctypes.CFUNCTYPE(None, c_int, c_int, c_void_p)
+
+ABI_VERSION = 1
+
+OK = 0
+E_MISUSE = 1
+E_INVALID_ARGUMENT = 2
+E_TIMEOUT = 8
+E_CANCELLED = 18
+E_HTTP_STATUS = 24
+E_NOT_FOUND = 25
+
+_SIGNATURES = {
+    "courier_version_number": (c_int, []),
+    "courier_version": (c_char_p, []),
+    "courier_strerror": (c_char_p, [c_int]),
+    "courier_shutdown": (c_int, []),
+    "courier_queue_width": (c_int, []),
+    "courier_queue_set_width": (c_int, [c_int]),
+    "courier_queue_set_host_limit": (c_int, [c_char_p, c_int]),
+    "courier_queue_activity": (c_int, [P(c_int), P(c_int)]),
+    "courier_queue_observe": (c_int, [ACTIVITY_FN, c_void_p, P(c_int)]),
+    "courier_queue_unobserve": (c_int, [c_int]),
+    "courier_engine_create": (c_int, [c_char_p, P(engine_p)]),
+    "courier_engine_destroy": (None, [engine_p]),
+    "courier_engine_add_header": (c_int, [engine_p, c_char_p, c_char_p]),
+    "courier_engine_set_accepted_status": (c_int, [engine_p, c_int, c_int]),
+    "courier_engine_fd": (c_int, [engine_p]),
+    "courier_engine_next_done": (c_int, [engine_p, P(request_p), P(response_p), P(c_int)]),
+    "courier_request_create": (c_int, [engine_p, c_char_p, c_char_p, P(request_p)]),
+    "courier_request_free": (None, [request_p]),
+    "courier_request_add_header": (c_int, [request_p, c_char_p, c_char_p]),
+    "courier_request_remove_header": (c_int, [request_p, c_char_p]),
+    "courier_request_set_body": (c_int, [request_p, c_void_p, c_size_t]),
+    "courier_request_set_body_file": (c_int, [request_p, c_char_p]),
+    "courier_request_add_param": (c_int, [request_p, c_char_p, c_char_p]),
+    "courier_request_set_param_encoding": (c_int, [request_p, c_int]),
+    "courier_request_set_priority": (c_int, [request_p, c_int]),
+    "courier_request_set_timeout": (c_int, [request_p, c_int, c_int64]),
+    "courier_request_set_redirects": (c_int, [request_p, c_int, c_int]),
+    "courier_request_set_decompress": (c_int, [request_p, c_int]),
+    "courier_request_set_max_body": (c_int, [request_p, c_int64]),
+    "courier_request_set_output_file": (c_int, [request_p, c_char_p]),
+    "courier_request_set_tls_ca": (c_int, [request_p, c_char_p, c_char_p]),
+    "courier_request_set_tls_verify": (c_int, [request_p, c_int]),
+    "courier_request_set_tls_client_certificate": (c_int, [request_p, c_char_p, c_char_p, c_char_p]),
+    "courier_request_set_tls_pins": (c_int, [request_p, c_char_p]),
+    "courier_request_set_tls_versions": (c_int, [request_p, c_int, c_int]),
+    "courier_request_set_progress": (c_int, [request_p, PROGRESS_FN, c_void_p]),
+    "courier_request_send": (c_int, [request_p, DONE_FN, c_void_p]),
+    "courier_request_enqueue": (c_int, [request_p]),
+    "courier_request_perform": (c_int, [request_p, P(response_p)]),
+    "courier_request_cancel": (c_int, [request_p]),
+    "courier_request_errmsg": (c_char_p, [request_p]),
+    "courier_response_status": (c_int, [response_p]),
+    "courier_response_body": (P(ctypes.c_uint8), [response_p, P(c_size_t)]),
+    "courier_response_header_count": (c_size_t, [response_p]),
+    "courier_response_header_at": (c_int, [response_p, c_size_t, P(c_void_p), P(c_size_t), P(c_void_p), P(c_size_t)]),
+    "courier_response_header": (c_char_p, [response_p, c_char_p]),
+    "courier_response_url": (c_char_p, [response_p]),
+    "courier_response_timing": (c_double, [response_p, c_int]),
+    "courier_response_reused_connection": (c_int, [response_p]),
+    "courier_response_free": (None, [response_p]),
+}
+
+
+def _load():
+    """The library: $COURIER_LIBRARY, else what the linker would find (make install puts it in
+    PREFIX/lib), else libcourier.so.1 on the default search path."""
+    candidates = [os.environ.get("COURIER_LIBRARY"), ctypes.util.find_library("courier"),
+                  "libcourier.so.%d" % ABI_VERSION]
+    errors = []
+    for name in candidates:
+        if not name:
+            continue
+        try:
+            return ctypes.CDLL(name)
+        except OSError as error:
+            errors.append(str(error))
+    raise ImportError("libcourier not found (set COURIER_LIBRARY to its path, or run `make install`): "
+                      + "; ".join(errors))
+
+
+lib = _load()
+for _name, (_restype, _argtypes) in _SIGNATURES.items():
+    _function = getattr(lib, _name)
+    _function.restype = _restype
+    _function.argtypes = _argtypes

@@ -1,0 +1,225 @@
+"""Tests of the Python binding against real local servers.
+
+The Swift test suite runs this file with COURIER_LIBRARY (the built library), COURIER_TEST_NGINX
+(an nginx serving /small, 100 bytes) and COURIER_TEST_SCRIPTED (Tests/Servers/scripted_server.py).
+By hand: start both servers and export the three variables, then
+    python3 -m unittest discover -s cbindings/python/tests -v
+"""
+
+import asyncio
+import json
+import os
+import sys
+import threading
+import time
+import unittest
+import uuid
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+import courier  # noqa: E402
+
+NGINX = os.environ["COURIER_TEST_NGINX"]
+SCRIPTED = os.environ["COURIER_TEST_SCRIPTED"]
+
+
+def stats(group):
+    with courier.Engine(SCRIPTED) as engine:
+        return engine.get("/stats", params={"of": group}).json()
+
+
+class Blocking(unittest.TestCase):
+    def test_version_and_errors(self):
+        self.assertEqual(courier.version(), "0.1.0")
+        self.assertEqual(courier.strerror(0), "no error")
+        self.assertEqual(courier.strerror(8 | 2 << 8), "connect timed out")
+
+    def test_get_reuses_the_connection(self):
+        with courier.Engine(NGINX, headers={"X-From": "python"}) as engine:
+            first = engine.get("/small")
+            second = engine.get("/small")
+        self.assertEqual(first.status, 200)
+        self.assertEqual(len(first.body), 100)
+        self.assertEqual(first.header("content-length"), "100")
+        self.assertTrue(first.url.endswith("/small"))
+        self.assertTrue(second.reused_connection)
+        self.assertGreater(first.timings["total"], 0)
+
+    def test_form_json_and_raw_bodies(self):
+        with courier.Engine(SCRIPTED, headers={"X-Default": "d"}) as engine:
+            form = engine.post("/echo", params={"b": "x y", "a": "1"}).json()
+            self.assertEqual(form["body"], "a=1&b=x+y")
+            self.assertIn(["Content-Type", "application/x-www-form-urlencoded"], form["headers"])
+            self.assertIn(["X-Default", "d"], form["headers"])
+            as_json = engine.post("/echo", json={"k": "v"}).json()
+            self.assertEqual(json.loads(as_json["body"]), {"k": "v"})
+            nested = engine.post("/echo", json={"n": [1, 2]}).json()
+            self.assertEqual(json.loads(nested["body"]), {"n": [1, 2]})
+            raw = engine.put("/echo", data=b"\x00\x01binary", headers={"X-Default": None}).json()
+            self.assertEqual(raw["method"], "PUT")
+            self.assertEqual(raw["body"], "\x00\x01binary")
+            self.assertNotIn("X-Default", [name for name, _ in raw["headers"]])
+            query = engine.get("/echo", params={"q": "a&b"}).json()
+            self.assertEqual(query["query"], {"q": "a&b"})
+
+    def test_unaccepted_status_keeps_the_response(self):
+        with courier.Engine(SCRIPTED) as engine:
+            with self.assertRaises(courier.HTTPStatusError) as caught:
+                engine.get("/status", params={"code": "404", "body": "gone"})
+        self.assertEqual(caught.exception.code, 24)
+        self.assertEqual(caught.exception.response.status, 404)
+        self.assertEqual(caught.exception.response.body, b"gone")
+        with courier.Engine(SCRIPTED, accepted_status=(200, 500)) as engine:
+            self.assertEqual(engine.get("/status", params={"code": "404"}).status, 404)
+
+    def test_bad_input_raises_clear_errors(self):
+        with self.assertRaises(courier.CourierError) as caught:
+            courier.Engine("ftp://example.com")
+        self.assertEqual(caught.exception.code, 4)
+        with self.assertRaises(courier.CourierError) as caught:
+            courier.Engine(NGINX, headers={"X-Bad": "a\r\nInjected: 1"})
+        self.assertEqual(caught.exception.code, 5)
+        with courier.Engine(NGINX) as engine:
+            for kwargs, code in [({"headers": {"X-Bad": "1\n2"}}, 5), ({"headers": {"Bad Name": "1"}}, 5),
+                                 ({"priority": "urgent"}, 2), ({"timeouts": {"forever": 1}}, 2)]:
+                with self.assertRaises(courier.CourierError) as caught:
+                    engine.get("/small", **kwargs)
+                self.assertEqual(caught.exception.code, code, kwargs)
+            with self.assertRaises(courier.CourierError) as caught:
+                engine.get("http://[::1/")
+            self.assertEqual(caught.exception.code, 3)
+            with self.assertRaises(courier.CourierError) as caught:
+                engine.get("http://127.0.0.1:1/")
+            self.assertEqual(caught.exception.code, 7)
+        # A closed engine refuses politely.
+        with self.assertRaises(courier.CourierError) as caught:
+            engine.get("/small")
+        self.assertEqual(caught.exception.code, 1)
+
+    def test_timeout_and_malformed_response(self):
+        with courier.Engine(SCRIPTED) as engine:
+            started = time.monotonic()
+            with self.assertRaises(courier.CourierError) as caught:
+                engine.get("/silence", timeouts={"first_byte": 0.3})
+            self.assertEqual(caught.exception.primary, 8)
+            self.assertLess(time.monotonic() - started, 5)
+            with self.assertRaises(courier.CourierError) as caught:
+                engine.get("/truncated")
+            self.assertEqual(caught.exception.code, 11)
+
+    def test_threads_wait_in_parallel(self):
+        group = "pythreads-" + uuid.uuid4().hex[:8]
+        results = []
+        with courier.Engine(SCRIPTED) as engine:
+            def worker():
+                results.append(engine.get("/slow", params={"ms": "200", "group": group}).status)
+            threads = [threading.Thread(target=worker) for _ in range(4)]
+            started = time.monotonic()
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        self.assertEqual(results, [200] * 4)
+        # The GIL is released while waiting: the four ran at once.
+        self.assertGreaterEqual(stats(group)["peak"], 2)
+        self.assertLess(time.monotonic() - started, 4 * 0.2 + 2)
+
+
+class Callbacks(unittest.TestCase):
+    def setUp(self):
+        self.unraisable = []
+        self.previous_hook = sys.unraisablehook
+        sys.unraisablehook = self.unraisable.append
+
+    def tearDown(self):
+        sys.unraisablehook = self.previous_hook
+
+    def test_callbacks_run_and_a_raising_one_is_contained(self):
+        seen = []
+        with courier.Engine(NGINX) as engine:
+            def record(response, error):
+                seen.append((response.status if response else None, error))
+
+            def explode(response, error):
+                raise ValueError("callback failure")
+
+            requests = [engine.send("GET", "/small", callback=record) for _ in range(5)]
+            bad = engine.send("GET", "/small", callback=explode)
+            more = [engine.send("GET", "/small", callback=record) for _ in range(5)]
+            for request in requests + more:
+                self.assertEqual(request.wait(10).status, 200)
+            with self.assertRaises(ValueError):
+                bad.wait(10)
+        self.assertEqual(sorted(seen, key=str), [(200, None)] * 10)
+        self.assertEqual(len(self.unraisable), 1)
+        self.assertIsInstance(self.unraisable[0].exc_value, ValueError)
+
+    def test_progress_and_errors_reach_callbacks(self):
+        events = []
+        with courier.Engine(SCRIPTED) as engine:
+            request = engine.send("POST", "/echo", data=b"x" * 300_000,
+                                  progress=lambda direction, done, total: events.append((direction, done, total)))
+            self.assertEqual(request.wait(10).status, 200)
+            failed = engine.send("GET", "/status", params={"code": "500"})
+            with self.assertRaises(courier.HTTPStatusError):
+                failed.wait(10)
+        self.assertIn(("upload", 300_000, 300_000), events)
+        self.assertEqual([e for e in events if e[0] == "download"][-1][1], len(request.response.body))
+
+    def test_closing_the_engine_cancels_its_requests(self):
+        engine = courier.Engine(SCRIPTED)
+        request = engine.send("GET", "/slow", params={"ms": "3000"})
+        time.sleep(0.1)
+        engine.close()
+        with self.assertRaises(courier.CourierError) as caught:
+            request.wait(5)
+        self.assertEqual(caught.exception.code, 18)
+
+    def test_activity_observer(self):
+        seen = []
+        observation = courier.observe_activity(lambda running, queued: seen.append(running))
+        try:
+            with courier.Engine(SCRIPTED) as engine:
+                engine.get("/slow", params={"ms": "100"})
+        finally:
+            observation.cancel()
+        self.assertTrue(any(running > 0 for running in seen), seen)
+
+
+class Asyncio(unittest.TestCase):
+    def test_gather_respects_the_queue_width(self):
+        group = "pyasync-" + uuid.uuid4().hex[:8]
+        previous = courier.queue_width()
+        courier.set_queue_width(2)
+
+        async def main():
+            with courier.Engine(SCRIPTED) as engine:
+                return await asyncio.gather(*[engine.fetch("GET", "/slow", params={"ms": "50", "group": group})
+                                              for _ in range(12)])
+        try:
+            responses = asyncio.run(main())
+        finally:
+            courier.set_queue_width(previous)
+        self.assertEqual([r.status for r in responses], [200] * 12)
+        result = stats(group)
+        self.assertLessEqual(result["peak"], 2)
+        self.assertEqual(result["seen"], 12)
+
+    def test_cancelling_the_task_cancels_the_request(self):
+        async def main():
+            with courier.Engine(SCRIPTED) as engine:
+                task = asyncio.ensure_future(engine.fetch("GET", "/slow", params={"ms": "5000"}))
+                await asyncio.sleep(0.1)
+                task.cancel()
+                started = time.monotonic()
+                with self.assertRaises(asyncio.CancelledError):
+                    await task
+                self.assertLess(time.monotonic() - started, 2)
+                follow_up = await engine.fetch("GET", "/status", params={"code": "204"})
+                self.assertEqual(follow_up.status, 204)
+                with self.assertRaises(courier.HTTPStatusError):
+                    await engine.fetch("GET", "/status", params={"code": "503"})
+        asyncio.run(main())
+
+
+if __name__ == "__main__":
+    unittest.main()
