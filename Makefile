@@ -3,7 +3,7 @@
 #   make demo      start a local server and show the CLI and the library at work
 #   make test      unit + integration tests (Swift, C, Python)
 #   make bench     Courier beside libcurl, wrk and URLSession (writes benchmarks/RESULTS.md)
-#   make install   PREFIX=/usr/local: the courier CLI
+#   make install   PREFIX=/usr/local: courier.h, libcourier.so, courier.pc and the courier CLI
 
 SHELL         := /bin/bash
 PREFIX        ?= /usr/local
@@ -17,7 +17,7 @@ TEST_PACKAGES  := nginx openssl valgrind python3
 DEMO_PACKAGES  := nginx python3
 BENCH_PACKAGES := nginx wrk libcurl4-openssl-dev gnuplot-nox valgrind strace python3
 
-.PHONY: all deps core-packages test-deps demo-deps bench-deps llhttp build test demo bench install clean
+.PHONY: install-files all deps core-packages test-deps demo-deps bench-deps llhttp build test demo bench install clean
 
 all: build
 
@@ -105,10 +105,34 @@ bench: bench-deps
 	$(SWIFT)c -O benchmarks/urlsession_bench.swift -o benchmarks/out/urlsession_bench
 	python3 benchmarks/run.py
 
+# A release build with the Swift runtime linked in (-static-stdlib), so the installed
+# library and CLI need nothing from the Swift toolchain at run time; its own scratch path keeps
+# it apart from the debug and benchmark builds.
+VERSION       := $(shell sed -n 's/.*static let string = "\(.*\)"/\1/p' Sources/Courier/Engine.swift)
+ABI           := $(shell sed -n 's/^\#define COURIER_ABI_VERSION \([0-9]*\).*/\1/p' include/courier.h)
+INSTALL_BUILD := .build/install/release
+
 install: deps
-	$(SWIFT) build -c release --product courier
-	install -d $(PREFIX)/bin
-	install -m 755 .build/release/courier $(PREFIX)/bin/courier
+	$(SWIFT) build -c release --scratch-path .build/install --product CourierC -Xswiftc -static-stdlib
+	$(SWIFT) build -c release --scratch-path .build/install --product courier -Xswiftc -static-stdlib
+	$(MAKE) --no-print-directory install-files BUILT=$(INSTALL_BUILD) STRIP=1
+
+# Copies what BUILT holds (libCourierC.so, courier) under $(DESTDIR)$(PREFIX): header, library
+# with its SONAME link and development link, pkg-config file, CLI. The tests use it on the debug
+# build to check the layout and that a C program builds with `pkg-config courier`.
+install-files:
+	@test -f $(BUILT)/libCourierC.so || { echo "install-files: no $(BUILT)/libCourierC.so (run make install)"; exit 1; }
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	install -m 644 include/courier.h $(DESTDIR)$(PREFIX)/include/courier.h
+	install -m 755 $(if $(STRIP),-s,) $(BUILT)/libCourierC.so $(DESTDIR)$(PREFIX)/lib/libcourier.so.$(VERSION)
+	ln -sfn libcourier.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libcourier.so.$(ABI)
+	ln -sfn libcourier.so.$(ABI) $(DESTDIR)$(PREFIX)/lib/libcourier.so
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' cbindings/courier.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/courier.pc
+	if [ -x $(BUILT)/courier ]; then install -m 755 $(if $(STRIP),-s,) $(BUILT)/courier $(DESTDIR)$(PREFIX)/bin/courier; fi
+	install -d $(DESTDIR)$(PREFIX)/lib/courier/python/courier
+	install -m 644 cbindings/python/courier/*.py $(DESTDIR)$(PREFIX)/lib/courier/python/courier/
+	# The loader's cache knows the new library at once in the standard prefixes.
+	case "$(DESTDIR):$(PREFIX)" in :/usr|:/usr/local) if [ "$$(id -u)" = 0 ]; then ldconfig; fi;; esac
 
 clean:
 	rm -rf .build

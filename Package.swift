@@ -37,7 +37,7 @@ let package = Package(
         // The curl-compatible command-line tool.
         .executableTarget(name: "courier", dependencies: ["Courier", "CourierCore"]),
         // `make bench`'s fixed entry point: N requests, C in flight, one JSON line.
-        .executableTarget(name: "courier-bench", dependencies: ["Courier", "CourierCore", "CUV"]),
+        .executableTarget(name: "courier-bench", dependencies: ["Courier", "CourierCore", "CUV", "CourierCABI", "CourierHeader"]),
         // `make demo`: the library half of the demonstration.
         .executableTarget(name: "courier-demo", dependencies: ["Courier"]),
 

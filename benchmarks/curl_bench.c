@@ -1,5 +1,5 @@
 /*
- * curl_bench URL N C [--close] [--cacert FILE] [--hold] [--output PATH]
+ * curl_bench URL N C [--close] [--cacert FILE] [--no-resume] [--hold] [--output PATH]
  *
  * The libcurl peer of courier-bench: N GET requests with at most C in flight through one multi
  * handle, easy handles reused (so connections are kept alive and reused, libcurl's fast path),
@@ -39,10 +39,11 @@ static long resident_kib(void) {
 int main(int argc, char **argv) {
     const char *url = NULL, *cacert = NULL;
     long total = 0, concurrency = 0;
-    int close_each = 0, hold = 0, positional = 0;
+    int close_each = 0, hold = 0, positional = 0, no_resume = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--close")) close_each = 1;
         else if (!strcmp(argv[i], "--hold")) hold = 1;
+        else if (!strcmp(argv[i], "--no-resume")) no_resume = 1;
         else if (!strcmp(argv[i], "--cacert") && i + 1 < argc) cacert = argv[++i];
         else if (!strcmp(argv[i], "--output") && i + 1 < argc) {
             output_file = fopen(argv[++i], "wb");
@@ -53,7 +54,7 @@ int main(int argc, char **argv) {
         else if (positional == 2) { concurrency = atol(argv[i]); positional++; }
     }
     if (!url || total <= 0 || concurrency <= 0) {
-        fprintf(stderr, "usage: curl_bench URL N C [--close] [--cacert FILE] [--hold] [--output PATH]\n");
+        fprintf(stderr, "usage: curl_bench URL N C [--close] [--cacert FILE] [--no-resume] [--hold] [--output PATH]\n");
         return 2;
     }
     struct rlimit limit;
@@ -79,6 +80,7 @@ int main(int argc, char **argv) {
         curl_easy_setopt(easy[i], CURLOPT_PRIVATE, (void *)easy[i]);
         if (close_each) curl_easy_setopt(easy[i], CURLOPT_FORBID_REUSE, 1L);
         if (cacert) curl_easy_setopt(easy[i], CURLOPT_CAINFO, cacert);
+        if (no_resume) curl_easy_setopt(easy[i], CURLOPT_SSL_SESSIONID_CACHE, 0L);
         curl_multi_add_handle(multi, easy[i]);
         started++;
     }

@@ -10,7 +10,9 @@ Scenarios (see RESULTS.md for the figures):
   S1  small GET, one keep-alive connection, sequential
   S2  small GET, 32 keep-alive connections
   S3  1 GiB download, to /dev/null and to a file
-  S4  HTTPS small GET, 32 connections (only when the build has HTTPS)
+  S4  HTTPS small GET, 32 keep-alive connections
+  S4r HTTPS, a new connection per request, 8 in flight, sessions resumed
+  S4f HTTPS, a new connection per request, 8 in flight, full handshakes (resumption off)
   S5  a new connection per request, 8 in flight
   S6  10,000 idle pooled connections: resident memory each
 and three counting modes on a keep-alive connection: instructions (callgrind, 2N minus N),
@@ -81,25 +83,40 @@ class Client:
         self.available = available
         self.why = why
 
-    def run(self, url, n, c, close=False, output=None, hold=False):
+    def supports(self, params):
+        """Whether the client can run a scenario (flags it has no equivalent for are skipped)."""
+        return True
+
+    def run(self, url, n, c, close=False, output=None, hold=False, cacert=None, no_resume=False):
         raise NotImplementedError
 
 
 class BenchDriver(Client):
     """courier-bench, curl_bench and urlsession_bench share one command line and one JSON line."""
 
-    def __init__(self, name, argv, available=True, why="", max_n=None, supports_hold=True):
+    def __init__(self, name, argv, available=True, why="", max_n=None, supports_hold=True, supports_close=True,
+                 supports_tls=True):
         super().__init__(name, available, why)
         self.argv = argv
         self.max_n = max_n
         self.supports_hold = supports_hold
+        self.supports_close = supports_close
+        self.supports_tls = supports_tls
 
-    def run(self, url, n, c, close=False, output=None, hold=False):
+    def supports(self, params):
+        return ((self.supports_hold or not params.get("hold")) and (self.supports_close or not params.get("close"))
+                and (self.supports_tls or not params.get("cacert")))
+
+    def run(self, url, n, c, close=False, output=None, hold=False, cacert=None, no_resume=False):
         if self.max_n:
             n = min(n, self.max_n)
         argv = self.argv + [url, str(n), str(c)]
         if close:
             argv.append("--close")
+        if cacert:
+            argv += ["--cacert", cacert]
+        if no_resume:
+            argv.append("--no-resume")
         if output:
             argv += ["--output", output]
         if hold:
@@ -115,12 +132,19 @@ class BenchDriver(Client):
 class CourierCLI(Client):
     """The courier command line: URL globbing for N requests, -Z for parallel."""
 
-    def run(self, url, n, c, close=False, output=None, hold=False):
+    def supports(self, params):
+        return not params.get("hold")
+
+    def run(self, url, n, c, close=False, output=None, hold=False, cacert=None, no_resume=False):
         argv = [COURIER_CLI, "-s"]
         if c > 1:
             argv += ["-Z", "--parallel-max", str(c)]
         if close:
             argv += ["-H", "Connection: close"]
+        if cacert:
+            argv += ["--cacert", cacert]
+        if no_resume:
+            argv.append("--no-sessionid")
         if output:
             argv += ["-o", output, url]
         else:
@@ -134,7 +158,12 @@ class CourierCLI(Client):
 class Wrk(Client):
     """wrk runs for a duration; the figures are normalised by the requests it reports."""
 
-    def run(self, url, n, c, close=False, output=None, hold=False):
+    def supports(self, params):
+        # wrk neither writes files nor holds idle connections; over TLS it only serves as the
+        # keep-alive ceiling (it has no session cache to turn on or off).
+        return not (params.get("hold") or params.get("output") or (params.get("cacert") and params.get("close")))
+
+    def run(self, url, n, c, close=False, output=None, hold=False, cacert=None, no_resume=False):
         duration = 3 if QUICK else 5
         argv = ["wrk", "-t1", f"-c{c}", f"-d{duration}s", url]
         if close:
@@ -146,6 +175,13 @@ class Wrk(Client):
         requests = int(m.group(1))
         unit = {"B": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30}[m.group(4)]
         return {"requests": requests, "bytes": float(m.group(3)) * unit, "wall": float(m.group(2)), "cpu": cpu, "rss_kib": rss}
+
+
+def free_port():
+    import socket
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 def median(values):
@@ -251,9 +287,19 @@ def main():
         f.write(b"x" * 100)
     with open(os.path.join(work, "html", "gig"), "wb") as f:
         f.truncate(1 << 30)
-    env = dict(os.environ, NGINX_WORKERS="1")
+    # HTTPS: certificates from the tests' generator (a CA and a localhost chain), one TLS server
+    # block beside the plaintext one, session tickets and a session cache on (as deployed).
+    certs = os.path.join(work, "certs")
+    subprocess.run(["sh", os.path.join(ROOT, "Tests", "Servers", "make_certs.sh"), certs], check=True, capture_output=True)
+    cacert = os.path.join(certs, "ca.pem")
+    tls_port = free_port()
+    tls_server = (f"server {{ listen 127.0.0.1:{tls_port} ssl backlog=4096; root {work}/html; "
+                  f"ssl_certificate {certs}/server-chain.pem; ssl_certificate_key {certs}/server.key; "
+                  "ssl_protocols TLSv1.2 TLSv1.3; ssl_session_cache shared:courier:10m; ssl_session_tickets on; }")
+    env = dict(os.environ, NGINX_WORKERS="1", NGINX_EXTRA_SERVER=tls_server)
     port = subprocess.run([os.path.join(HERE, "nginx.sh"), "start", work], capture_output=True, text=True, env=env, check=True).stdout.strip()
     base = f"http://127.0.0.1:{port}"
+    tls_base = f"https://localhost:{tls_port}"
     small, gig = base + "/small", base + "/gig"
     log(f"nginx on {base} (1 worker); results: benchmarks/RESULTS.md")
 
@@ -261,11 +307,12 @@ def main():
     have_urlsession = os.path.exists(URLSESSION_BENCH)
     clients = [
         BenchDriver("Courier (Swift API)", [COURIER_BENCH]),
+        BenchDriver("Courier (C ABI)", [COURIER_BENCH, "--api", "c"], supports_close=False),
         BenchDriver("libcurl (multi)", [CURL_BENCH]),
         CourierCLI("courier CLI"),
         Wrk("wrk", available=have_wrk, why="wrk not installed"),
         BenchDriver("URLSession", [URLSESSION_BENCH], available=have_urlsession, why="not built",
-                    max_n=3000 if QUICK else 10000, supports_hold=False),
+                    max_n=3000 if QUICK else 10000, supports_hold=False, supports_tls=False),
     ]
     scale = 0.1 if QUICK else 1.0
     scenarios = [
@@ -273,6 +320,11 @@ def main():
         ("S2", "small GET, 32 connections", dict(url=small, n=int(200000 * scale), c=32)),
         ("S3", "1 GiB to /dev/null", dict(url=gig, n=1, c=1, output="/dev/null")),
         ("S3f", "1 GiB to a file", dict(url=gig, n=1, c=1, output=os.path.join(work, "download.bin"))),
+        ("S4", "HTTPS small GET, 32 connections", dict(url=tls_base + "/small", n=int(100000 * scale), c=32, cacert=cacert)),
+        ("S4r", "HTTPS, new connection per request, 8 in flight, sessions resumed",
+         dict(url=tls_base + "/small", n=int(5000 * scale), c=8, close=True, cacert=cacert)),
+        ("S4f", "HTTPS, new connection per request, 8 in flight, full handshakes",
+         dict(url=tls_base + "/small", n=int(3000 * scale), c=8, close=True, cacert=cacert, no_resume=True)),
         ("S5", "new connection per request, 8 in flight", dict(url=small, n=int(10000 * scale), c=8, close=True)),
         ("S6", "10,000 idle pooled connections", dict(url=small, n=int(10000 * scale), c=int(10000 * scale), hold=True)),
     ]
@@ -287,11 +339,7 @@ def main():
             order = clients[rep % len(clients):] + clients[:rep % len(clients)]
             for key, title, params in scenarios:
                 for client in order:
-                    if not client.available:
-                        continue
-                    if key == "S6" and not (isinstance(client, BenchDriver) and client.supports_hold):
-                        continue
-                    if key == "S3f" and isinstance(client, Wrk):
+                    if not client.available or not client.supports(params):
                         continue
                     try:
                         sample = client.run(**params)
@@ -310,8 +358,10 @@ def main():
         n = 500 if QUICK else 2000
         counting = {}
         drivers = {"Courier (Swift API)": lambda count: [COURIER_BENCH, small, str(count), "1"],
+                   "Courier (C ABI)": lambda count: [COURIER_BENCH, small, str(count), "1", "--api", "c"],
                    "libcurl (multi)": lambda count: [CURL_BENCH, small, str(count), "1"]}
         drivers32 = {"Courier (Swift API)": lambda count: [COURIER_BENCH, small, str(count * 16), "32"],
+                     "Courier (C ABI)": lambda count: [COURIER_BENCH, small, str(count * 16), "32", "--api", "c"],
                      "libcurl (multi)": lambda count: [CURL_BENCH, small, str(count * 16), "32"]}
         for name, argv in drivers.items():
             entry = counting.setdefault(name, {})
@@ -402,6 +452,8 @@ def write_results(summary, results, counting, scenarios, clients, facts):
         ("S3 GB/s ≥ libcurl (/dev/null)", ratio(summary, "S3", "gbps"), lambda r: r >= 1.0),
         ("S3 CPU per GiB ≤ libcurl (/dev/null)", ratio(summary, "S3", "cpu_s_per_gib"), lambda r: r <= 1.0),
         ("S5 CPU per request ≤ libcurl", ratio(summary, "S5", "cpu_us"), lambda r: r <= 1.0),
+        ("S4 HTTPS CPU per request (keep-alive), for the record", ratio(summary, "S4", "cpu_us"), lambda r: r <= 1.0),
+        ("S4f full handshakes per second, for the record", ratio(summary, "S4f", "rps"), lambda r: r >= 1.0),
     ]
     lines += ["| target | Courier ÷ libcurl | met |", "|---|---:|:---:|"]
     for label, value, test in targets:
@@ -417,6 +469,19 @@ def write_results(summary, results, counting, scenarios, clients, facts):
         ("heap allocations per request: single digits", c.get("allocations"), lambda v: v < 10),
         ("RSS per idle pooled connection ≤ 4 KiB", per_conn, lambda v: v <= 4),
     ]
+    swift_c = counting.get("Courier (C ABI)", {})
+    c_path = [
+        ("S1 CPU per request", ratio(summary, "S1", "cpu_us", "Courier (C ABI)", "Courier (Swift API)")),
+        ("S2 CPU per request", ratio(summary, "S2", "cpu_us", "Courier (C ABI)", "Courier (Swift API)")),
+        ("S2 requests/s (higher is better)", ratio(summary, "S2", "rps", "Courier (C ABI)", "Courier (Swift API)")),
+        ("instructions per keep-alive request", (swift_c.get("instructions") / c["instructions"])
+         if swift_c.get("instructions") and c.get("instructions") else None),
+    ]
+    lines += ["", "C ABI path against the Swift API path (target: within 10%):", "",
+              "| measure | C ABI ÷ Swift API | within 10% |", "|---|---:|:---:|"]
+    for label, value in c_path:
+        good = value is not None and (value >= 0.9 if "higher" in label else value <= 1.1)
+        lines.append(f"| {label} | {fmt(value, 3)} | {'yes' if good else 'no'} |")
     lines += ["", "| target | Courier | met |", "|---|---:|:---:|"]
     for label, value, test in absolute:
         lines.append(f"| {label} | {fmt(value, 2)} | {'yes' if value is not None and test(value) else 'no'} |")
@@ -433,7 +498,7 @@ def plot(summary, clients):
         log("gnuplot not found: no plot")
         return
     names = [c.name for c in clients if c.available]
-    keys = ["S1", "S2", "S5"]
+    keys = ["S1", "S2", "S4", "S4r", "S4f", "S5"]
     data = os.path.join(OUT, "plot.dat")
     with open(data, "w") as f:
         f.write("scenario " + " ".join(f'"{n}"' for n in names) + "\n")

@@ -3,8 +3,9 @@ import CourierCore
 import Dispatch
 import Glibc
 import CUV
+import CourierHeader
 
-// courier-bench URL N C [--api swift|c] [--close] [--cacert FILE] [--hold]
+// courier-bench URL N C [--api swift|c] [--close] [--cacert FILE] [--no-resume] [--hold] [--output PATH]
 //
 // N GET requests with at most C in flight through Courier's shared queue; every status and body
 // size is checked, and one JSON line is printed:
@@ -22,6 +23,8 @@ struct Arguments {
     var caFile: String?
     var hold = false
     var output: String?
+    /// TLS session resumption off: every new connection pays a full handshake.
+    var noResume = false
 }
 
 func parseArguments() -> Arguments {
@@ -35,13 +38,14 @@ func parseArguments() -> Arguments {
         case "--close": args.close = true
         case "--cacert": i += 1; args.caFile = argv[i]
         case "--hold": args.hold = true
+        case "--no-resume": args.noResume = true
         case "--output": i += 1; args.output = argv[i]
         default: positional.append(argv[i])
         }
         i += 1
     }
     guard positional.count == 3, let n = Int(positional[1]), let c = Int(positional[2]), n > 0, c > 0 else {
-        writeError("usage: courier-bench URL N C [--api swift|c] [--close] [--cacert FILE] [--hold] [--output PATH]\n")
+        writeError("usage: courier-bench URL N C [--api swift|c] [--close] [--cacert FILE] [--no-resume] [--hold] [--output PATH]\n")
         exit(2)
     }
     args.url = positional[0]
@@ -96,6 +100,8 @@ final class SwiftDriver: @unchecked Sendable {
         configuration.callbackQueue = .loopThread
         configuration.options.decompress = false
         configuration.options.retryStaleConnection = true
+        if let caFile = args.caFile { configuration.options.tls.caFile = caFile }
+        if args.noResume { configuration.options.tls.sessionResumption = false }
         // One engine per API, as an application would have: the origin is parsed once and every
         // operation is built from it plus the path.
         let parsed = try! CourierURL(parsing: args.url)
@@ -142,30 +148,105 @@ final class SwiftDriver: @unchecked Sendable {
     }
 }
 
+/// Drives the C ABI (include/courier.h) the way a C program would: an engine for the origin, a
+/// request handle per request, a C callback that frees both handles and sends the next one. The
+/// difference from `SwiftDriver` is the price of the C path.
+final class CDriver: @unchecked Sendable {
+    var engine: OpaquePointer?
+    let path: String
+    let total: Int
+    let close: Bool
+    let output: String?
+    let caFile: String?
+    @exclusivity(unchecked) private var started = 0
+    @exclusivity(unchecked) private var finished = 0
+    @exclusivity(unchecked) private(set) var ok = 0
+    @exclusivity(unchecked) private(set) var bytes = 0
+    @exclusivity(unchecked) private(set) var firstError: String?
+    let done = DispatchSemaphore(value: 0)
+
+    init(args: Arguments) {
+        let parsed = try! CourierURL(parsing: args.url)
+        precondition(courier_engine_create("\(parsed.scheme.rawValue)://\(parsed.hostHeader)", &engine) == COURIER_OK)
+        precondition(courier_engine_set_accepted_status(engine, 200, 400) == COURIER_OK)
+        path = parsed.target
+        total = args.total
+        close = args.close
+        output = args.output
+        caFile = args.caFile
+        if args.close || args.noResume {
+            writeError("courier-bench: --api c supports neither --close nor --no-resume\n")
+            exit(2)
+        }
+    }
+
+    func begin(_ count: Int) {
+        for _ in 0..<min(count, total) { startOne() }
+    }
+
+    private func startOne() {
+        started += 1
+        var request: OpaquePointer?
+        precondition(courier_request_create(engine, "GET", path, &request) == COURIER_OK)
+        courier_request_set_decompress(request, 0)
+        if let output { courier_request_set_output_file(request, output) }
+        if let caFile { courier_request_set_tls_ca(request, caFile, nil) }
+        let user = Unmanaged.passUnretained(self).toOpaque()
+        precondition(courier_request_send(request, { request, response, code, user in
+            Unmanaged<CDriver>.fromOpaque(user!).takeUnretainedValue().finish(request, response, code)
+        }, user) == COURIER_OK)
+    }
+
+    private func finish(_ request: OpaquePointer?, _ response: OpaquePointer?, _ code: Int32) {
+        if code == COURIER_OK, courier_response_status(response) == 200 {
+            ok += 1
+            var length = 0
+            _ = courier_response_body(response, &length)
+            bytes += length
+        } else if firstError == nil {
+            firstError = String(cString: courier_request_errmsg(request))
+        }
+        courier_response_free(response)
+        courier_request_free(request)
+        finished += 1
+        if started < total {
+            startOne()
+        } else if finished == total {
+            done.signal()
+        }
+    }
+}
+
 let args = parseArguments()
 raiseDescriptorLimit()
 SharedQueue.width = args.concurrency
 SharedQueue.defaultHostLimit = args.concurrency
-guard args.api == "swift" else {
-    writeError("courier-bench: --api \(args.api) is not available in this build\n")
+guard args.api == "swift" || args.api == "c" else {
+    writeError("courier-bench: --api must be swift or c\n")
     exit(2)
 }
-let driver = SwiftDriver(args: args)
+let swiftDriver = args.api == "swift" ? SwiftDriver(args: args) : nil
+let cDriver = args.api == "c" ? CDriver(args: args) : nil
 let rssBefore = residentKiB()
 let clock = ContinuousClock()
 let start = clock.now
 // The first wave starts on the loop thread too, so every request takes the same path.
-Runtime.shared.execute { driver.begin(args.concurrency) }
-driver.done.wait()
+Runtime.shared.execute {
+    swiftDriver?.begin(args.concurrency)
+    cDriver?.begin(args.concurrency)
+}
+(swiftDriver?.done ?? cDriver!.done).wait()
 let wall = clock.now - start
 let (seconds, attoseconds) = wall.components
 let wallSeconds = Double(seconds) + Double(attoseconds) / 1e18
-var line = "{\"requests\":\(args.total),\"ok\":\(driver.ok),\"bytes\":\(driver.bytes),\"wall_s\":\(wallSeconds)"
+let ok = swiftDriver?.ok ?? cDriver!.ok
+let bytes = swiftDriver?.bytes ?? cDriver!.bytes
+var line = "{\"requests\":\(args.total),\"ok\":\(ok),\"bytes\":\(bytes),\"wall_s\":\(wallSeconds)"
 if args.hold {
     // Connections are idle in the pool now: what do they cost?
     let rssAfter = residentKiB()
     line += ",\"rss_before_kib\":\(rssBefore),\"rss_idle_kib\":\(rssAfter)"
 }
-if let error = driver.firstError { line += ",\"first_error\":\"\(error.message)\"" }
+if let error = swiftDriver?.firstError?.message ?? cDriver?.firstError { line += ",\"first_error\":\"\(error)\"" }
 print(line + "}")
-exit(driver.ok == args.total ? 0 : 1)
+exit(ok == args.total ? 0 : 1)

@@ -43,6 +43,8 @@ struct CommandLineOptions {
     var passphrase: String?
     var tlsMinimum: TLSConfiguration.Version?
     var tlsMaximum: TLSConfiguration.Version?
+    /// curl's --no-sessionid: no TLS session resumption.
+    var noSessionID = false
 }
 
 /// A `-d` / `--data-binary` / `--json` value: literal text or `@file` (`@-` is stdin).
@@ -175,6 +177,7 @@ enum ArgumentParser {
         case "--pass": o.passphrase = try value(argument)
         case "--tlsv1.2": o.tlsMinimum = .tls12
         case "--tlsv1.3": o.tlsMinimum = .tls13
+        case "--no-sessionid": o.noSessionID = true
         case "--tls-max":
             switch try value(argument) {
             case "1.2": o.tlsMaximum = .tls12

@@ -8,6 +8,7 @@ enum TLSOptions {
         tls.caFile = options.caFile
         tls.caDirectory = options.caPath
         if options.insecure { tls.verification = .insecureAcceptAnyCertificate }
+        if options.noSessionID { tls.sessionResumption = false }
         tls.clientCertificateFile = options.certificate
         tls.clientKeyFile = options.key
         tls.clientKeyPassphrase = options.passphrase

@@ -58,6 +58,7 @@ enum WriteOut {
                     out += total > 0 ? String(Int(Double(m.bodyBytesReceived) / total)) : "0"
                 case "ssl_verify_result": out += String(m.tlsVerifyResult)
                 case "reused": out += m.reusedConnection ? "1" : "0"
+                case "tls_resumed": out += m.tlsResumed ? "1" : "0"
                 default: out += "%{" + name + "}"
                 }
                 i = close + 1

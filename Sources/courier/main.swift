@@ -37,6 +37,7 @@ Usage: courier [options...] <url>...
      --cacert <file>        Trust the CAs in this PEM file (besides the system's)
      --capath <dir>         Trust the CAs in this hashed directory
  -k, --insecure             Accept any server certificate (pins still apply)
+     --no-sessionid         Full TLS handshakes: no session resumption
      --pinnedpubkey <pins>  sha256//BASE64[;sha256//...] or a public key file
  -E, --cert <file>          Client certificate (PEM)
      --key <file>           Client private key (PEM)

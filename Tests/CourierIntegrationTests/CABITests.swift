@@ -60,6 +60,35 @@ struct CABITests {
         #expect(bad.status == 0 && bad.stdout == "ok\n", "\(bad.stderr)")
     }
 
+    /// `make install`'s layout (here from the debug build: the release build is make install's own
+    /// job): a C program builds with `pkg-config courier` and runs against the installed library,
+    /// and the Python package loads it by name.
+    @Test func installedLayoutBuildsWithPkgConfig() async throws {
+        let prefix = NSTemporaryDirectory() + "courier-prefix-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: prefix) }
+        let built = URL(fileURLWithPath: Self.library).deletingLastPathComponent().path
+        let install = try await runProcess("/usr/bin/env", ["make", "--no-print-directory", "install-files", "BUILT=\(built)", "PREFIX=\(prefix)"],
+                                           directory: TestServers.packageRoot)
+        try #require(install.status == 0, "\(install.stdout)\(install.stderr)")
+        for path in ["include/courier.h", "lib/libcourier.so.0.1.0", "lib/libcourier.so.1", "lib/libcourier.so",
+                     "lib/pkgconfig/courier.pc", "bin/courier", "lib/courier/python/courier/__init__.py"] {
+            #expect(FileManager.default.fileExists(atPath: prefix + "/" + path), "\(path) not installed")
+        }
+        let environment = ["PKG_CONFIG_PATH": prefix + "/lib/pkgconfig"]
+        let flags = try await runProcess("/usr/bin/env", ["pkg-config", "--cflags", "--libs", "courier"], environment: environment)
+        #expect(flags.stdout.contains("-I\(prefix)/include") && flags.stdout.contains("-lcourier"), "\(flags.stdout)")
+        let arguments = [TestServers.packageRoot + "/cbindings/examples/get.c", "-o", prefix + "/get"]
+            + flags.stdout.split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init)
+        let compile = try await runProcess("/usr/bin/env", [ProcessInfo.processInfo.environment["CC"] ?? "cc"] + arguments)
+        try #require(compile.status == 0, "\(compile.stderr)")
+        let run = try await runProcess(prefix + "/get", [s.nginx + "/small"], environment: ["LD_LIBRARY_PATH": prefix + "/lib"])
+        #expect(run.status == 0 && run.stdoutBytes.count == 100, "\(run.stderr)")
+        let python = try await runProcess("/usr/bin/env", ["python3", "-c", "import courier; print(courier.Engine('\(s.nginx)').get('/small').status)"],
+                                          environment: ["PYTHONPATH": prefix + "/lib/courier/python", "LD_LIBRARY_PATH": prefix + "/lib",
+                                                        "COURIER_LIBRARY": ""])
+        #expect(python.stdout == "200\n", "\(python.stderr)")
+    }
+
     @Test(.enabled(if: valgrindPath != nil, "valgrind is not installed (make test installs it)"))
     func cExamplesUnderValgrind() async throws {
         let bin = try await CExamples.shared.directory()

@@ -297,4 +297,16 @@ struct CLITLSTests {
         #expect(try await run(["--cacert", ca, "https://localhost:\(s.notTLSPort)/"]).status == 35)
         #expect(try await run(["--cacert", ca, "https://localhost:\(s.scriptedTLSPort)/truncate"]).status == 56)
     }
+
+    /// A new connection per URL (Connection: close): the second handshake resumes the first
+    /// one's session, unless --no-sessionid asks for full handshakes.
+    @Test func sessionResumptionAndNoSessionID() async throws {
+        let ca = s.certs + "/ca.pem"
+        let common = ["-sS", "--cacert", ca, "-H", "Connection: close", "-w", "%{tls_resumed}", "-o", "/dev/null", "-o", "/dev/null",
+                      s.https + "/small?a", s.https + "/small?b"]
+        let resumed = try await cli.run(common)
+        #expect(resumed.status == 0 && resumed.stdout == "01", "\(resumed.stderr)")
+        let full = try await cli.run(["--no-sessionid"] + common)
+        #expect(full.status == 0 && full.stdout == "00", "\(full.stderr)")
+    }
 }
