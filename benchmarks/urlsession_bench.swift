@@ -44,8 +44,10 @@ final class Counter: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         self.total = total
         self.request = request
         if let output {
-            _ = FileManager.default.createFile(atPath: output, contents: nil)
-            file = FileHandle(forWritingAtPath: output)
+            // open(2), not FileManager.createFile: createFile writes atomically (a temporary file
+            // renamed over the target), which replaces /dev/null with a regular file.
+            let fd = open(output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            if fd >= 0 { file = FileHandle(fileDescriptor: fd, closeOnDealloc: true) }
         }
     }
 

@@ -14,26 +14,54 @@ import FoundationEssentials
 /// above, configured on one thread and then only read, and the checks cost more than the rest of
 /// building a request.)
 public final class Operation: @unchecked Sendable, CustomStringConvertible {
-    /// The request method.
-    @exclusivity(unchecked) public var method: HTTPMethod
-    /// Request headers; the engine's defaults are added for names not set here.
-    @exclusivity(unchecked) public var headers = HTTPHeaders()
-    /// Parameters: the query string for GET/HEAD/DELETE, the body otherwise.
-    @exclusivity(unchecked) public var parameters: [String: String]
-    /// How body parameters are encoded.
-    @exclusivity(unchecked) public var parameterEncoding: ParameterEncoding = .form
-    /// An explicit body; when set, `parameters` go to the query string whatever the method.
-    @exclusivity(unchecked) public var body: RequestBody?
-    /// Timeouts, redirects, limits, decompression, priority.
-    @exclusivity(unchecked) public var options: TransferOptions
+    /// The request as configured (shared with the C ABI's requests, which build transfers the
+    /// same way).
+    @exclusivity(unchecked) package var draft: RequestDraft
     /// Statuses that count as success; others end in `.httpStatus` (with the response kept).
     @exclusivity(unchecked) public var acceptableStatus: Range<Int>
+
+    /// The request method.
+    public var method: HTTPMethod {
+        get { draft.method }
+        _modify { yield &draft.method }
+    }
+    /// Request headers; the engine's defaults are added for names not set here.
+    public var headers: HTTPHeaders {
+        get { draft.headers }
+        _modify { yield &draft.headers }
+    }
+    /// Parameters: the query string for GET/HEAD/DELETE, the body otherwise.
+    public var parameters: [String: String] {
+        get { draft.parameters }
+        _modify { yield &draft.parameters }
+    }
+    /// How body parameters are encoded.
+    public var parameterEncoding: ParameterEncoding {
+        get { draft.parameterEncoding }
+        _modify { yield &draft.parameterEncoding }
+    }
+    /// An explicit body; when set, `parameters` go to the query string whatever the method.
+    public var body: RequestBody? {
+        get { draft.body }
+        _modify { yield &draft.body }
+    }
+    /// Timeouts, redirects, limits, decompression, priority.
+    public var options: TransferOptions {
+        get { draft.options }
+        _modify { yield &draft.options }
+    }
     /// Write the body to this file instead of memory (curl's `-o`).
-    @exclusivity(unchecked) public var downloadPath: String?
+    public var downloadPath: String? {
+        get { draft.downloadPath }
+        _modify { yield &draft.downloadPath }
+    }
     /// Header names not to send even though the engine's defaults have them (curl's `-H "Name:"`).
-    @exclusivity(unchecked) public var suppressedHeaders: [String] = []
+    public var suppressedHeaders: [String] {
+        get { draft.suppressedHeaders }
+        _modify { yield &draft.suppressedHeaders }
+    }
     /// The engine's `id`, for `SharedQueue.cancelAll(where:)`.
-    public let engineID: Int
+    public var engineID: Int { draft.engineID }
 
     /// Queue priority (shortcut for `options.priority`).
     public var priority: Priority {
@@ -48,10 +76,7 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
     }
 
     /// The URL as given: the engine's base with the path, or the full URL string.
-    public var urlString: String {
-        guard let base else { return target }
-        return "\(base.scheme.rawValue)://\(base.hostHeader)\(target)"
-    }
+    public var urlString: String { draft.urlString }
 
     /// Where the operation stands.
     public enum State: Sendable, Equatable {
@@ -63,14 +88,7 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
         case finished
     }
 
-    /// The engine's parsed base URL (nil for operations made from a URL string).
-    private let base: CourierURL?
-    /// The request target under `base` ("/v1/items"), or the whole URL string.
-    private let target: String
-    /// A failure known before sending (the engine's host did not parse).
-    let presetError: CourierError?
     let callbackQueue: CallbackQueue
-    let defaultHeaders: HTTPHeaders
 
     // Everything below is shared with the loop thread once the operation is enqueued, and is
     // only touched under `lock` (inline in the object: no allocation, no generic destroy code).
@@ -98,16 +116,10 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
     package init(method: HTTPMethod, base: CourierURL?, target: String, parameters: [String: String], engineID: Int,
          options: TransferOptions, acceptableStatus: Range<Int>, defaultHeaders: HTTPHeaders,
          callbackQueue: CallbackQueue, presetError: CourierError? = nil) {
-        self.method = method
-        self.base = base
-        self.target = target
-        self.parameters = parameters
-        self.engineID = engineID
-        self.options = options
+        draft = RequestDraft(method: method, base: base, target: target, parameters: parameters, engineID: engineID,
+                             options: options, defaultHeaders: defaultHeaders, presetError: presetError)
         self.acceptableStatus = acceptableStatus
-        self.defaultHeaders = defaultHeaders
         self.callbackQueue = callbackQueue
-        self.presetError = presetError
     }
 
     /// Creates a stand-alone operation with default settings, for use without an engine
@@ -201,10 +213,12 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
             return !uploadHandlers.isEmpty || !downloadHandlers.isEmpty
         }
         guard let wantsProgress else { return }
-        switch makeTransfer(wantsProgress: wantsProgress) {
+        switch draft.makeTransfer() {
         case .failure(let error):
             complete(.failure(error), response: nil)
         case .success(let transfer):
+            transfer.reportsProgress = wantsProgress
+            transfer.delegate = self
             // A cancel that raced with building the transfer is honoured before it is submitted.
             let cancelled = lock.withLock { () -> Bool in
                 _transfer = transfer
@@ -223,81 +237,6 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
             return nil
         }
         if let done { continuation.resume(returning: done) }
-    }
-
-    /// The final URL with query parameters, as sent.
-    func resolvedURL() throws(CourierError) -> CourierURL {
-        if let presetError { throw presetError }
-        var url: CourierURL
-        if let base {
-            url = base.replacingTarget(target)
-        } else {
-            url = try CourierURL(parsing: target)
-        }
-        if !parameters.isEmpty, ParameterEncoding.usesQuery(method) || body != nil {
-            let encoded = ParameterEncoding.formEncode(parameters, spaceAsPlus: false)
-            url.query = url.query.map { $0.isEmpty ? encoded : $0 + "&" + encoded } ?? encoded
-        }
-        return url
-    }
-
-    /// Headers as sent: the operation's own, then the engine's defaults for names not set. With
-    /// no headers of its own an operation shares the engine's (no copy).
-    func resolvedHeaders(url: CourierURL) -> HTTPHeaders {
-        var merged: HTTPHeaders
-        if headers.isEmpty {
-            merged = defaultHeaders
-        } else {
-            merged = headers
-            for index in 0..<defaultHeaders.count {
-                let name = defaultHeaders.name(at: index)
-                if !merged.contains(name) { merged.add(name: name, value: defaultHeaders.value(at: index)) }
-            }
-        }
-        for name in suppressedHeaders { merged.remove(name: name) }
-        if let user = url.user, !merged.contains("Authorization") {
-            let credentials = Array("\(user):\(url.password ?? "")".utf8)
-            merged.add(name: "Authorization", value: "Basic " + Base64.encode(credentials))
-        }
-        return merged
-    }
-
-    /// The body as sent, with the Content-Type it implies (nil when the caller set one).
-    func resolvedBody() -> (RequestBody, contentType: String?) {
-        if let body { return (body, nil) }
-        guard !parameters.isEmpty, !ParameterEncoding.usesQuery(method) else { return (.empty, nil) }
-        switch parameterEncoding {
-        case .form:
-            return (.bytes(Array(ParameterEncoding.formEncode(parameters, spaceAsPlus: true).utf8)), "application/x-www-form-urlencoded")
-        case .json:
-            return (.bytes(ParameterEncoding.jsonEncode(parameters)), "application/json")
-        }
-    }
-
-    private func makeTransfer(wantsProgress: Bool) -> Result<Transfer, CourierError> {
-        let url: CourierURL
-        do {
-            url = try resolvedURL()
-        } catch {
-            return .failure(error)
-        }
-        var requestHeaders = resolvedHeaders(url: url)
-        let (requestBody, contentType) = resolvedBody()
-        if let contentType, !requestHeaders.contains("Content-Type") {
-            requestHeaders.add(name: "Content-Type", value: contentType)
-        }
-        let transfer = Transfer(url: url, method: method, headers: requestHeaders, body: requestBody, options: options)
-        transfer.owner = engineID
-        if let downloadPath {
-            do {
-                transfer.sink = .file(try FileSink(path: downloadPath))
-            } catch {
-                return .failure(error)
-            }
-        }
-        transfer.reportsProgress = wantsProgress
-        transfer.delegate = self
-        return .success(transfer)
     }
 
     /// Runs the handlers of the outcome once, then drops every handler (breaking cycles through
@@ -357,14 +296,14 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
         if method != .get || body != nil || (!parameters.isEmpty && !ParameterEncoding.usesQuery(method)) {
             if method == .head { parts.append("-I") } else { parts += ["-X", method.rawValue] }
         }
-        let resolved = try? resolvedURL()
+        let resolved = try? draft.resolvedURL()
         let url = resolved.map { u -> String in
             guard let user = u.user else { return u.description }
             return "\(u.scheme.rawValue)://\(user)\(u.password.map { ":" + $0 } ?? "")@\(u.hostHeader)\(u.target)"
         } ?? urlString
         parts.append(Self.shellQuote(url))
-        let sentHeaders = resolved.map { resolvedHeaders(url: $0) } ?? headers
-        let (requestBody, contentType) = resolvedBody()
+        let sentHeaders = resolved.map { draft.resolvedHeaders(url: $0) } ?? headers
+        let (requestBody, contentType) = draft.resolvedBody()
         for (name, value) in sentHeaders where !(name.lowercased() == "authorization" && resolved?.user != nil) {
             parts += ["-H", Self.shellQuote("\(name): \(value)")]
         }
@@ -449,29 +388,5 @@ extension Operation: TransferDelegate {
         } else {
             complete(.failure(CourierError(.emptyReply)), response: nil)
         }
-    }
-}
-
-/// RFC 4648 base64, for Basic credentials.
-package enum Base64 {
-    package static func encode(_ bytes: [UInt8]) -> String {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity((bytes.count + 2) / 3 * 4)
-        var i = 0
-        while i + 2 < bytes.count {
-            let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
-            out += [alphabet[Int(n >> 18)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)], alphabet[Int(n & 63)]]
-            i += 3
-        }
-        let rest = bytes.count - i
-        if rest == 1 {
-            let n = UInt32(bytes[i]) << 16
-            out += [alphabet[Int(n >> 18)], alphabet[Int(n >> 12 & 63)], UInt8(ascii: "="), UInt8(ascii: "=")]
-        } else if rest == 2 {
-            let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8
-            out += [alphabet[Int(n >> 18)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)], UInt8(ascii: "=")]
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 }

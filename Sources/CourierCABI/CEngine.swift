@@ -39,26 +39,38 @@ final class CEngine: @unchecked Sendable {
 
     /// Addresses of engines whose handle is live. Engines are few and long-lived, so unlike
     /// requests (tag check only) they are looked up here: a destroyed engine handle is recognised
-    /// without reading freed memory, even after the memory was reused.
-    nonisolated(unsafe) private static var live = Set<UInt>()
+    /// without reading freed memory, even after the memory was reused. A plain array scanned
+    /// under a spin lock: with a handful of engines that is a few compares, where hashing the
+    /// address cost hundreds of instructions on every request_create.
+    nonisolated(unsafe) private static var live: [UInt] = []
+    private static let liveLock = SpinLock()
 
     /// The engine behind a handle, if it is a live one.
+    @inline(__always)
     static func fromHandle(_ handle: OpaquePointer?) -> CEngine? {
         guard let handle else { return nil }
-        let known = idLock.withLock { live.contains(UInt(bitPattern: UnsafeRawPointer(handle))) }
+        let address = UInt(bitPattern: UnsafeRawPointer(handle))
+        let known = liveLock.withLock { live.contains(address) }
         return known ? object(handle, tag: HandleTag.engine, as: CEngine.self) : nil
     }
 
     /// A new handle, registered as live.
     func makeHandle() -> OpaquePointer {
         let handle = retainedHandle(self)
-        CEngine.idLock.withLock { _ = CEngine.live.insert(UInt(bitPattern: UnsafeRawPointer(handle))) }
+        let address = UInt(bitPattern: UnsafeRawPointer(handle))
+        CEngine.liveLock.withLock { CEngine.live.append(address) }
         return handle
     }
 
     /// Unregisters a handle; false if it was not live (a second destroy).
     static func retire(_ handle: OpaquePointer) -> Bool {
-        idLock.withLock { live.remove(UInt(bitPattern: UnsafeRawPointer(handle))) != nil }
+        let address = UInt(bitPattern: UnsafeRawPointer(handle))
+        return liveLock.withLock {
+            guard let index = live.firstIndex(of: address) else { return false }
+            live.swapAt(index, live.count - 1)
+            live.removeLast()
+            return true
+        }
     }
 
     init(base: CourierURL?) {

@@ -6,37 +6,48 @@ public typealias courier_done_fn = @convention(c) (OpaquePointer?, OpaquePointer
 public typealias courier_progress_fn = @convention(c) (OpaquePointer?, Int32, UInt64, Int64, UnsafeMutableRawPointer?) -> Void
 public typealias courier_activity_fn = @convention(c) (Int32, Int32, UnsafeMutableRawPointer?) -> Void
 
-/// `courier_request`: a Swift `Operation` of the request's engine, so C requests take exactly the
-/// path Swift requests take (same queue, pool, redirects, decoding), plus how the end is reported
-/// to C and the handle's own error message.
-final class CRequest: @unchecked Sendable {
+/// `courier_request`: a `RequestDraft` (the same configuration and transfer building as Swift's
+/// `Operation`, so the same settings send the same bytes through the same queue), and, once
+/// sent, the core transfer it hears from directly: no handler closures or result values in
+/// between, which keeps the C path as cheap as the Swift one.
+final class CRequest: TransferDelegate, @unchecked Sendable {
     /// Must stay the first stored property (see `HandleTag`).
     @exclusivity(unchecked) var tag = HandleTag.request
     let engine: CEngine
-    let operation: Operation
+    @exclusivity(unchecked) var draft: RequestDraft
+    @exclusivity(unchecked) let acceptedStatus: Range<Int>
     @exclusivity(unchecked) var progress: (courier_progress_fn, UnsafeMutableRawPointer?)?
     @exclusivity(unchecked) private var errorMessage: OwnedCString?
+    /// Where the outcome goes; set by `send` before the transfer is handed over.
+    @exclusivity(unchecked) private var delivery = Delivery.none
 
     /// How the end is reported.
     enum Delivery: @unchecked Sendable {
+        case none
         case callback(courier_done_fn, UnsafeMutableRawPointer?)
         case completionQueue
         case wait(DispatchSemaphore)
     }
 
-    // Shared between the caller's thread and the loop thread.
-    private let lock = Lock()
-    private var sent = false
-    private var freed = false
-    /// Inside `operation.start()`: an outcome reported now is deferred, so a callback never runs
-    /// inside courier_request_send and always on the loop thread.
-    private var starting = false
+    // Shared between the caller's thread and the loop thread, under an inline spin lock (held
+    // for a few loads and stores, never across a call).
+    private let lock = SpinLock()
+    @exclusivity(unchecked) private var sent = false
+    @exclusivity(unchecked) private var freed = false
+    /// Inside `send`: an outcome reported now is deferred, so a callback never runs inside
+    /// courier_request_send and always on the loop thread.
+    @exclusivity(unchecked) private var starting = false
+    /// The outcome was delivered (or dropped): nothing left to cancel.
+    @exclusivity(unchecked) private var ended = false
+    @exclusivity(unchecked) private var cancelRequested = false
+    @exclusivity(unchecked) private var transfer: Transfer?
     /// Outcome of a blocking `courier_request_perform`.
     @exclusivity(unchecked) private var waitResult: (response: OpaquePointer?, code: Int32) = (nil, 0)
 
-    init(engine: CEngine, operation: Operation) {
+    init(engine: CEngine, draft: consuming RequestDraft, acceptedStatus: Range<Int>) {
         self.engine = engine
-        self.operation = operation
+        self.draft = draft
+        self.acceptedStatus = acceptedStatus
     }
 
     var isFreed: Bool { lock.withLock { freed } }
@@ -55,29 +66,32 @@ final class CRequest: @unchecked Sendable {
         return error.code.c
     }
 
-    /// Hands the operation to the shared queue; the outcome goes where `delivery` says.
+    /// Builds the transfer and hands it to the shared queue; the outcome goes where `delivery`
+    /// says.
     func send(_ delivery: Delivery) -> Int32 {
-        let first = lock.withLock { () -> Bool in
-            defer { sent = true }
-            return !sent
-        }
+        lock.lock()
+        let first = !sent
+        sent = true
+        starting = first
+        lock.unlock()
         guard first else { return record(CourierError(.misuse, "the request was already sent")) }
-        lock.withLock { starting = true }
-        defer { lock.withLock { starting = false } }
-        if let progress {
-            let target = UncheckedSendable(progress)
-            operation.onUploadProgress { [self] p in reportProgress(target.value, direction: 0, p) }
-            operation.onDownloadProgress { [self] p in reportProgress(target.value, direction: 1, p) }
+        self.delivery = delivery
+        switch draft.makeTransfer() {
+        case .failure(let error):
+            // No I/O happened; reported like any other failure, from the loop thread.
+            let deferred = UncheckedSendable((self, error))
+            Runtime.shared.execute { deferred.value.0.deliver(nil, error: deferred.value.1) }
+        case .success(let transfer):
+            transfer.reportsProgress = progress != nil
+            transfer.delegate = self
+            lock.lock()
+            self.transfer = transfer
+            if cancelRequested { transfer.cancelRequested = true }
+            lock.unlock()
+            Runtime.shared.submit(transfer)
         }
-        // The handler keeps the request alive until the operation ends, even if C frees it.
-        operation.onFinish { [self] result in finish(result, delivery) }
-        operation.start()
+        lock.withLock { starting = false }
         return COURIER_OK
-    }
-
-    private func reportProgress(_ progress: (courier_progress_fn, UnsafeMutableRawPointer?), direction: Int32, _ p: TransferProgress) {
-        if isFreed { return }
-        progress.0(borrowedHandle(self), direction, p.completed, p.expected.map { Int64($0) } ?? -1, progress.1)
     }
 
     /// `courier_request_perform`: send and wait (never on the loop thread).
@@ -89,49 +103,83 @@ final class CRequest: @unchecked Sendable {
         return waitResult
     }
 
-    func cancel() { operation.cancel() }
-
-    /// The C handle is gone: cancel, and report nothing more.
-    func markFreed() {
-        lock.withLock { freed = true }
-        operation.cancel()
+    func cancel() {
+        lock.lock()
+        if !ended { cancelRequested = true }
+        let target = ended ? nil : transfer
+        lock.unlock()
+        if let target { Runtime.shared.cancel(target) }
     }
 
-    /// The operation ended: make the response handle and report, on the loop thread.
-    private func finish(_ result: Result<Response, CourierError>, _ delivery: Delivery) {
-        if lock.withLock({ starting }) || !Runtime.shared.isOnLoopThread {
-            // Failed before reaching the queue (a file that cannot be opened, a bad header), or
-            // completed while send() has not returned yet.
-            let deferred = UncheckedSendable((self, result, delivery))
-            Runtime.shared.execute { deferred.value.0.report(deferred.value.1, deferred.value.2) }
+    /// The C handle is gone: cancel what is in flight, and report nothing more.
+    func markFreed() {
+        lock.lock()
+        freed = true
+        let target = ended ? nil : transfer
+        lock.unlock()
+        if let target { Runtime.shared.cancel(target) }
+    }
+
+    // MARK: TransferDelegate (loop thread)
+
+    func transferDidReceiveHead(_ transfer: Transfer) {}
+
+    func transferDidProgress(_ transfer: Transfer) {
+        guard let (report, user) = progress, !isFreed else { return }
+        let handle = borrowedHandle(self)
+        if transfer.requestBodyLength > 0 {
+            report(handle, 0, transfer.requestBodyBytesSent, Int64(transfer.requestBodyLength), user)
+        }
+        if transfer.status != 0 {
+            report(handle, 1, transfer.metrics.bodyBytesReceived, transfer.expectedBodyLength.map { Int64($0) } ?? -1, user)
+        }
+    }
+
+    func transferDidComplete(_ transfer: Transfer) {
+        lock.lock()
+        let deferToLoop = starting
+        lock.unlock()
+        if deferToLoop || !Runtime.shared.isOnLoopThread {
+            // Completed while send() has not returned yet (refused before any I/O).
+            let deferred = UncheckedSendable((self, transfer))
+            Runtime.shared.execute { deferred.value.0.deliver(deferred.value.1, error: deferred.value.1.error) }
             return
         }
-        report(result, delivery)
+        deliver(transfer, error: transfer.error)
     }
 
-    private func report(_ result: Result<Response, CourierError>, _ delivery: Delivery) {
-        if isFreed { return }
+    /// Reports the outcome (loop thread): a response handle when a response arrived, and the
+    /// code — the transfer's error, or COURIER_E_HTTP_STATUS for a status outside the accepted
+    /// range.
+    private func deliver(_ transfer: Transfer?, error: CourierError?) {
+        lock.lock()
+        ended = true
+        self.transfer = nil
+        let gone = freed
+        lock.unlock()
+        if gone { return }
         var code = COURIER_OK
-        var response: Response?
-        switch result {
-        case .success(let r):
-            errorMessage = nil
-            response = r
-        case .failure(let error):
+        if let error {
             code = record(error)
-            response = operation.response
+        } else if let transfer, !acceptedStatus.contains(transfer.status) {
+            code = record(CourierError(.httpStatus, "\(transfer.status) \(transfer.head?.reason ?? "")", status: transfer.status))
+        } else {
+            errorMessage = nil
         }
-        let handle = response.map { retainedHandle(CResponse($0)) }
+        if let transfer, transfer.reportsProgress, error == nil { transferDidProgress(transfer) }
+        let response = transfer.flatMap { $0.status != 0 ? retainedHandle(CResponse($0)) : nil }
         switch delivery {
         case .callback(let done, let user):
-            done(borrowedHandle(self), handle, code, user)
+            done(borrowedHandle(self), response, code, user)
         case .completionQueue:
-            if !engine.pushCompletion(CEngine.Completed(request: self, response: handle, code: code)), let handle {
-                releaseHandle(handle)
+            if !engine.pushCompletion(CEngine.Completed(request: self, response: response, code: code)), let response {
+                releaseHandle(response)
             }
         case .wait(let semaphore):
-            waitResult = (handle, code)
+            waitResult = (response, code)
             semaphore.signal()
+        case .none:
+            if let response { releaseHandle(response) }
         }
     }
 }

@@ -1,32 +1,40 @@
-import Courier
 import CourierCore
 
-/// `courier_response`: a finished response, read-only. Pointers handed to C point into arrays
-/// this object keeps (never mutated again), so they stay valid until the handle is freed.
+/// `courier_response`: a finished transfer, read-only. A finished transfer is never mutated
+/// again, so pointers into its arrays (body, header bytes) stay valid while this object keeps
+/// it alive.
 final class CResponse: @unchecked Sendable {
     /// Must stay the first stored property (see `HandleTag`).
     @exclusivity(unchecked) var tag = HandleTag.response
-    let response: Response
-    let headers: HTTPHeaders
-    let body: [UInt8]
+    let transfer: Transfer
     /// NUL-terminated copies made on demand (header values, the URL), freed with the response.
-    private let lock = Lock()
-    private var cStrings: [String: OwnedCString] = [:]
+    /// (An inline spin lock: most responses never need the cache.)
+    private let lock = SpinLock()
+    @exclusivity(unchecked) private var cStrings: [String: OwnedCString] = [:]
 
-    init(_ response: Response) {
-        self.response = response
-        headers = response.headers
-        body = response.body
+    init(_ transfer: Transfer) {
+        self.transfer = transfer
     }
+
+    /// The response's header fields (empty when no head arrived).
+    var headers: HTTPHeaders { transfer.head?.headers ?? HTTPHeaders() }
 
     /// A NUL-terminated copy of what `make` returns, cached under `key` (any thread).
     func cString(_ key: String, _ make: () -> String?) -> UnsafePointer<CChar>? {
-        lock.withLock {
-            if let cached = cStrings[key] { return UnsafePointer(cached.pointer) }
-            guard let value = make() else { return nil }
-            let owned = OwnedCString(value)
-            cStrings[key] = owned
-            return UnsafePointer(owned.pointer)
+        lock.lock()
+        if let cached = cStrings[key] {
+            lock.unlock()
+            return UnsafePointer(cached.pointer)
         }
+        lock.unlock()
+        // Made outside the lock (a spin lock is held for a few stores only); a racing reader's
+        // copy is dropped and the first one kept.
+        guard let value = make() else { return nil }
+        let owned = OwnedCString(value)
+        lock.lock()
+        defer { lock.unlock() }
+        if let cached = cStrings[key] { return UnsafePointer(cached.pointer) }
+        cStrings[key] = owned
+        return UnsafePointer(owned.pointer)
     }
 }

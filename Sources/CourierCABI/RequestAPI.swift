@@ -1,5 +1,6 @@
 import Courier
 import CourierCore
+import Glibc
 
 // courier_request_*.
 
@@ -51,28 +52,34 @@ public func courier_request_create(_ engineHandle: OpaquePointer?, _ method: Uns
         engine = CEngine.shared
     }
     guard let url = string(url) else { return CourierError.Code.invalidURL.c }
-    let verb = method.map { HTTPMethod(rawValue: String(cString: $0)) } ?? .get
-    guard verb.isValidToken else { return CourierError.Code.invalidArgument.c }
-    let base: CourierURL
-    let target: String
-    if url.contains("://") {
+    let verb: HTTPMethod
+    if let method, strcmp(method, "GET") != 0 {
+        verb = HTTPMethod(rawValue: String(cString: method))
+        guard verb.isValidToken else { return CourierError.Code.invalidArgument.c }
+    } else {
+        verb = .get  // the common case, without building and checking a String
+    }
+    let draft: RequestDraft
+    if hasSchemeSeparator(url) {
         // Absolute: parsed now, so a bad URL fails here rather than at send time.
+        let parsed: CourierURL
         do {
-            base = try CourierURL(parsing: url)
+            parsed = try CourierURL(parsing: url)
         } catch {
             return error.code.c
         }
-        target = base.target
+        let target = parsed.target
+        draft = RequestDraft(method: verb, base: parsed, target: target, parameters: [:], engineID: engine.id,
+                             options: TransferOptions(), defaultHeaders: engine.defaultHeaders)
     } else {
-        guard let engineBase = engine.base else { return CourierError.Code.invalidURL.c }
-        base = engineBase
-        target = engine.basePath + (url.utf8.first == UInt8(ascii: "/") ? url : "/" + url)
-        guard !target.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else { return CourierError.Code.invalidURL.c }
+        // A path under the engine's base: unsafe bytes are escaped when the URL is built, as for
+        // Swift's Engine.operation(path:).
+        guard engine.base != nil else { return CourierError.Code.invalidURL.c }
+        let target = engine.basePath + (url.utf8.first == UInt8(ascii: "/") ? url : "/" + url)
+        draft = RequestDraft(method: verb, base: engine.base, target: target, parameters: [:], engineID: engine.id,
+                             options: TransferOptions(), defaultHeaders: engine.defaultHeaders)
     }
-    let operation = Operation(method: verb, base: base, target: target, parameters: [:], engineID: engine.id,
-                              options: TransferOptions(), acceptableStatus: engine.acceptedStatus,
-                              defaultHeaders: engine.defaultHeaders, callbackQueue: .loopThread)
-    out.pointee = retainedHandle(CRequest(engine: engine, operation: operation))
+    out.pointee = retainedHandle(CRequest(engine: engine, draft: consume draft, acceptedStatus: engine.acceptedStatus))
     return COURIER_OK
 }
 
@@ -90,7 +97,7 @@ public func courier_request_add_header(_ handle: OpaquePointer?, _ name: UnsafeP
         guard let field = validatedHeader(name, value) else {
             throw CourierError(.invalidHeader, "NULL, CR, LF or a name that is not a token")
         }
-        r.operation.headers.add(name: field.name, value: field.value)
+        r.draft.headers.add(name: field.name, value: field.value)
     }
 }
 
@@ -98,8 +105,8 @@ public func courier_request_add_header(_ handle: OpaquePointer?, _ name: UnsafeP
 public func courier_request_remove_header(_ handle: OpaquePointer?, _ name: UnsafePointer<CChar>?) -> Int32 {
     configure(handle) { r throws(CourierError) in
         guard let name = string(name), !name.isEmpty else { throw CourierError(.invalidHeader, "no header name") }
-        r.operation.headers.remove(name: name)
-        r.operation.suppressedHeaders.append(name)
+        r.draft.headers.remove(name: name)
+        r.draft.suppressedHeaders.append(name)
     }
 }
 
@@ -108,7 +115,7 @@ public func courier_request_set_body(_ handle: OpaquePointer?, _ data: UnsafeRaw
     configure(handle) { r throws(CourierError) in
         guard length >= 0, data != nil || length == 0 else { throw invalid("NULL body with a non-zero length") }
         let bytes = data.map { [UInt8](UnsafeRawBufferPointer(start: $0, count: length)) } ?? []
-        r.operation.body = .bytes(bytes)
+        r.draft.body = .bytes(bytes)
     }
 }
 
@@ -116,7 +123,7 @@ public func courier_request_set_body(_ handle: OpaquePointer?, _ data: UnsafeRaw
 public func courier_request_set_body_file(_ handle: OpaquePointer?, _ path: UnsafePointer<CChar>?) -> Int32 {
     configure(handle) { r throws(CourierError) in
         guard let path = string(path), !path.isEmpty else { throw invalid("no file path") }
-        r.operation.body = .file(path: path)
+        r.draft.body = .file(path: path)
     }
 }
 
@@ -124,7 +131,7 @@ public func courier_request_set_body_file(_ handle: OpaquePointer?, _ path: Unsa
 public func courier_request_add_param(_ handle: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ value: UnsafePointer<CChar>?) -> Int32 {
     configure(handle) { r throws(CourierError) in
         guard let name = string(name), let value = string(value) else { throw invalid("NULL parameter name or value") }
-        r.operation.parameters[name] = value
+        r.draft.parameters[name] = value
     }
 }
 
@@ -132,8 +139,8 @@ public func courier_request_add_param(_ handle: OpaquePointer?, _ name: UnsafePo
 public func courier_request_set_param_encoding(_ handle: OpaquePointer?, _ encoding: Int32) -> Int32 {
     configure(handle) { r throws(CourierError) in
         switch encoding {
-        case 0: r.operation.parameterEncoding = .form
-        case 1: r.operation.parameterEncoding = .json
+        case 0: r.draft.parameterEncoding = .form
+        case 1: r.draft.parameterEncoding = .json
         default: throw invalid("unknown parameter encoding \(encoding)")
         }
     }
@@ -143,7 +150,7 @@ public func courier_request_set_param_encoding(_ handle: OpaquePointer?, _ encod
 public func courier_request_set_priority(_ handle: OpaquePointer?, _ priority: Int32) -> Int32 {
     configure(handle) { r throws(CourierError) in
         guard let level = Priority(rawValue: Int(priority)) else { throw invalid("unknown priority \(priority)") }
-        r.operation.priority = level
+        r.draft.options.priority = level
     }
 }
 
@@ -153,11 +160,11 @@ public func courier_request_set_timeout(_ handle: OpaquePointer?, _ which: Int32
         guard milliseconds >= 0 else { throw invalid("negative timeout") }
         let limit: Nanoseconds? = milliseconds == 0 ? nil : .milliseconds(UInt64(milliseconds))
         switch which {
-        case 1: r.operation.options.timeouts.queue = limit
-        case 2: r.operation.options.timeouts.connect = limit
-        case 3: r.operation.options.timeouts.firstByte = limit
-        case 4: r.operation.options.timeouts.idle = limit
-        case 5: r.operation.options.timeouts.total = limit
+        case 1: r.draft.options.timeouts.queue = limit
+        case 2: r.draft.options.timeouts.connect = limit
+        case 3: r.draft.options.timeouts.firstByte = limit
+        case 4: r.draft.options.timeouts.idle = limit
+        case 5: r.draft.options.timeouts.total = limit
         default: throw invalid("unknown timeout \(which)")
         }
     }
@@ -167,8 +174,8 @@ public func courier_request_set_timeout(_ handle: OpaquePointer?, _ which: Int32
 public func courier_request_set_redirects(_ handle: OpaquePointer?, _ follow: Int32, _ maxRedirects: Int32) -> Int32 {
     configure(handle) { r throws(CourierError) in
         guard follow == 0 || follow == 1 else { throw invalid("follow must be 0 or 1") }
-        r.operation.options.redirects.follow = follow == 1
-        if maxRedirects >= 0 { r.operation.options.redirects.maxRedirects = Int(maxRedirects) }
+        r.draft.options.redirects.follow = follow == 1
+        if maxRedirects >= 0 { r.draft.options.redirects.maxRedirects = Int(maxRedirects) }
     }
 }
 
@@ -176,7 +183,7 @@ public func courier_request_set_redirects(_ handle: OpaquePointer?, _ follow: In
 public func courier_request_set_decompress(_ handle: OpaquePointer?, _ enabled: Int32) -> Int32 {
     configure(handle) { r throws(CourierError) in
         guard enabled == 0 || enabled == 1 else { throw invalid("enabled must be 0 or 1") }
-        r.operation.options.decompress = enabled == 1
+        r.draft.options.decompress = enabled == 1
     }
 }
 
@@ -184,7 +191,7 @@ public func courier_request_set_decompress(_ handle: OpaquePointer?, _ enabled: 
 public func courier_request_set_max_body(_ handle: OpaquePointer?, _ bytes: Int64) -> Int32 {
     configure(handle) { r throws(CourierError) in
         guard bytes >= 0 else { throw invalid("negative body limit") }
-        r.operation.options.limits.maxBodyBytes = bytes == 0 ? nil : UInt64(bytes)
+        r.draft.options.limits.maxBodyBytes = bytes == 0 ? nil : UInt64(bytes)
     }
 }
 
@@ -192,15 +199,15 @@ public func courier_request_set_max_body(_ handle: OpaquePointer?, _ bytes: Int6
 public func courier_request_set_output_file(_ handle: OpaquePointer?, _ path: UnsafePointer<CChar>?) -> Int32 {
     configure(handle) { r throws(CourierError) in
         guard let path = string(path), !path.isEmpty else { throw invalid("no file path") }
-        r.operation.downloadPath = path
+        r.draft.downloadPath = path
     }
 }
 
 @_cdecl("courier_request_set_tls_ca")
 public func courier_request_set_tls_ca(_ handle: OpaquePointer?, _ file: UnsafePointer<CChar>?, _ directory: UnsafePointer<CChar>?) -> Int32 {
     configure(handle) { r throws(CourierError) in
-        r.operation.options.tls.caFile = string(file)
-        r.operation.options.tls.caDirectory = string(directory)
+        r.draft.options.tls.caFile = string(file)
+        r.draft.options.tls.caDirectory = string(directory)
     }
 }
 
@@ -208,8 +215,8 @@ public func courier_request_set_tls_ca(_ handle: OpaquePointer?, _ file: UnsafeP
 public func courier_request_set_tls_verify(_ handle: OpaquePointer?, _ verify: Int32) -> Int32 {
     configure(handle) { r throws(CourierError) in
         switch verify {
-        case 0: r.operation.options.tls.verification = .insecureAcceptAnyCertificate
-        case 1: r.operation.options.tls.verification = .full
+        case 0: r.draft.options.tls.verification = .insecureAcceptAnyCertificate
+        case 1: r.draft.options.tls.verification = .full
         default: throw invalid("verify must be 0 or 1")
         }
     }
@@ -220,9 +227,9 @@ public func courier_request_set_tls_client_certificate(_ handle: OpaquePointer?,
                                                        _ key: UnsafePointer<CChar>?, _ passphrase: UnsafePointer<CChar>?) -> Int32 {
     configure(handle) { r throws(CourierError) in
         guard let certificate = string(certificate) else { throw invalid("no certificate file") }
-        r.operation.options.tls.clientCertificateFile = certificate
-        r.operation.options.tls.clientKeyFile = string(key)
-        r.operation.options.tls.clientKeyPassphrase = string(passphrase)
+        r.draft.options.tls.clientCertificateFile = certificate
+        r.draft.options.tls.clientKeyFile = string(key)
+        r.draft.options.tls.clientKeyPassphrase = string(passphrase)
     }
 }
 
@@ -231,7 +238,7 @@ public func courier_request_set_tls_pins(_ handle: OpaquePointer?, _ pins: Unsaf
     configure(handle) { r throws(CourierError) in
         guard let pins = string(pins) else { throw invalid("no pins") }
         let list = pins.split(separator: ";").map { String($0).trimmingSpaces }
-        r.operation.options.tls.pins = [try PinSet(pins: list)]
+        r.draft.options.tls.pins = [try PinSet(pins: list)]
     }
 }
 
@@ -246,8 +253,8 @@ public func courier_request_set_tls_versions(_ handle: OpaquePointer?, _ minimum
         let low = try version(minimum)
         let high = try version(maximum)
         if let low, let high, low > high { throw invalid("minimum TLS version above the maximum") }
-        r.operation.options.tls.minimumVersion = low ?? .tls12
-        r.operation.options.tls.maximumVersion = high
+        r.draft.options.tls.minimumVersion = low ?? .tls12
+        r.draft.options.tls.maximumVersion = high
     }
 }
 
@@ -301,6 +308,20 @@ public func courier_request_cancel(_ handle: OpaquePointer?) -> Int32 {
 public func courier_request_errmsg(_ handle: OpaquePointer?) -> UnsafePointer<CChar> {
     guard let request = request(handle) else { return courierStaticString(CourierError.Code.misuse.c) }
     return request.errorText
+}
+
+/// Whether `url` contains "://" (an absolute URL). A byte scan: String.contains(String) goes
+/// through generic string searching, thousands of instructions per call.
+@inline(__always)
+private func hasSchemeSeparator(_ url: String) -> Bool {
+    var url = url
+    return url.withUTF8 { bytes in
+        guard bytes.count >= 3 else { return false }
+        for i in 0..<(bytes.count - 2) where bytes[i] == UInt8(ascii: ":") && bytes[i + 1] == UInt8(ascii: "/") && bytes[i + 2] == UInt8(ascii: "/") {
+            return true
+        }
+        return false
+    }
 }
 
 extension String {

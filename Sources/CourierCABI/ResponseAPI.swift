@@ -14,7 +14,7 @@ nonisolated(unsafe) private let emptyByte = UnsafeMutablePointer<UInt8>.allocate
 @_cdecl("courier_response_status")
 public func courier_response_status(_ handle: OpaquePointer?) -> Int32 {
     guard let response = response(handle) else { return 0 }
-    return Int32(response.response.status)
+    return Int32(response.transfer.status)
 }
 
 @_cdecl("courier_response_body")
@@ -23,9 +23,12 @@ public func courier_response_body(_ handle: OpaquePointer?, _ length: UnsafeMuta
         length?.pointee = 0
         return nil
     }
-    length?.pointee = response.body.count
-    // The array is never mutated and lives as long as the response, so its storage is stable.
-    return response.body.withUnsafeBufferPointer { $0.baseAddress } ?? UnsafePointer(emptyByte)
+    // The transfer's body is never mutated again and lives as long as the response, so its
+    // storage is stable.
+    return response.transfer.responseBody.withUnsafeBufferPointer { bytes in
+        length?.pointee = bytes.count
+        return bytes.baseAddress
+    } ?? UnsafePointer(emptyByte)
 }
 
 @_cdecl("courier_response_header_count")
@@ -41,7 +44,7 @@ public func courier_response_header_at(_ handle: OpaquePointer?, _ index: Int,
     let headers = response.headers
     guard index >= 0, index < headers.fields.count else { return CourierError.Code.notFound.c }
     let field = headers.fields[index]
-    // `headers.storage` is the array `response.headers` keeps: stable while the response lives.
+    // `headers.storage` is the array the finished transfer keeps: stable while the response lives.
     headers.storage.withUnsafeBufferPointer { bytes in
         let start = UnsafeRawPointer(bytes.baseAddress ?? UnsafePointer(emptyByte))
         name?.pointee = (start + Int(field.nameStart)).assumingMemoryBound(to: CChar.self)
@@ -61,13 +64,13 @@ public func courier_response_header(_ handle: OpaquePointer?, _ name: UnsafePoin
 @_cdecl("courier_response_url")
 public func courier_response_url(_ handle: OpaquePointer?) -> UnsafePointer<CChar>? {
     guard let response = response(handle) else { return nil }
-    return response.cString("url") { response.response.url.description }
+    return response.cString("url") { response.transfer.url.description }
 }
 
 @_cdecl("courier_response_timing")
 public func courier_response_timing(_ handle: OpaquePointer?, _ which: Int32) -> Double {
     guard let response = response(handle) else { return -1 }
-    let m = response.response.metrics
+    let m = response.transfer.metrics
     let span: Nanoseconds
     switch which {
     case 1: span = m.queueWait
@@ -84,7 +87,7 @@ public func courier_response_timing(_ handle: OpaquePointer?, _ which: Int32) ->
 @_cdecl("courier_response_reused_connection")
 public func courier_response_reused_connection(_ handle: OpaquePointer?) -> Int32 {
     guard let response = response(handle) else { return 0 }
-    return response.response.metrics.reusedConnection ? 1 : 0
+    return response.transfer.metrics.reusedConnection ? 1 : 0
 }
 
 @_cdecl("courier_response_free")

@@ -25,35 +25,35 @@ package protocol TransferDelegate: AnyObject {
 package final class Transfer: @unchecked Sendable {
     // MARK: The request (set before submission; the runtime rewrites them on redirects)
 
-    @exclusivity(unchecked) package internal(set) var url: CourierURL
-    @exclusivity(unchecked) package internal(set) var method: HTTPMethod
-    @exclusivity(unchecked) package internal(set) var headers: HTTPHeaders
-    @exclusivity(unchecked) package internal(set) var body: RequestBody
-    @exclusivity(unchecked) package var options: TransferOptions
-    @exclusivity(unchecked) package var sink: ResponseSink = .memory
+    @exclusivity(unchecked) var _url: CourierURL
+    @exclusivity(unchecked) var _method: HTTPMethod
+    @exclusivity(unchecked) var _headers: HTTPHeaders
+    @exclusivity(unchecked) var _body: RequestBody
+    @exclusivity(unchecked) var _options: TransferOptions
+    @exclusivity(unchecked) var _sink: ResponseSink = .memory
     /// The engine (or other owner) this belongs to, for cancel-all-of-an-engine.
-    @exclusivity(unchecked) package var owner: Int = 0
+    @exclusivity(unchecked) var _owner: Int = 0
     /// Strong until completion, then released, so an operation that owns its transfer does not leak.
-    @exclusivity(unchecked) package var delegate: TransferDelegate?
-    @exclusivity(unchecked) package var reportsProgress = false
-    @exclusivity(unchecked) package var reportsHead = false
-    @exclusivity(unchecked) package var progressIntervalMillis: UInt64 = 50
+    @exclusivity(unchecked) var _delegate: TransferDelegate?
+    @exclusivity(unchecked) var _reportsProgress: Bool = false
+    @exclusivity(unchecked) var _reportsHead: Bool = false
+    @exclusivity(unchecked) var _progressIntervalMillis: UInt64 = 50
 
     // MARK: The result
 
-    @exclusivity(unchecked) package internal(set) var head: ResponseHead?
+    @exclusivity(unchecked) var _head: ResponseHead?
     /// The final status, 0 before a head arrived: readable without copying the whole head.
-    @exclusivity(unchecked) package internal(set) var status = 0
-    @exclusivity(unchecked) package internal(set) var trailers = HTTPHeaders()
-    @exclusivity(unchecked) package internal(set) var responseBody: [UInt8] = []
-    @exclusivity(unchecked) package internal(set) var error: CourierError?
-    @exclusivity(unchecked) package internal(set) var metrics = TransferMetrics()
+    @exclusivity(unchecked) var _status: Int = 0
+    @exclusivity(unchecked) var _trailers: HTTPHeaders = HTTPHeaders()
+    @exclusivity(unchecked) var _responseBody: [UInt8] = []
+    @exclusivity(unchecked) var _error: CourierError?
+    @exclusivity(unchecked) var _metrics: TransferMetrics = TransferMetrics()
     /// Body length announced by the final response, when it had one (for progress).
-    @exclusivity(unchecked) package internal(set) var expectedBodyLength: UInt64?
+    @exclusivity(unchecked) var _expectedBodyLength: UInt64?
     /// Request body length (for upload progress).
-    @exclusivity(unchecked) package internal(set) var requestBodyLength: UInt64 = 0
+    @exclusivity(unchecked) var _requestBodyLength: UInt64 = 0
     /// Request body bytes written so far in the current exchange.
-    @exclusivity(unchecked) package internal(set) var requestBodyBytesSent: UInt64 = 0
+    @exclusivity(unchecked) var _requestBodyBytesSent: UInt64 = 0
 
     // MARK: Loop-thread state
 
@@ -86,11 +86,11 @@ package final class Transfer: @unchecked Sendable {
     /// A transfer for `method url` with these headers, body and options.
     package init(url: CourierURL, method: HTTPMethod = .get, headers: HTTPHeaders = HTTPHeaders(),
                  body: RequestBody = .empty, options: TransferOptions = TransferOptions()) {
-        self.url = url
-        self.method = method
-        self.headers = headers
-        self.body = body
-        self.options = options
+        self._url = url
+        self._method = method
+        self._headers = headers
+        self._body = body
+        self._options = options
     }
 
     /// A finished transfer holding a response built elsewhere (tests, response serializers), so
@@ -223,5 +223,96 @@ package final class Transfer: @unchecked Sendable {
             lastProgressMillis = nowMillis
             delegate?.transferDidProgress(self)
         }
+    }
+}
+
+// MARK: - Access from the front ends
+
+/// The fields the facade, the C ABI and the CLI read and set, as accessors defined here.
+///
+/// Why: `@exclusivity(unchecked)` is honoured only inside the module that declares a property.
+/// A direct access to a stored property from another module (Courier, CourierCABI, the CLI) gets
+/// a dynamic exclusivity check (`swift_beginAccess`), several hundred instructions per request
+/// on the hot path; accessors compiled here keep the unchecked access, even when inlined.
+extension Transfer {
+    package internal(set) var url: CourierURL {
+        get { _url }
+        _modify { yield &_url }
+    }
+    package internal(set) var method: HTTPMethod {
+        get { _method }
+        _modify { yield &_method }
+    }
+    package internal(set) var headers: HTTPHeaders {
+        get { _headers }
+        _modify { yield &_headers }
+    }
+    package internal(set) var body: RequestBody {
+        get { _body }
+        _modify { yield &_body }
+    }
+    package var options: TransferOptions {
+        get { _options }
+        _modify { yield &_options }
+    }
+    package var sink: ResponseSink {
+        get { _sink }
+        _modify { yield &_sink }
+    }
+    package var owner: Int {
+        get { _owner }
+        _modify { yield &_owner }
+    }
+    package var delegate: TransferDelegate? {
+        get { _delegate }
+        _modify { yield &_delegate }
+    }
+    package var reportsProgress: Bool {
+        get { _reportsProgress }
+        _modify { yield &_reportsProgress }
+    }
+    package var reportsHead: Bool {
+        get { _reportsHead }
+        _modify { yield &_reportsHead }
+    }
+    package var progressIntervalMillis: UInt64 {
+        get { _progressIntervalMillis }
+        _modify { yield &_progressIntervalMillis }
+    }
+    package internal(set) var head: ResponseHead? {
+        get { _head }
+        _modify { yield &_head }
+    }
+    package internal(set) var status: Int {
+        get { _status }
+        _modify { yield &_status }
+    }
+    package internal(set) var trailers: HTTPHeaders {
+        get { _trailers }
+        _modify { yield &_trailers }
+    }
+    package internal(set) var responseBody: [UInt8] {
+        get { _responseBody }
+        _modify { yield &_responseBody }
+    }
+    package internal(set) var error: CourierError? {
+        get { _error }
+        _modify { yield &_error }
+    }
+    package internal(set) var metrics: TransferMetrics {
+        get { _metrics }
+        _modify { yield &_metrics }
+    }
+    package internal(set) var expectedBodyLength: UInt64? {
+        get { _expectedBodyLength }
+        _modify { yield &_expectedBodyLength }
+    }
+    package internal(set) var requestBodyLength: UInt64 {
+        get { _requestBodyLength }
+        _modify { yield &_requestBodyLength }
+    }
+    package internal(set) var requestBodyBytesSent: UInt64 {
+        get { _requestBodyBytesSent }
+        _modify { yield &_requestBodyBytesSent }
     }
 }
