@@ -26,10 +26,7 @@ package enum RequestEncoder {
     /// otherwise wait for a body, or answer 411).
     package static func contentLength(for method: HTTPMethod, bodyLength: UInt64) -> UInt64? {
         if bodyLength > 0 { return bodyLength }
-        switch method.rawValue {
-        case "POST", "PUT", "PATCH": return 0
-        default: return nil
-        }
+        return method.announcesEmptyBody ? 0 : nil
     }
 
     /// Replaces `buffer`'s contents with the request head, keeping its capacity.
