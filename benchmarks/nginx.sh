@@ -6,6 +6,7 @@
 #
 # The configuration favours a client benchmark: access logging off, unlimited keep-alive
 # requests, enough worker connections for 10,000 idle clients, and one worker per core.
+# NGINX_WORKERS sets the worker count, NGINX_CPU pins nginx to one CPU (taskset).
 set -eu
 command=$1
 dir=$(cd "$2" && pwd)
@@ -46,7 +47,9 @@ http {
     ${NGINX_EXTRA_SERVER:-}
 }
 CONF
-        if nginx -c "$dir/nginx.conf" -p "$dir" -e "$dir/error.log" 2>/dev/null; then
+        pin=""
+        [ -n "${NGINX_CPU:-}" ] && command -v taskset >/dev/null && pin="taskset -c $NGINX_CPU"
+        if $pin nginx -c "$dir/nginx.conf" -p "$dir" -e "$dir/error.log" 2>/dev/null; then
             echo "$port"
             exit 0
         fi

@@ -49,6 +49,13 @@ def log(message):
     print(message, flush=True)
 
 
+# With two or more CPUs, nginx runs on CPU 0 and every client on CPU 1: no client shares a core
+# with the server or migrates between cores, which otherwise makes the latency-bound scenarios
+# (S1) swing by ±15% from run to run.
+PIN = os.cpu_count() >= 2 and shutil.which("taskset") is not None
+CLIENT_PIN = ["taskset", "-c", "1"] if PIN else []
+
+
 def run_measured(argv, stdout=subprocess.PIPE, env=None, timeout=600):
     """Runs a client; returns (stdout text, wall seconds, cpu seconds, max RSS KiB, stderr).
 
@@ -57,7 +64,7 @@ def run_measured(argv, stdout=subprocess.PIPE, env=None, timeout=600):
     """
     with tempfile.NamedTemporaryFile(mode="r") as rss_file:
         start = time.monotonic()
-        proc = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", rss_file.name] + argv,
+        proc = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", rss_file.name] + CLIENT_PIN + argv,
                                 stdout=stdout, stderr=subprocess.PIPE, env=env)
         out = b""
         if stdout == subprocess.PIPE:
@@ -297,6 +304,8 @@ def main():
                   f"ssl_certificate {certs}/server-chain.pem; ssl_certificate_key {certs}/server.key; "
                   "ssl_protocols TLSv1.2 TLSv1.3; ssl_session_cache shared:courier:10m; ssl_session_tickets on; }")
     env = dict(os.environ, NGINX_WORKERS="1", NGINX_EXTRA_SERVER=tls_server)
+    if PIN:
+        env["NGINX_CPU"] = "0"
     port = subprocess.run([os.path.join(HERE, "nginx.sh"), "start", work], capture_output=True, text=True, env=env, check=True).stdout.strip()
     base = f"http://127.0.0.1:{port}"
     tls_base = f"https://localhost:{tls_port}"
@@ -408,7 +417,8 @@ def write_results(summary, results, counting, scenarios, clients, facts):
     lines = ["# Benchmark results", "",
              "Written by `make bench` (benchmarks/run.py); every figure below is a median over "
              f"{REPEAT} interleaved runs in the same session. CPU is user + system time of the client "
-             "process per request; on a 2-core machine shared with nginx that is the fair figure.", "",
+             "process per request; on a 2-core machine shared with nginx that is the fair figure. "
+             + ("nginx (one worker) is pinned to CPU 0 and each client to CPU 1 (taskset)." if PIN else ""), "",
              f"- date: {facts['date']}", f"- machine: {facts['cpu']}, {facts['cores']} cores, Linux {facts['kernel']}",
              f"- {facts['swift']}", f"- libcurl: {facts['curl']}; {facts['nginx']} (1 worker); {facts['wrk']}", ""]
     if QUICK:

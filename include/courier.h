@@ -372,6 +372,10 @@ int courier_response_status(const courier_response *response);
  * stays valid until the response is freed. Empty (not NULL) for an empty body. */
 const uint8_t *courier_response_body(const courier_response *response, size_t *length);
 
+/* The body's size in bytes after decoding, also when it was written to a file (then
+ * courier_response_body is empty); -1 for a NULL handle. */
+int64_t courier_response_body_size(const courier_response *response);
+
 /* Number of header fields, duplicates counted separately. */
 size_t courier_response_header_count(const courier_response *response);
 

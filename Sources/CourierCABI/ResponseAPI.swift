@@ -31,6 +31,14 @@ public func courier_response_body(_ handle: OpaquePointer?, _ length: UnsafeMuta
     } ?? UnsafePointer(emptyByte)
 }
 
+@_cdecl("courier_response_body_size")
+public func courier_response_body_size(_ handle: OpaquePointer?) -> Int64 {
+    guard let response = response(handle) else { return -1 }
+    let transfer = response.transfer
+    // A body kept in memory is its own size; one written to a file is counted as it was written.
+    return transfer.responseBody.isEmpty ? Int64(transfer.metrics.bodyBytesDecoded) : Int64(transfer.responseBody.count)
+}
+
 @_cdecl("courier_response_header_count")
 public func courier_response_header_count(_ handle: OpaquePointer?) -> Int {
     response(handle)?.headers.count ?? 0

@@ -200,9 +200,7 @@ final class CDriver: @unchecked Sendable {
     private func finish(_ request: OpaquePointer?, _ response: OpaquePointer?, _ code: Int32) {
         if code == COURIER_OK, courier_response_status(response) == 200 {
             ok += 1
-            var length = 0
-            _ = courier_response_body(response, &length)
-            bytes += length
+            bytes += Int(courier_response_body_size(response))
         } else if firstError == nil {
             firstError = String(cString: courier_request_errmsg(request))
         }

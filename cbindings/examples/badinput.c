@@ -110,6 +110,7 @@ int main(int argc, char **argv) {
     TRUE(courier_response_timing(NULL, COURIER_TIMING_TOTAL) == -1);
     size_t length = 99;
     TRUE(courier_response_body(NULL, &length) == NULL && length == 0);
+    TRUE(courier_response_body_size(NULL) == -1);
 
     CHECK(courier_request_create(engine, "GET", "/small", &request), COURIER_OK);
     TRUE(strcmp(courier_request_errmsg(request), "no error") == 0);

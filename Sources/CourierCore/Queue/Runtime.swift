@@ -116,7 +116,7 @@ package final class Runtime: @unchecked Sendable {
     /// Cancels a transfer wherever it is: queued, connecting or mid-response. Always runs on a later
     /// loop turn, never inside the caller's stack, so a delegate may cancel its own transfer safely.
     package func cancel(_ transfer: Transfer) {
-        post(.cancel(transfer))
+        post(.cancel(transfer), startingLoop: false)
     }
 
     /// Runs `body` on the loop thread.
@@ -126,7 +126,9 @@ package final class Runtime: @unchecked Sendable {
 
     /// Cancels every live transfer `predicate` selects; it runs on the loop thread.
     package func cancelAll(where predicate: @escaping @Sendable (Transfer) -> Bool) {
-        execute { [self] in
+        // Without a loop nothing is in flight: cancelling must not start a thread (an engine
+        // destroyed after courier_shutdown would otherwise leave one running at exit).
+        post(.run { [self] in
             var cursor = liveHead
             var selected: [Transfer] = []
             while let transfer = cursor {
@@ -134,7 +136,7 @@ package final class Runtime: @unchecked Sendable {
                 if predicate(transfer) { selected.append(transfer) }
             }
             for transfer in selected { cancelNow(transfer, CourierError(.cancelled)) }
-        }
+        }, startingLoop: false)
     }
 
     /// Operations running at once, process-wide.
@@ -233,10 +235,13 @@ package final class Runtime: @unchecked Sendable {
         }
     }
 
-    private func post(_ job: LoopJob) {
+    private func post(_ job: LoopJob, startingLoop: Bool = true) {
         let target: EventLoop? = lock.withLock {
             if stopping { return nil }
-            if loop == nil { loop = startLoop() }
+            if loop == nil {
+                if !startingLoop { return nil }
+                loop = startLoop()
+            }
             return loop
         }
         guard let target else {

@@ -138,6 +138,8 @@ class Response:
         pointer = lib.courier_response_body(handle, ctypes.byref(length))
         self.status = lib.courier_response_status(handle)
         self.body = ctypes.string_at(pointer, length.value) if length.value else b""
+        #: Body bytes after decoding, also when the body went to a file (``output=``).
+        self.size = lib.courier_response_body_size(handle)
         self.url = lib.courier_response_url(handle).decode()
         self.headers = []
         name, value = ctypes.c_void_p(), ctypes.c_void_p()

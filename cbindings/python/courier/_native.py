@@ -75,6 +75,7 @@ _SIGNATURES = {
     "courier_request_errmsg": (c_char_p, [request_p]),
     "courier_response_status": (c_int, [response_p]),
     "courier_response_body": (P(ctypes.c_uint8), [response_p, P(c_size_t)]),
+    "courier_response_body_size": (c_int64, [response_p]),
     "courier_response_header_count": (c_size_t, [response_p]),
     "courier_response_header_at": (c_int, [response_p, c_size_t, P(c_void_p), P(c_size_t), P(c_void_p), P(c_size_t)]),
     "courier_response_header": (c_char_p, [response_p, c_char_p]),

@@ -44,6 +44,17 @@ class Blocking(unittest.TestCase):
         self.assertTrue(second.reused_connection)
         self.assertGreater(first.timings["total"], 0)
 
+    def test_output_file_keeps_the_size(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as directory, courier.Engine(NGINX) as engine:
+            path = os.path.join(directory, "small.bin")
+            response = engine.get("/small", output=path)
+            self.assertEqual(response.body, b"")
+            self.assertEqual(response.size, 100)
+            with open(path, "rb") as f:
+                self.assertEqual(len(f.read()), 100)
+            self.assertEqual(engine.get("/small").size, 100)
+
     def test_form_json_and_raw_bodies(self):
         with courier.Engine(SCRIPTED, headers={"X-Default": "d"}) as engine:
             form = engine.post("/echo", params={"b": "x y", "a": "1"}).json()
