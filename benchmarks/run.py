@@ -495,7 +495,12 @@ def write_results(summary, results, counting, scenarios, clients, facts):
     lines += ["", "| target | Courier | met |", "|---|---:|:---:|"]
     for label, value, test in absolute:
         lines.append(f"| {label} | {fmt(value, 2)} | {'yes' if value is not None and test(value) else 'no'} |")
-    lines += ["", "![requests per second and CPU per request](results.png)", ""]
+    lines += ["", "![requests per second and CPU per request](results.png)", "",
+              "Notes: empty rows are combinations a client cannot run. The C ABI driver has no "
+              "new-connection-per-request switch (S4r, S4f, S5); wrk has no output file, no idle "
+              "hold and no TLS session cache to switch (S3f, S6, S4r, S4f); urlsession_bench cannot "
+              "trust the test CA (S4*). The counting modes run without pinning; instruction counts "
+              "do not depend on it.", ""]
     with open(os.path.join(HERE, "RESULTS.md"), "w") as f:
         f.write("\n".join(lines))
     with open(os.path.join(OUT, "results.json"), "w") as f:
@@ -521,19 +526,19 @@ def plot(summary, clients):
             f.write(key + " " + " ".join(str(summary.get((key, n), {}).get("cpu_us") or 0) for n in names) + "\n")
     columns = len(names) + 1
     script = f"""
-set terminal pngcairo size 1400,560 font ",11"
+set terminal pngcairo size 1400,620 font ",11"
 set output "{os.path.join(HERE, 'results.png')}"
 set multiplot layout 1,2 title "Courier and peers against nginx on loopback (medians of {REPEAT} runs)"
 set style data histogram
 set style histogram cluster gap 1
 set style fill solid 0.85 border -1
 set boxwidth 0.9
-set key top left
+set key below
 set grid ytics
-set title "requests per second (higher is better)"
+set logscale y
+set title "requests per second (higher is better, log scale)"
 plot for [i=2:{columns}] "{data}" using i:xtic(1) title columnheader(i)
 set title "client CPU µs per request (lower is better, log scale)"
-set logscale y
 plot for [i=2:{columns}] "{data_cpu}" using i:xtic(1) title columnheader(i)
 unset multiplot
 """
@@ -541,6 +546,21 @@ unset multiplot
     log("wrote benchmarks/results.png")
 
 
+def replot():
+    """`run.py --replot`: redraws results.png from out/results.json without measuring again."""
+    with open(os.path.join(OUT, "results.json")) as f:
+        saved = json.load(f)
+    summary = {tuple(k.split("|", 1)): v for k, v in saved["summary"].items()}
+    names = []
+    for _, name in summary:
+        if name not in names:
+            names.append(name)
+    plot(summary, [Client(name) for name in names])
+
+
 if __name__ == "__main__":
+    if "--replot" in sys.argv:
+        replot()
+        sys.exit(0)
     resource.setrlimit(resource.RLIMIT_NOFILE, resource.getrlimit(resource.RLIMIT_NOFILE)[1:] * 2)
     main()
