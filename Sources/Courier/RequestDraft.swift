@@ -45,11 +45,13 @@ package struct RequestDraft: Sendable {
     package func resolvedURL() throws(CourierError) -> CourierURL {
         if let presetError { throw presetError }
         var url: CourierURL
-        // Optional chaining borrows `base`; `if let base` would copy it (five strings retained
-        // and released per request) before replacingTarget copies it again.
-        if let replaced = base?.replacingTarget(target) {
-            url = replaced
-        } else {
+        switch base {
+        case .some(let engineBase):
+            // One copy of the base, changed in place (replacingTarget would copy it again:
+            // five strings retained and released per copy).
+            url = engineBase
+            url.replaceTarget(target)
+        case .none:
             url = try CourierURL(parsing: target)
         }
         if !parameters.isEmpty, ParameterEncoding.usesQuery(method) || body != nil {

@@ -221,14 +221,14 @@ package final class HTTP1Connection: ResponseDecoderDelegate {
     /// Starts sending `transfer`'s request. The pool calls this only on an idle connection.
     func begin(_ transfer: Transfer, at nowNanos: UInt64 = monotonicNanos()) {
         self.transfer = transfer
-        decoder.limits = transfer.options.limits
-        decoder.begin(expectsBody: transfer.method != .head)
+        decoder.limits = transfer._options.limits
+        decoder.begin(expectsBody: transfer._method != .head)
         exchangeBytesSent = 0
         let now = nowMillis
         transfer.metrics.requestStart = nowNanos
-        transfer.firstByteDeadlineMillis = transfer.options.timeouts.firstByte.map { now.adding(Self.millis($0)) } ?? .max
-        idleTimeoutMillis = Self.millis(transfer.options.poolIdleTimeout).rawValue
-        let replayable = transfer.method.isIdempotent && transfer.body.isReplayable
+        transfer.firstByteDeadlineMillis = transfer._options.timeouts.firstByte.map { now.adding(Self.millis($0)) } ?? .max
+        idleTimeoutMillis = Self.millis(transfer._options.poolIdleTimeout).rawValue
+        let replayable = transfer._method.isIdempotent && transfer._body.isReplayable
         pendingFromBegin = true
         perform(machine.sendRequest(replayable: replayable))
         pendingFromBegin = false
@@ -255,15 +255,15 @@ package final class HTTP1Connection: ResponseDecoderDelegate {
         guard let transfer, let tcp else { return }
         let framing = RequestEncoder.Framing(
             host: !transfer.userSetHost,
-            contentLength: RequestEncoder.contentLength(for: transfer.method, bodyLength: transfer.requestBodyLength),
-            acceptEncoding: transfer.options.decompress && !transfer.userSetAcceptEncoding)
-        RequestEncoder.encodeHead(method: transfer.method, target: transfer.url.target, hostHeader: hostHeader,
-                                  headers: transfer.headers, framing: framing, into: &runtime.headBuffer)
+            contentLength: RequestEncoder.contentLength(for: transfer._method, bodyLength: transfer.requestBodyLength),
+            acceptEncoding: transfer._options.decompress && !transfer.userSetAcceptEncoding)
+        RequestEncoder.encodeHead(method: transfer._method, target: transfer._url.target, hostHeader: hostHeader,
+                                  headers: transfer._headers, framing: framing, into: &runtime.headBuffer)
         headLength = runtime.headBuffer.count
-        if transfer.requestAsksToClose || !transfer.options.reuseConnection { machine.requestAsksToClose() }
+        if transfer.requestAsksToClose || !transfer._options.reuseConnection { machine.requestAsksToClose() }
         let stream = UnsafeMutablePointer<uv_stream_t>(OpaquePointer(tcp))
         let head = runtime.headBuffer.bytes
-        switch transfer.body {
+        switch transfer._body {
         case .empty:
             send(head, nil, on: stream, final: true)
         case .bytes(let body):
@@ -614,7 +614,7 @@ package final class HTTP1Connection: ResponseDecoderDelegate {
             var deadline = transfer.totalDeadlineMillis
             if !exchange.responseStarted {
                 deadline = min(deadline, transfer.firstByteDeadlineMillis)
-            } else if let idle = transfer.options.timeouts.idle {
+            } else if let idle = transfer._options.timeouts.idle {
                 deadline = min(deadline, lastReadMillis.adding(Self.millis(idle)))
             }
             return deadline
@@ -661,7 +661,7 @@ package final class HTTP1Connection: ResponseDecoderDelegate {
                 perform(machine.timedOut(CourierError(.firstByteTimeout)))
                 return
             }
-            if exchange.responseStarted, let idle = transfer.options.timeouts.idle,
+            if exchange.responseStarted, let idle = transfer._options.timeouts.idle,
                now >= lastReadMillis.adding(Self.millis(idle)) {
                 perform(machine.timedOut(CourierError(.idleTimeout, "after \(transfer.metrics.bodyBytesReceived) body bytes")))
                 return

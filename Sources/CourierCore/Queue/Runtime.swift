@@ -338,11 +338,11 @@ package final class Runtime: @unchecked Sendable {
             return
         }
         link(transfer)
-        transfer.hostKey = hostKey(for: transfer.url.host)
+        transfer.hostKey = hostKey(for: transfer._url.host)
         transfer.phase = .queued
-        if scheduler.enqueue(TransferRef(transfer), host: transfer.hostKey, priority: transfer.options.priority) {
+        if scheduler.enqueue(TransferRef(transfer), host: transfer.hostKey, priority: transfer._options.priority) {
             start(transfer, at: now)
-        } else if let limit = transfer.options.timeouts.queue {
+        } else if let limit = transfer._options.timeouts.queue {
             transfer.queueDeadlineMillis = currentLoop.nowMillis.adding(HTTP1Connection.millis(limit))
             armWaitTimer(transfer.queueDeadlineMillis)
         }
@@ -352,26 +352,26 @@ package final class Runtime: @unchecked Sendable {
     /// Checks what can be checked before any I/O, so a bad request fails at once with a precise
     /// error instead of halfway through a connection.
     private func prepare(_ transfer: Transfer) -> CourierError? {
-        guard transfer.method.isValidToken else {
-            return CourierError(.invalidArgument, "method \"\(transfer.method.rawValue.debugEscaped)\" is not a token")
+        guard transfer._method.isValidToken else {
+            return CourierError(.invalidArgument, "method \"\(transfer._method.rawValue.debugEscaped)\" is not a token")
         }
-        if transfer.method == .connect {
+        if transfer._method == .connect {
             return CourierError(.invalidArgument, "CONNECT is not supported")
         }
-        let summary = transfer.headers.preparedSummary ?? transfer.headers.summarizeForSending()
+        let summary = transfer._headers.preparedSummary ?? transfer._headers.summarizeForSending()
         if let bad = summary.invalid {
             return CourierError(.invalidHeader, bad)
         }
         if summary.hasFraming {
             // Framing is Courier's to decide: a caller's Content-Length or Transfer-Encoding that
             // disagreed with the body would desynchronise the connection (request smuggling).
-            transfer.headers.remove(name: "Content-Length")
-            transfer.headers.remove(name: "Transfer-Encoding")
+            transfer._headers.remove(name: "Content-Length")
+            transfer._headers.remove(name: "Transfer-Encoding")
         }
         transfer.userSetHost = summary.hasHost
         transfer.userSetAcceptEncoding = summary.hasAcceptEncoding
         transfer.requestAsksToClose = summary.asksToClose
-        switch transfer.body {
+        switch transfer._body {
         case .empty:
             transfer.requestBodyLength = 0
         case .bytes(let bytes):
@@ -389,7 +389,7 @@ package final class Runtime: @unchecked Sendable {
     private func start(_ transfer: Transfer, at now: UInt64 = monotonicNanos()) {
         transfer.metrics.startedAt = now
         let nowMillis = currentLoop.nowMillis
-        transfer.totalDeadlineMillis = transfer.options.timeouts.total.map { nowMillis.adding(HTTP1Connection.millis($0)) } ?? .max
+        transfer.totalDeadlineMillis = transfer._options.timeouts.total.map { nowMillis.adding(HTTP1Connection.millis($0)) } ?? .max
         transfer.phase = .waitingForConnection
         acquireConnection(for: transfer, allowIdle: true, at: now)
     }
@@ -524,7 +524,7 @@ package final class Runtime: @unchecked Sendable {
                 finish(transfer, nil)
             }
         case .failure(let error, let replay):
-            if replay, transfer.options.retryStaleConnection, !transfer.replayed, !transfer.cancelRequested, !shuttingDown {
+            if replay, transfer._options.retryStaleConnection, !transfer.replayed, !transfer.cancelRequested, !shuttingDown {
                 transfer.replayed = true
                 transfer.metrics.staleRetries += 1
                 transfer.resetResponse()
@@ -538,23 +538,23 @@ package final class Runtime: @unchecked Sendable {
     private func followRedirect(_ transfer: Transfer, to url: CourierURL, method: HTTPMethod, dropBody: Bool, crossOrigin: Bool) {
         transfer.metrics.redirects += 1
         if crossOrigin {
-            for name in RedirectDecision.credentialFields where transfer.headers.contains(name) {
-                transfer.headers.remove(name: name)
+            for name in RedirectDecision.credentialFields where transfer._headers.contains(name) {
+                transfer._headers.remove(name: name)
             }
             if transfer.userSetHost {
-                transfer.headers.remove(name: "Host")
+                transfer._headers.remove(name: "Host")
                 transfer.userSetHost = false
             }
         }
         if dropBody {
-            transfer.body = .empty
+            transfer._body = .empty
             transfer.requestBodyLength = 0
-            for name in RedirectDecision.bodyFields where transfer.headers.contains(name) {
-                transfer.headers.remove(name: name)
+            for name in RedirectDecision.bodyFields where transfer._headers.contains(name) {
+                transfer._headers.remove(name: name)
             }
         }
-        transfer.url = url
-        transfer.method = method
+        transfer._url = url
+        transfer._method = method
         transfer.resetResponse()
         acquireConnection(for: transfer, allowIdle: true)
     }
@@ -592,12 +592,12 @@ package final class Runtime: @unchecked Sendable {
         if case .file(let file) = transfer.sink { file.close() }
         // The request body is not needed any more; a response that outlives the transfer should
         // not keep an upload in memory.
-        transfer.body = .empty
+        transfer._body = .empty
         unlink(transfer)
         var next: Transfer?
         switch phase {
         case .queued:
-            scheduler.remove(TransferRef(transfer), host: transfer.hostKey, priority: transfer.options.priority)
+            scheduler.remove(TransferRef(transfer), host: transfer.hostKey, priority: transfer._options.priority)
         case .waitingForConnection:
             pool.cancelWaiting(TransferRef(transfer), key: transfer.poolKey)
             next = scheduler.finished(host: transfer.hostKey)?.transfer
@@ -658,27 +658,27 @@ package final class Runtime: @unchecked Sendable {
     /// so a connection is only reused under the security context it was verified with.
     private func poolKey(for transfer: Transfer) -> Result<Int, CourierError> {
         var tlsID = -1
-        if transfer.url.scheme == .https {
-            switch tlsConfigurationID(transfer.options.tls) {
+        if transfer._url.scheme == .https {
+            switch tlsConfigurationID(transfer._options.tls) {
             case .success(let id): tlsID = id
             case .failure(let error): return .failure(error)
             }
         }
         if lastPoolKey >= 0, lastPoolTLSID == tlsID, transfer.targets(lastOrigin) {
-            poolKeyConnectTimeout[lastPoolKey] = transfer.options.timeouts.connect
+            poolKeyConnectTimeout[lastPoolKey] = transfer._options.timeouts.connect
             return .success(lastPoolKey)
         }
-        let value = PoolKeyValue(origin: transfer.url.origin, tls: tlsID)
+        let value = PoolKeyValue(origin: transfer._url.origin, tls: tlsID)
         let key: Int
         if let known = poolKeys[value] {
             key = known
-            poolKeyConnectTimeout[key] = transfer.options.timeouts.connect
+            poolKeyConnectTimeout[key] = transfer._options.timeouts.connect
         } else {
             key = poolKeyOrigin.count
             poolKeys[value] = key
             poolKeyOrigin.append(value.origin)
             poolKeyHost.append(hostKey(for: value.origin.host))
-            poolKeyConnectTimeout.append(transfer.options.timeouts.connect)
+            poolKeyConnectTimeout.append(transfer._options.timeouts.connect)
             poolKeyTLS.append(tlsID >= 0 ? (try? tlsContexts[tlsID].get()) : nil)
             applyPoolLimit(key: key)
         }

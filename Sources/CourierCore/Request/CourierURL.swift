@@ -161,6 +161,13 @@ public struct CourierURL: Sendable, Hashable, CustomStringConvertible {
     /// Any target is accepted: unsafe bytes are escaped, a fragment dropped, dot segments removed.
     public func replacingTarget(_ target: String) -> CourierURL {
         var url = self
+        url.replaceTarget(target)
+        return url
+    }
+
+    /// `replacingTarget` in place: a URL built from an engine's base is copied once, here
+    /// modified, and moved into the transfer (every copy of a URL retains five strings).
+    public mutating func replaceTarget(_ target: String) {
         var target = target
         // One pass over the bytes: a target that needs no escaping, has no fragment and no dot
         // segment is used as it is (the usual case, and no allocation for short paths).
@@ -184,18 +191,17 @@ public struct CourierURL: Sendable, Hashable, CustomStringConvertible {
             if let questionMark {
                 let utf8 = target.utf8
                 let split = utf8.index(utf8.startIndex, offsetBy: questionMark)
-                url.path = String(target[..<split])
-                url.query = String(target[utf8.index(after: split)...])
+                path = String(target[..<split])
+                query = String(target[utf8.index(after: split)...])
             } else {
-                url.path = target
-                url.query = nil
+                path = target
+                query = nil
             }
-            return url
+            return
         }
         let bytes = Array(target.utf8)
         let withSlash = bytes.first == UInt8(ascii: "/") ? bytes[...] : ([UInt8(ascii: "/")] + bytes)[...]
-        (url.path, url.query) = Self.splitTarget(withSlash)
-        return url
+        (path, query) = Self.splitTarget(withSlash)
     }
 
     /// Path and query from the bytes after the authority; the fragment never goes on the wire

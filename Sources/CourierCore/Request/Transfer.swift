@@ -111,7 +111,7 @@ package final class Transfer: @unchecked Sendable {
     /// compare it costs more than the comparison).
     @inline(__always)
     func targets(_ origin: Origin) -> Bool {
-        url.port == origin.port && url.scheme == origin.scheme && url.host == origin.host
+        _url.port == origin.port && _url.scheme == origin.scheme && _url.host == origin.host
     }
 
     /// Whether the transfer is done (result fields are final).
@@ -138,9 +138,9 @@ package final class Transfer: @unchecked Sendable {
     /// The final head (or a redirect's head). Decides redirects and content decoding.
     func receiveHead(_ head: consuming ResponseHead, contentLength: UInt64?) -> CourierError? {
         // Only redirect statuses pay for looking up Location.
-        let decision = RedirectDecision.isRedirect(head.status) && options.redirects.follow
+        let decision = RedirectDecision.isRedirect(head.status) && _options.redirects.follow
             ? RedirectDecision.decide(status: head.status, location: head.headers["Location"],
-                                      current: url, method: method, policy: options.redirects,
+                                      current: _url, method: _method, policy: _options.redirects,
                                       redirectsSoFar: metrics.redirects)
             : .deliver
         switch decision {
@@ -156,20 +156,20 @@ package final class Transfer: @unchecked Sendable {
             break
         }
         status = head.status
-        let contentEncoding = options.decompress ? head.headers["Content-Encoding"] : nil
+        let contentEncoding = _options.decompress ? head.headers["Content-Encoding"] : nil
         self.head = head
         expectedBodyLength = contentLength
-        if options.decompress, contentLength != 0, head.status != 204, head.status != 304, method != .head {
+        if _options.decompress, contentLength != 0, head.status != 204, head.status != 304, _method != .head {
             switch ContentDecoder.coding(for: contentEncoding) {
             case .success(let coding?):
-                contentDecoder = ContentDecoder(coding: coding, limit: options.limits.decodedLimit)
+                contentDecoder = ContentDecoder(coding: coding, limit: _options.limits.decodedLimit)
             case .success(nil):
                 break
             case .failure(let error):
                 return error
             }
         }
-        if case .memory = sink, let length = contentLength, length > 0 {
+        if case .memory = _sink, let length = contentLength, length > 0 {
             // Trust the announced length only up to a point: a lying server must not make us
             // reserve gigabytes up front.
             responseBody.reserveCapacity(Int(min(length, 16 << 20)))
@@ -197,7 +197,7 @@ package final class Transfer: @unchecked Sendable {
 
     private func deliver(_ bytes: UnsafeRawBufferPointer) -> CourierError? {
         metrics.bodyBytesDecoded &+= UInt64(bytes.count)
-        switch sink {
+        switch _sink {
         case .memory:
             responseBody.append(contentsOf: bytes.bindMemory(to: UInt8.self))
             return nil
@@ -234,6 +234,10 @@ package final class Transfer: @unchecked Sendable {
 /// A direct access to a stored property from another module (Courier, CourierCABI, the CLI) gets
 /// a dynamic exclusivity check (`swift_beginAccess`), several hundred instructions per request
 /// on the hot path; accessors compiled here keep the unchecked access, even when inlined.
+/// Code in this module reads the underscored storage on hot paths: a getter returns a copy
+/// (every string of a URL, every field of the options retained and released). (`_read`
+/// accessors would avoid the copy too, but Swift 6.3's debug build miscompiled the one for
+/// `options`: a borrowed TLSConfiguration was released, a crash in `Runtime.poolKey(for:)`.)
 extension Transfer {
     package internal(set) var url: CourierURL {
         get { _url }
