@@ -10,13 +10,7 @@ struct CABITests {
     let s = TestServers.shared
 
     /// The library as built (libCourierC.so; its SONAME is libcourier.so.1).
-    static var library: String {
-        let candidates = [
-            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("libCourierC.so").path,
-            TestServers.packageRoot + "/.build/debug/libCourierC.so",
-        ]
-        return candidates.first { FileManager.default.fileExists(atPath: $0) } ?? candidates[1]
-    }
+    static var library: String { builtProduct("libCourierC.so") }
 
     @Test func headerDeclaresExactlyTheExportedSymbols() async throws {
         let header = try String(contentsOfFile: TestServers.packageRoot + "/include/courier.h", encoding: .utf8)

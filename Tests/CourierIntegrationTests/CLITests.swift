@@ -8,13 +8,7 @@ import Testing
 struct CLITests {
     let s = TestServers.shared
 
-    static var binary: String {
-        let candidates = [
-            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("courier").path,
-            TestServers.packageRoot + "/.build/debug/courier",
-        ]
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[1]
-    }
+    static var binary: String { builtProduct("courier") }
 
     typealias Run = ProcessResult
 

@@ -64,3 +64,12 @@ let valgrindPath = ["/usr/bin/valgrind", "/usr/local/bin/valgrind"].first { File
 /// are reachable or "possibly lost" by design and are not reported).
 let valgrindArguments = ["--leak-check=full", "--show-possibly-lost=no", "--errors-for-leak-kinds=definite",
                          "--error-exitcode=99", "-q"]
+
+/// A product of this build (the CLI, the C library): beside the test bundle, or in .build/debug.
+func builtProduct(_ name: String) -> String {
+    let candidates = [
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(name).path,
+        TestServers.packageRoot + "/.build/debug/" + name,
+    ]
+    return candidates.first { FileManager.default.fileExists(atPath: $0) } ?? candidates[1]
+}
