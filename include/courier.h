@@ -144,7 +144,8 @@ typedef struct courier_response courier_response;
  * response arrived (code says why); otherwise it is a new handle the callback now owns and must
  * release with courier_response_free() (now or later, from any thread). `code` is COURIER_OK,
  * COURIER_E_HTTP_STATUS for a status outside the engine's accepted range (the response is there),
- * or the failure. Runs on the loop thread.
+ * or the failure. Runs on the loop thread (except for a request refused because
+ * courier_shutdown() is under way: it reports on the thread that sent it, so nothing waits forever).
  */
 typedef void (*courier_done_fn)(courier_request *request, courier_response *response, int code, void *user);
 
@@ -211,9 +212,10 @@ int courier_queue_unobserve(int token);
 
 /*
  * CONSTRUCTOR. `base` is a URL ("https://api.example.com/v1") or a bare host ("localhost:8080",
- * meaning http) under which requests may give paths, or NULL for an engine that only takes
- * absolute URLs. Copied. Errors: COURIER_E_INVALID_URL, COURIER_E_UNSUPPORTED_SCHEME,
- * COURIER_E_MISUSE (engine NULL); *engine is NULL after an error. Thread safety: any thread.
+ * meaning http, as for curl) under which requests may give paths, or NULL for an engine that
+ * only takes absolute URLs. Copied. Errors: COURIER_E_INVALID_URL, COURIER_E_UNSUPPORTED_SCHEME,
+ * COURIER_E_MISUSE (engine NULL), COURIER_E_NO_MEMORY (no descriptor left for the completion
+ * queue); *engine is NULL after an error. Thread safety: any thread.
  */
 int courier_engine_create(const char *base, courier_engine **engine);
 
@@ -321,7 +323,8 @@ int courier_request_set_tls_verify(courier_request *request, int verify);
 /* TLS: client certificate and key (PEM), key passphrase (NULL when none). */
 int courier_request_set_tls_client_certificate(courier_request *request, const char *certificate, const char *key, const char *passphrase);
 
-/* TLS: public-key pins, curl style ("sha256//BASE64;sha256//BASE64"). */
+/* TLS: public-key pins as curl's --pinnedpubkey takes them: "sha256//BASE64;sha256//BASE64"
+ * (current and backup keys), or the path of a public key or certificate file (PEM or DER). */
 int courier_request_set_tls_pins(courier_request *request, const char *pins);
 
 /* TLS: lowest and highest version (COURIER_TLS_1_2, COURIER_TLS_1_3; 0 for the default). */

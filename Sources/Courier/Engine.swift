@@ -53,7 +53,7 @@ public final class Engine: Sendable {
     public convenience init(host: String, defaultHeaders: [String: String] = [:], configuration: Configuration = Configuration()) {
         var headers = Engine.standardHeaders
         for (name, value) in defaultHeaders.sorted(by: { $0.key < $1.key }) { headers.replaceOrAdd(name: name, value: value) }
-        let spec = host.contains("://") ? host : "\(configuration.defaultScheme.rawValue)://\(host)"
+        let spec = RequestDraft.isAbsoluteURL(host) ? host : "\(configuration.defaultScheme.rawValue)://\(host)"
         var base: CourierURL?
         var error: CourierError?
         do {
@@ -78,9 +78,7 @@ public final class Engine: Sendable {
         self.defaultHeaders = prepared
         self.configuration = configuration
         self.baseURLError = baseURLError
-        var path = baseURL?.path ?? ""
-        while path.hasSuffix("/") { path.removeLast() }
-        basePath = path
+        basePath = RequestDraft.basePath(of: baseURL)
         callbackQueue = configuration.callbackQueue ?? .dispatch(DispatchQueue(label: "courier.engine.\(id)"))
     }
 
@@ -88,9 +86,7 @@ public final class Engine: Sendable {
     /// GET, HEAD and DELETE and to the body otherwise. An engine whose host did not parse makes
     /// operations that fail with `.invalidURL` when sent.
     public func operation(path: String, params: [String: String] = [:], method: HTTPMethod = .get) -> Operation {
-        // (utf8.first rather than hasPrefix: hasPrefix is Unicode-aware and costs hundreds of
-        // instructions per call.)
-        let target = basePath + (path.utf8.first == UInt8(ascii: "/") ? path : "/" + path)
+        let target = RequestDraft.target(path, under: basePath)
         guard let baseURL else {
             return Operation(method: method, base: nil, target: path, parameters: params, engineID: id,
                              options: configuration.options, acceptableStatus: configuration.acceptableStatus,

@@ -112,8 +112,8 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
         return _response.map { .success($0) }
     }
 
-    /// The designated initializer, for engines (Swift `Engine` and the C ABI's engines).
-    package init(method: HTTPMethod, base: CourierURL?, target: String, parameters: [String: String], engineID: Int,
+    /// The designated initializer, for `Engine`.
+    init(method: HTTPMethod, base: CourierURL?, target: String, parameters: [String: String], engineID: Int,
          options: TransferOptions, acceptableStatus: Range<Int>, defaultHeaders: HTTPHeaders,
          callbackQueue: CallbackQueue, presetError: CourierError? = nil) {
         draft = RequestDraft(method: method, base: base, target: target, parameters: parameters, engineID: engineID,
@@ -206,7 +206,7 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
     // MARK: - Sending
 
     /// Builds the core transfer and submits it. Called by the engine.
-    package func start() {
+    func start() {
         let wantsProgress = lock.withLock { () -> Bool? in
             guard _state == .ready else { return nil }
             _state = .enqueued
@@ -307,6 +307,8 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
         for (name, value) in sentHeaders where !(name.lowercased() == "authorization" && resolved?.user != nil) {
             parts += ["-H", Self.shellQuote("\(name): \(value)")]
         }
+        // curl sends headers of its own (User-Agent, Accept); "Name:" removes them as Courier did.
+        for name in suppressedHeaders { parts += ["-H", Self.shellQuote(name + ":")] }
         if let contentType, !sentHeaders.contains("Content-Type") { parts += ["-H", Self.shellQuote("Content-Type: \(contentType)")] }
         switch requestBody {
         case .empty:
@@ -383,7 +385,7 @@ extension Operation: TransferDelegate {
             if acceptableStatus.contains(transfer.status) {
                 complete(.success(response), response: response)
             } else {
-                complete(.failure(CourierError(.httpStatus, "\(response.status) \(transfer.head!.reason)", status: response.status)), response: response)
+                complete(.failure(RequestDraft.unacceptableStatus(of: transfer)), response: response)
             }
         } else {
             complete(.failure(CourierError(.emptyReply)), response: nil)

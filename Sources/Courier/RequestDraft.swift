@@ -35,6 +35,41 @@ package struct RequestDraft: Sendable {
         self.presetError = presetError
     }
 
+    /// An engine's base path without its trailing "/": the prefix of every path under it.
+    package static func basePath(of base: CourierURL?) -> String {
+        var path = base?.path ?? ""
+        while path.utf8.last == UInt8(ascii: "/") { path.removeLast() }
+        return path
+    }
+
+    /// The target for a path under an engine's base path: "items" and "/items" under "/v1" are
+    /// both "/v1/items". (utf8.first rather than hasPrefix: hasPrefix is Unicode-aware and costs
+    /// hundreds of instructions per call.)
+    package static func target(_ path: String, under basePath: String) -> String {
+        basePath + (path.utf8.first == UInt8(ascii: "/") ? path : "/" + path)
+    }
+
+    /// Whether a string names a whole URL ("scheme://...") rather than a path or a bare host. A
+    /// byte scan: String.contains(String) goes through generic string searching, thousands of
+    /// instructions per call.
+    package static func isAbsoluteURL(_ string: String) -> Bool {
+        var string = string
+        return string.withUTF8 { bytes in
+            guard bytes.count >= 3 else { return false }
+            for i in 0..<(bytes.count - 2)
+            where bytes[i] == UInt8(ascii: ":") && bytes[i + 1] == UInt8(ascii: "/") && bytes[i + 2] == UInt8(ascii: "/") {
+                return true
+            }
+            return false
+        }
+    }
+
+    /// The error for a finished transfer whose status the caller does not accept (the response
+    /// stays available beside it), worded the same for Swift operations and C requests.
+    package static func unacceptableStatus(of transfer: Transfer) -> CourierError {
+        CourierError(.httpStatus, "\(transfer.status) \(transfer.head?.reason ?? "")", status: transfer.status)
+    }
+
     /// The URL as given: the engine's base with the path, or the full URL string.
     package var urlString: String {
         guard let base else { return target }

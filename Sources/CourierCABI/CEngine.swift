@@ -75,9 +75,7 @@ final class CEngine: @unchecked Sendable {
 
     init(base: CourierURL?) {
         self.base = base
-        var path = base?.path ?? ""
-        while path.hasSuffix("/") { path.removeLast() }
-        basePath = path
+        basePath = RequestDraft.basePath(of: base)
         var headers = Engine.standardHeaders
         headers.prepareForSending()
         defaultHeaders = headers

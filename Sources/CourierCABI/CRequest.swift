@@ -80,7 +80,7 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
         case .failure(let error):
             // No I/O happened; reported like any other failure, from the loop thread.
             let deferred = UncheckedSendable((self, error))
-            Runtime.shared.execute { deferred.value.0.deliver(nil, error: deferred.value.1) }
+            Runtime.shared.executeOrRunHere { deferred.value.0.deliver(nil, error: deferred.value.1) }
         case .success(let transfer):
             transfer.reportsProgress = progress != nil
             transfer.delegate = self
@@ -140,9 +140,10 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
         let deferToLoop = starting
         lock.unlock()
         if deferToLoop || !Runtime.shared.isOnLoopThread {
-            // Completed while send() has not returned yet (refused before any I/O).
+            // Completed while send() has not returned yet (refused before any I/O). During a
+            // shutdown the loop takes no more jobs and the outcome is reported on this thread.
             let deferred = UncheckedSendable((self, transfer))
-            Runtime.shared.execute { deferred.value.0.deliver(deferred.value.1, error: deferred.value.1.error) }
+            Runtime.shared.executeOrRunHere { deferred.value.0.deliver(deferred.value.1, error: deferred.value.1.error) }
             return
         }
         deliver(transfer, error: transfer.error)
@@ -162,7 +163,7 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
         if let error {
             code = record(error)
         } else if let transfer, !acceptedStatus.contains(transfer.status) {
-            code = record(CourierError(.httpStatus, "\(transfer.status) \(transfer.head?.reason ?? "")", status: transfer.status))
+            code = record(RequestDraft.unacceptableStatus(of: transfer))
         } else {
             errorMessage = nil
         }

@@ -15,13 +15,18 @@ public func courier_engine_create(_ base: UnsafePointer<CChar>?, _ out: UnsafeMu
     var url: CourierURL?
     if let base = string(base) {
         do {
-            // A bare host ("localhost:8080") means http, as for Swift's Engine(host:).
-            url = try CourierURL(parsing: base.contains("://") ? base : "http://" + base)
+            // A bare host ("localhost:8080") means http, as it does for curl. (Swift's
+            // Engine(host:) defaults to https instead: Engine.Configuration.defaultScheme.)
+            url = try CourierURL(parsing: RequestDraft.isAbsoluteURL(base) ? base : "http://" + base)
         } catch {
             return error.code.c
         }
     }
-    out.pointee = CEngine(base: url).makeHandle()
+    let engine = CEngine(base: url)
+    // The completion queue's eventfd; failing to get one (descriptor limit) fails the call
+    // rather than leaving an engine whose courier_engine_fd is -1.
+    guard engine.completionFD >= 0 else { return CourierError.Code.noMemory.c }
+    out.pointee = engine.makeHandle()
     return COURIER_OK
 }
 

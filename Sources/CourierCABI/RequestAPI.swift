@@ -60,7 +60,7 @@ public func courier_request_create(_ engineHandle: OpaquePointer?, _ method: Uns
         verb = .get  // the common case, without building and checking a String
     }
     let draft: RequestDraft
-    if hasSchemeSeparator(url) {
+    if RequestDraft.isAbsoluteURL(url) {
         // Absolute: parsed now, so a bad URL fails here rather than at send time.
         let parsed: CourierURL
         do {
@@ -75,7 +75,7 @@ public func courier_request_create(_ engineHandle: OpaquePointer?, _ method: Uns
         // A path under the engine's base: unsafe bytes are escaped when the URL is built, as for
         // Swift's Engine.operation(path:).
         guard engine.base != nil else { return CourierError.Code.invalidURL.c }
-        let target = engine.basePath + (url.utf8.first == UInt8(ascii: "/") ? url : "/" + url)
+        let target = RequestDraft.target(url, under: engine.basePath)
         draft = RequestDraft(method: verb, base: engine.base, target: target, parameters: [:], engineID: engine.id,
                              options: TransferOptions(), defaultHeaders: engine.defaultHeaders)
     }
@@ -237,8 +237,7 @@ public func courier_request_set_tls_client_certificate(_ handle: OpaquePointer?,
 public func courier_request_set_tls_pins(_ handle: OpaquePointer?, _ pins: UnsafePointer<CChar>?) -> Int32 {
     configure(handle) { r throws(CourierError) in
         guard let pins = string(pins) else { throw invalid("no pins") }
-        let list = pins.split(separator: ";").map { String($0).trimmingSpaces }
-        r.draft.options.tls.pins = [try PinSet(pins: list)]
+        r.draft.options.tls.pins = [try PinSet(pinnedPublicKey: pins)]
     }
 }
 
@@ -308,28 +307,4 @@ public func courier_request_cancel(_ handle: OpaquePointer?) -> Int32 {
 public func courier_request_errmsg(_ handle: OpaquePointer?) -> UnsafePointer<CChar> {
     guard let request = request(handle) else { return courierStaticString(CourierError.Code.misuse.c) }
     return request.errorText
-}
-
-/// Whether `url` contains "://" (an absolute URL). A byte scan: String.contains(String) goes
-/// through generic string searching, thousands of instructions per call.
-@inline(__always)
-private func hasSchemeSeparator(_ url: String) -> Bool {
-    var url = url
-    return url.withUTF8 { bytes in
-        guard bytes.count >= 3 else { return false }
-        for i in 0..<(bytes.count - 2) where bytes[i] == UInt8(ascii: ":") && bytes[i + 1] == UInt8(ascii: "/") && bytes[i + 2] == UInt8(ascii: "/") {
-            return true
-        }
-        return false
-    }
-}
-
-extension String {
-    /// Without leading and trailing spaces and tabs.
-    fileprivate var trimmingSpaces: String {
-        var s = Substring(self)
-        while let c = s.first, c == " " || c == "\t" { s.removeFirst() }
-        while let c = s.last, c == " " || c == "\t" { s.removeLast() }
-        return String(s)
-    }
 }

@@ -16,13 +16,7 @@ enum TLSOptions {
         tls.maximumVersion = options.tlsMaximum
         if let pinned = options.pinnedPublicKey {
             do {
-                if pinned.hasPrefix("sha256//") {
-                    tls.pins = [try PinSet(pins: [pinned])]
-                } else {
-                    // curl also takes a file holding the public key (PEM or DER).
-                    let digest = try TLSSession.pin(fromKeyFile: pinned).get()
-                    tls.pins = [PinSet(sha256: [digest])]
-                }
+                tls.pins = [try PinSet(pinnedPublicKey: pinned)]
             } catch {
                 return .failure(error)
             }

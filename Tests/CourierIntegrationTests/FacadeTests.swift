@@ -197,6 +197,17 @@ struct FacadeTests {
         #expect(command.contains("-H 'Content-Type: application/x-www-form-urlencoded'"))
     }
 
+    @Test func suppressedDefaultHeadersAreNotSentNorInTheCurlCommand() async throws {
+        let op = api.operation(path: "/echo")
+        op.suppressedHeaders = ["User-Agent"]
+        let reply = try JSONValue(parsing: try await api.send(op).body)
+        let sent = reply["headers"]?.arrayValue?.compactMap { $0.arrayValue?.first?.stringValue } ?? []
+        #expect(sent.contains("Accept"), "other defaults are still sent: \(sent)")
+        #expect(!sent.contains("User-Agent"), "\(sent)")
+        #expect(op.curlCommand.contains("-H User-Agent:"))
+        #expect(!op.curlCommand.contains("courier/"))
+    }
+
     @Test func metricsDescribeTheTransfer() async throws {
         let engine = Engine(host: await s.privateScripted())
         let first = try await engine.send(engine.operation(path: "/echo", params: ["m": "1"]))

@@ -116,12 +116,21 @@ package final class Runtime: @unchecked Sendable {
     /// Cancels a transfer wherever it is: queued, connecting or mid-response. Always runs on a later
     /// loop turn, never inside the caller's stack, so a delegate may cancel its own transfer safely.
     package func cancel(_ transfer: Transfer) {
-        post(.cancel(transfer), startingLoop: false)
+        // (This one may start the loop: a cancel racing with the first submit of the process must
+        // reach the loop before the submit does, or the transfer would run uncancelled.)
+        post(.cancel(transfer))
     }
 
     /// Runs `body` on the loop thread.
     package func execute(_ body: @escaping @Sendable () -> Void) {
         post(.run(body))
+    }
+
+    /// Runs `body` on the loop thread, or right here when the runtime is shutting down and takes
+    /// no more jobs. For reporting outcomes that must never be lost: a dropped job would leave a
+    /// blocking caller (`courier_request_perform`) waiting forever.
+    package func executeOrRunHere(_ body: @escaping @Sendable () -> Void) {
+        if !post(.run(body)) { body() }
     }
 
     /// Cancels every live transfer `predicate` selects; it runs on the loop thread.
@@ -235,7 +244,10 @@ package final class Runtime: @unchecked Sendable {
         }
     }
 
-    private func post(_ job: LoopJob, startingLoop: Bool = true) {
+    /// Queues `job` for the loop thread; false when the runtime refused it (shutting down, or no
+    /// loop and `startingLoop` false). A refused submit is failed with `.shutdown` here.
+    @discardableResult
+    private func post(_ job: LoopJob, startingLoop: Bool = true) -> Bool {
         let target: EventLoop? = lock.withLock {
             if stopping { return nil }
             if loop == nil {
@@ -246,9 +258,10 @@ package final class Runtime: @unchecked Sendable {
         }
         guard let target else {
             if case .submit(let transfer) = job { refuse(transfer, CourierError(.shutdown)) }
-            return
+            return false
         }
         target.enqueue(job)
+        return true
     }
 
     /// Creates the loop and its handles; called under the lock, before the thread runs, so the

@@ -324,3 +324,16 @@ package final class TLSSession {
         return method
     }()
 }
+
+extension PinSet {
+    /// A pin set from curl's `--pinnedpubkey` argument, so the CLI and the C ABI read it alike:
+    /// `"sha256//BASE64"` (several joined with ";"), or the path of a public key or certificate
+    /// file (PEM or DER) whose key is pinned.
+    public init(pinnedPublicKey: String) throws(CourierError) {
+        if pinnedPublicKey.hasPrefix("sha256//") {
+            try self.init(pins: [pinnedPublicKey])
+        } else {
+            self.init(sha256: [try TLSSession.pin(fromKeyFile: pinnedPublicKey).get()])
+        }
+    }
+}
