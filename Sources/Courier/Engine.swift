@@ -112,10 +112,14 @@ public final class Engine: Sendable {
 
     /// Sends an operation and waits for its response. Cancelling the calling task cancels the
     /// operation. Throws what the error handlers would get.
+    ///
+    /// An operation is sent once: sending it again (or after `enqueue`) waits for the same
+    /// transfer and returns the same outcome to every caller; cancelling any of those callers'
+    /// tasks cancels the operation for all of them.
     public func send(_ operation: Operation) async throws(CourierError) -> Response {
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                operation.setContinuation(continuation)
+                operation.addWaiter(continuation)
                 operation.start()
             }
         } onCancel: {

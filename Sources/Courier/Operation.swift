@@ -50,7 +50,9 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
         get { draft.options }
         _modify { yield &draft.options }
     }
-    /// Write the body to this file instead of memory (curl's `-o`).
+    /// Write the body to this file instead of memory. The body goes to a temporary file beside it,
+    /// moved into place when the operation succeeds; when it fails (an error, a cancellation, a
+    /// status outside `acceptableStatus`) the file at this path is left exactly as it was.
     public var downloadPath: String? {
         get { draft.downloadPath }
         _modify { yield &draft.downloadPath }
@@ -103,7 +105,8 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
     @exclusivity(unchecked) private var finishHandlers = HandlerList<@Sendable (Result<Response, CourierError>) -> Void>()
     @exclusivity(unchecked) private var uploadHandlers = HandlerList<@Sendable (TransferProgress) -> Void>()
     @exclusivity(unchecked) private var downloadHandlers = HandlerList<@Sendable (TransferProgress) -> Void>()
-    @exclusivity(unchecked) private var continuation: CheckedContinuation<Result<Response, CourierError>, Never>?
+    /// Callers of `Engine.send` waiting for the outcome (sending one operation twice waits twice).
+    @exclusivity(unchecked) private var waiters = HandlerList<CheckedContinuation<Result<Response, CourierError>, Never>>()
 
     /// The outcome once finished (call with `lock` held).
     private var outcome: Result<Response, CourierError>? {
@@ -224,16 +227,18 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
                 _transfer = transfer
                 return cancelRequested
             }
-            if cancelled { transfer.cancelRequested = true }
+            if cancelled { transfer.cancelBeforeSubmitting() }
             Runtime.shared.submit(transfer)
         }
     }
 
-    /// Registers the continuation `Engine.send` waits on (before `start`).
-    func setContinuation(_ continuation: CheckedContinuation<Result<Response, CourierError>, Never>) {
+    /// Adds a continuation `Engine.send` waits on (before `start`). Every waiter gets the one
+    /// outcome: sending an operation that is already on its way (sent or enqueued before) waits
+    /// for that transfer rather than starting another, and one already finished answers at once.
+    func addWaiter(_ continuation: CheckedContinuation<Result<Response, CourierError>, Never>) {
         let done = lock.withLock { () -> Result<Response, CourierError>? in
             if let outcome { return outcome }
-            self.continuation = continuation
+            waiters.append(continuation)
             return nil
         }
         if let done { continuation.resume(returning: done) }
@@ -248,7 +253,7 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
         var finishes = HandlerList<@Sendable (Result<Response, CourierError>) -> Void>()
         var uploads = HandlerList<@Sendable (TransferProgress) -> Void>()
         var downloads = HandlerList<@Sendable (TransferProgress) -> Void>()
-        var waiter: CheckedContinuation<Result<Response, CourierError>, Never>?
+        var waiting = HandlerList<CheckedContinuation<Result<Response, CourierError>, Never>>()
         lock.lock()
         _state = .finished
         switch result {
@@ -261,9 +266,9 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
         swap(&finishes, &finishHandlers)
         swap(&uploads, &uploadHandlers)
         swap(&downloads, &downloadHandlers)
-        swap(&waiter, &continuation)
+        swap(&waiting, &waiters)
         lock.unlock()
-        waiter?.resume(returning: result)
+        waiting.forEach { $0.resume(returning: result) }
         guard !completions.isEmpty || !errors.isEmpty || !finishes.isEmpty else { return }
         switch callbackQueue {
         case .loopThread:
@@ -371,24 +376,16 @@ extension Operation: TransferDelegate {
     }
 
     package func transferDidComplete(_ transfer: Transfer) {
-        var response: Response?
-        if transfer.status != 0 {
-            response = Response(finished: transfer)
-        }
+        let verdict = TransferVerdict(transfer, accepting: acceptableStatus)
+        let response = verdict.hasResponse ? Response(finished: transfer) : nil
         if transfer.reportsProgress, transfer.error == nil {
             // The last progress report always says "done", whatever the throttle skipped.
             transferDidProgress(transfer)
         }
-        if let error = transfer.error {
+        if let error = verdict.error {
             complete(.failure(error), response: response)
-        } else if let response {
-            if acceptableStatus.contains(transfer.status) {
-                complete(.success(response), response: response)
-            } else {
-                complete(.failure(RequestDraft.unacceptableStatus(of: transfer)), response: response)
-            }
         } else {
-            complete(.failure(CourierError(.emptyReply)), response: nil)
+            complete(.success(response!), response: response)
         }
     }
 }

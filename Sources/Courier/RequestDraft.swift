@@ -19,6 +19,9 @@ package struct RequestDraft: Sendable {
     package var body: RequestBody?
     package var options: TransferOptions
     package var downloadPath: String?
+    /// "user:password" for HTTP Basic authentication (curl's `-u`), used when the request has no
+    /// Authorization header of its own; credentials in the URL are used when this is nil.
+    package var credentials: String?
     package let engineID: Int
     /// A failure known before sending (the engine's host did not parse).
     package let presetError: CourierError?
@@ -96,23 +99,22 @@ package struct RequestDraft: Sendable {
         return url
     }
 
-    /// Headers as sent: the request's own, then the engine's defaults for names not set. With
-    /// no headers of its own a request shares the engine's (no copy).
+    /// Headers as sent: the defaults (User-Agent and Accept first, as curl sends them) except
+    /// those the request sets itself, then the request's own in their order; suppressed names
+    /// removed; Basic credentials last when no Authorization was given. With no headers of its
+    /// own a request shares the engine's (no copy).
     package func resolvedHeaders(url: CourierURL) -> HTTPHeaders {
-        var merged: HTTPHeaders
-        if headers.isEmpty {
-            merged = defaultHeaders
-        } else {
-            merged = headers
-            for index in 0..<defaultHeaders.count {
-                let name = defaultHeaders.name(at: index)
-                if !merged.contains(name) { merged.add(name: name, value: defaultHeaders.value(at: index)) }
+        var merged = defaultHeaders
+        if !headers.isEmpty {
+            for index in 0..<headers.count where merged.contains(headers.name(at: index)) {
+                merged.remove(name: headers.name(at: index))
             }
+            for index in 0..<headers.count { merged.add(name: headers.name(at: index), value: headers.value(at: index)) }
         }
-        for name in suppressedHeaders { merged.remove(name: name) }
-        if let user = url.user, !merged.contains("Authorization") {
-            let credentials = Array("\(user):\(url.password ?? "")".utf8)
-            merged.add(name: "Authorization", value: "Basic " + Base64.encode(credentials))
+        for name in suppressedHeaders where merged.contains(name) { merged.remove(name: name) }
+        let userPassword = credentials ?? url.user.map { "\($0):\(url.password ?? "")" }
+        if let userPassword, !merged.contains("Authorization") {
+            merged.add(name: "Authorization", value: "Basic " + Base64.encode(Array(userPassword.utf8)))
         }
         return merged
     }
@@ -131,7 +133,8 @@ package struct RequestDraft: Sendable {
 
     /// The core transfer for this request, owned by its engine; the caller sets the delegate and
     /// progress reporting and submits it. Fails without I/O for a bad URL or an unwritable
-    /// download file.
+    /// download directory. A download is staged (see `FileSink`): the caller's completion path
+    /// (`TransferVerdict`) commits or discards it.
     ///
     /// `mutating` although it changes nothing: the drafts live in class instances, and a
     /// non-mutating call on a class's stored struct copies the whole struct first (a retain and a
@@ -153,7 +156,7 @@ package struct RequestDraft: Sendable {
         transfer.owner = engineID
         if let downloadPath {
             do {
-                transfer.sink = .file(try FileSink(path: downloadPath))
+                transfer.sink = .file(try FileSink(stagingFor: downloadPath))
             } catch {
                 return .failure(error)
             }

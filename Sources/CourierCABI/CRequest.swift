@@ -86,7 +86,7 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
             transfer.delegate = self
             lock.lock()
             self.transfer = transfer
-            if cancelRequested { transfer.cancelRequested = true }
+            if cancelRequested { transfer.cancelBeforeSubmitting() }
             lock.unlock()
             Runtime.shared.submit(transfer)
         }
@@ -143,32 +143,31 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
             // Completed while send() has not returned yet (refused before any I/O). During a
             // shutdown the loop takes no more jobs and the outcome is reported on this thread.
             let deferred = UncheckedSendable((self, transfer))
-            Runtime.shared.executeOrRunHere { deferred.value.0.deliver(deferred.value.1, error: deferred.value.1.error) }
+            Runtime.shared.executeOrRunHere { deferred.value.0.deliver(deferred.value.1, error: nil) }
             return
         }
-        deliver(transfer, error: transfer.error)
+        deliver(transfer, error: nil)
     }
 
     /// Reports the outcome (loop thread): a response handle when a response arrived, and the
-    /// code — the transfer's error, or COURIER_E_HTTP_STATUS for a status outside the accepted
-    /// range.
+    /// code — COURIER_OK, or why not (`TransferVerdict`, the rule Swift operations follow too).
+    /// `error` without a transfer is a failure before any I/O.
     private func deliver(_ transfer: Transfer?, error: CourierError?) {
         lock.lock()
         ended = true
         self.transfer = nil
         let gone = freed
         lock.unlock()
+        let verdict = transfer.map { TransferVerdict($0, accepting: acceptedStatus) }
         if gone { return }
         var code = COURIER_OK
-        if let error {
-            code = record(error)
-        } else if let transfer, !acceptedStatus.contains(transfer.status) {
-            code = record(RequestDraft.unacceptableStatus(of: transfer))
+        if let failure = verdict?.error ?? error {
+            code = record(failure)
         } else {
             errorMessage = nil
         }
-        if let transfer, transfer.reportsProgress, error == nil { transferDidProgress(transfer) }
-        let response = transfer.flatMap { $0.status != 0 ? retainedHandle(CResponse($0)) : nil }
+        if let transfer, transfer.reportsProgress, transfer.error == nil { transferDidProgress(transfer) }
+        let response = verdict?.hasResponse == true ? transfer.map { retainedHandle(CResponse($0)) } : nil
         switch delivery {
         case .callback(let done, let user):
             done(borrowedHandle(self), response, code, user)

@@ -158,7 +158,7 @@ public func courier_request_set_priority(_ handle: OpaquePointer?, _ priority: I
 public func courier_request_set_timeout(_ handle: OpaquePointer?, _ which: Int32, _ milliseconds: Int64) -> Int32 {
     configure(handle) { r throws(CourierError) in
         guard milliseconds >= 0 else { throw invalid("negative timeout") }
-        let limit: Nanoseconds? = milliseconds == 0 ? nil : .milliseconds(UInt64(milliseconds))
+        let limit = Nanoseconds.limit(milliseconds: milliseconds)
         switch which {
         case 1: r.draft.options.timeouts.queue = limit
         case 2: r.draft.options.timeouts.connect = limit

@@ -30,66 +30,47 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
     private func build(showProgress: Bool) {
         // curl assumes http:// for a URL without a scheme.
         let text = rawURL.contains("://") ? rawURL : "http://" + rawURL
-        let url: CourierURL
-        do {
-            url = try CourierURL(parsing: text)
-        } catch {
-            setupError = error
-            return
-        }
         var method: HTTPMethod = options.head ? .head : (body != nil ? .post : .get)
         if let explicit = options.method { method = HTTPMethod(rawValue: explicit) }
 
-        var headers = HTTPHeaders()
-        var defaults: [(String, String)] = [("User-Agent", options.userAgent ?? "courier/\(CourierVersion.string)"), ("Accept", "*/*")]
+        // curl's own headers (User-Agent, Accept, and the body's type) come first; -H values
+        // replace them, "-H 'Name:'" removes them.
+        var defaults: HTTPHeaders = ["User-Agent": options.userAgent ?? "courier/\(CourierVersion.string)", "Accept": "*/*"]
         if !options.json.isEmpty {
-            defaults.append(("Content-Type", "application/json"))
-            defaults[1] = ("Accept", "application/json")
+            defaults.replaceOrAdd(name: "Accept", value: "application/json")
+            defaults.add(name: "Content-Type", value: "application/json")
         } else if body != nil {
-            defaults.append(("Content-Type", "application/x-www-form-urlencoded"))
+            defaults.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
         }
-        let userUser = options.user ?? url.user.map { "\($0):\(url.password ?? "")" }
-        if let credentials = userUser {
-            defaults.append(("Authorization", "Basic " + Base64.encode(Array(credentials.utf8))))
-        }
-        let overridden = Set(options.headers.map { $0.name.lowercased() })
-        for (name, value) in defaults where !overridden.contains(name.lowercased()) {
-            headers.add(name: name, value: value)
-        }
-        var suppressAcceptEncoding = false
-        for header in options.headers {
-            if let value = header.value {
-                headers.add(name: header.name, value: value)
-            } else if header.name.lowercased() == "accept-encoding" {
-                suppressAcceptEncoding = true
-            }
-        }
-
-        var transferOptions = TransferOptions()
-        transferOptions.decompress = options.compressed && !suppressAcceptEncoding
-        transferOptions.redirects = RedirectPolicy(follow: options.location,
-                                                   maxRedirects: options.maxRedirects < 0 ? Int.max : options.maxRedirects,
-                                                   allowsHTTPSDowngrade: true)
-        // curl has no first-byte or idle deadline of its own; only what the user asked for applies.
-        transferOptions.timeouts = Timeouts(queue: nil,
-                                            connect: options.connectTimeout.map { .seconds($0) } ?? .seconds(300),
-                                            firstByte: nil, idle: nil,
-                                            total: options.maxTime.map { .seconds($0) })
-        if let maxTime = options.maxTime {
-            transferOptions.timeouts.queue = .seconds(maxTime)
-            if options.connectTimeout == nil { transferOptions.timeouts.connect = .seconds(maxTime) }
-        }
-        transferOptions.limits.maxBodyBytes = options.maxFileSize
-        transferOptions.retryStaleConnection = true
+        let tls: TLSConfiguration
         switch TLSOptions.configuration(options) {
-        case .success(let tls): transferOptions.tls = tls
+        case .success(let configuration): tls = configuration
         case .failure(let error):
             setupError = error
             return
         }
-
-        let transfer = Transfer(url: url, method: method, headers: headers,
-                                body: body.map { .bytes($0) } ?? .empty, options: transferOptions)
+        var draft = RequestDraft(method: method, base: nil, target: text, parameters: [:], engineID: 0,
+                                 options: transferOptions(tls: tls), defaultHeaders: defaults)
+        var suppressAcceptEncoding = false
+        for header in options.headers {
+            if let value = header.value {
+                draft.headers.add(name: header.name, value: value)
+            } else {
+                draft.suppressedHeaders.append(header.name)
+                if header.name.lowercased() == "accept-encoding" { suppressAcceptEncoding = true }
+            }
+        }
+        draft.options.decompress = options.compressed && !suppressAcceptEncoding
+        draft.credentials = options.user
+        draft.body = body.map { .bytes($0) }
+        let transfer: Transfer
+        switch draft.makeTransfer() {
+        case .success(let made): transfer = made
+        case .failure(let error):
+            setupError = error
+            return
+        }
+        let url = transfer.url
         transfer.delegate = self
         transfer.reportsHead = true
 
@@ -124,6 +105,27 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
             transfer.progressIntervalMillis = 100
         }
         self.transfer = transfer
+    }
+
+    /// curl's semantics for the deadlines and redirects the flags set.
+    private func transferOptions(tls: TLSConfiguration) -> TransferOptions {
+        var transferOptions = TransferOptions()
+        transferOptions.redirects = RedirectPolicy(follow: options.location,
+                                                   maxRedirects: options.maxRedirects < 0 ? Int.max : options.maxRedirects,
+                                                   allowsHTTPSDowngrade: true)
+        // curl has no first-byte or idle deadline of its own; only what the user asked for applies.
+        transferOptions.timeouts = Timeouts(queue: nil,
+                                            connect: options.connectTimeout.map { .seconds($0) } ?? .seconds(300),
+                                            firstByte: nil, idle: nil,
+                                            total: options.maxTime.map { .seconds($0) })
+        if let maxTime = options.maxTime {
+            transferOptions.timeouts.queue = .seconds(maxTime)
+            if options.connectTimeout == nil { transferOptions.timeouts.connect = .seconds(maxTime) }
+        }
+        transferOptions.limits.maxBodyBytes = options.maxFileSize
+        transferOptions.retryStaleConnection = true
+        transferOptions.tls = tls
+        return transferOptions
     }
 
     func start() {

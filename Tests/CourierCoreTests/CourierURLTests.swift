@@ -166,24 +166,24 @@ struct RedirectDecisionTests {
     @Test func methodRewriting() throws {
         let target = try CourierURL(parsing: "https://a.example/next")
         #expect(RedirectDecision.decide(status: 303, location: "/next", current: base, method: .post, policy: policy, redirectsSoFar: 0)
-            == .follow(url: target, method: .get, dropBody: true, crossOrigin: false))
+            == .follow(RedirectHop(url: target, method: .get, dropBody: true, crossOrigin: false)))
         #expect(RedirectDecision.decide(status: 303, location: "/next", current: base, method: .head, policy: policy, redirectsSoFar: 0)
-            == .follow(url: target, method: .head, dropBody: false, crossOrigin: false))
+            == .follow(RedirectHop(url: target, method: .head, dropBody: false, crossOrigin: false)))
         #expect(RedirectDecision.decide(status: 302, location: "/next", current: base, method: .post, policy: policy, redirectsSoFar: 0)
-            == .follow(url: target, method: .get, dropBody: true, crossOrigin: false))
+            == .follow(RedirectHop(url: target, method: .get, dropBody: true, crossOrigin: false)))
         #expect(RedirectDecision.decide(status: 301, location: "/next", current: base, method: .put, policy: policy, redirectsSoFar: 0)
-            == .follow(url: target, method: .put, dropBody: false, crossOrigin: false))
+            == .follow(RedirectHop(url: target, method: .put, dropBody: false, crossOrigin: false)))
         #expect(RedirectDecision.decide(status: 307, location: "/next", current: base, method: .post, policy: policy, redirectsSoFar: 0)
-            == .follow(url: target, method: .post, dropBody: false, crossOrigin: false))
+            == .follow(RedirectHop(url: target, method: .post, dropBody: false, crossOrigin: false)))
         #expect(RedirectDecision.decide(status: 308, location: "/next", current: base, method: .patch, policy: policy, redirectsSoFar: 0)
-            == .follow(url: target, method: .patch, dropBody: false, crossOrigin: false))
+            == .follow(RedirectHop(url: target, method: .patch, dropBody: false, crossOrigin: false)))
     }
 
     @Test func crossOriginIsFlagged() throws {
         let decision = RedirectDecision.decide(status: 302, location: "https://b.example/", current: base, method: .get, policy: policy, redirectsSoFar: 0)
-        #expect(decision == .follow(url: try CourierURL(parsing: "https://b.example/"), method: .get, dropBody: false, crossOrigin: true))
+        #expect(decision == .follow(RedirectHop(url: try CourierURL(parsing: "https://b.example/"), method: .get, dropBody: false, crossOrigin: true)))
         let port = RedirectDecision.decide(status: 302, location: "https://a.example:8443/", current: base, method: .get, policy: policy, redirectsSoFar: 0)
-        if case .follow(_, _, _, let crossOrigin) = port { #expect(crossOrigin) } else { Issue.record("not followed") }
+        if case .follow(let hop) = port { #expect(hop.crossOrigin) } else { Issue.record("not followed") }
     }
 
     @Test func refusals() {

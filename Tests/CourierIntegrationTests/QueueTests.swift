@@ -163,7 +163,7 @@ struct QueueTests {
                 Runtime.shared.submit(queued)
             }
             try? await Task.sleep(for: .milliseconds(100))
-            #expect(queued.phase == .queued)
+            #expect(queued.machine.state == .queued)
             Runtime.shared.cancel(queued)
             _ = await queuedDone
             #expect(queued.error?.code == .cancelled)

@@ -80,7 +80,7 @@ struct TLSTests {
 
         // A backup pin beside the current one: renewal to the spare key would keep working, and
         // today's key still matches.
-        tls.pins = [try PinSet(pins: ["sha256//" + Base64Decoding.encode(pin("spare.pub")) + ";sha256//" + Base64Decoding.encode(pin("server.pub"))])]
+        tls.pins = [try PinSet(pins: ["sha256//" + Base64.encode(pin("spare.pub")) + ";sha256//" + Base64.encode(pin("server.pub"))])]
         let (backup, _) = await fetch(url("valid")) { $0.tls = tls }
         #expect(backup.error == nil)
 

@@ -31,21 +31,36 @@ package final class EventLoop: @unchecked Sendable {
     @exclusivity(unchecked) private var loopThread: pthread_t?
     @exclusivity(unchecked) private var startHook: (() -> Void)?
 
-    /// Creates the loop; `perform` runs every job, on the loop thread.
-    package init(perform: @escaping (LoopJob) -> Void) {
+    /// Creates the loop; `perform` runs every job, on the loop thread. Fails with
+    /// `.loopUnavailable` when the system refuses the loop's descriptors (no file descriptors
+    /// left): the host process gets an error, never an abort.
+    package init(perform: @escaping (LoopJob) -> Void) throws(CourierError) {
         self.perform = perform
-        uvLoop = .allocate(capacity: 1)
-        precondition(uv_loop_init(uvLoop) == 0, "uv_loop_init failed")
-        wakeup = .allocate(capacity: 1)
-        uv_async_init(uvLoop, wakeup) { handle in
+        let loop = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
+        let status = uv_loop_init(loop)
+        guard status == 0 else {
+            loop.deallocate()
+            throw CourierError(.loopUnavailable, "uv_loop_init: \(String(cString: uv_strerror(status)))")
+        }
+        let handle = UnsafeMutablePointer<uv_async_t>.allocate(capacity: 1)
+        let asyncStatus = uv_async_init(loop, handle) { handle in
             Unmanaged<EventLoop>.fromOpaque(handle!.pointee.data).takeUnretainedValue().drain()
         }
+        guard asyncStatus == 0 else {
+            handle.deallocate()
+            uv_loop_close(loop)
+            loop.deallocate()
+            throw CourierError(.loopUnavailable, "uv_async_init: \(String(cString: uv_strerror(asyncStatus)))")
+        }
+        uvLoop = loop
+        wakeup = handle
         wakeup.pointee.data = Unmanaged.passUnretained(self).toOpaque()
     }
 
     /// Starts the thread that runs the loop until every handle is closed. `onThread` runs first,
-    /// on the new thread.
-    package func start(onThread: @escaping () -> Void) {
+    /// on the new thread. Fails with `.loopUnavailable` when no thread can be created; the loop
+    /// is then released and must not be used.
+    package func start(onThread: @escaping () -> Void) throws(CourierError) {
         startHook = onThread
         let context = Unmanaged.passRetained(self).toOpaque()
         let result = pthread_create(&thread, nil, { context in
@@ -57,7 +72,22 @@ package final class EventLoop: @unchecked Sendable {
             uv_run(loop.uvLoop, UV_RUN_DEFAULT)
             return nil
         }, context)
-        precondition(result == 0, "pthread_create failed: \(result)")
+        guard result == 0 else {
+            Unmanaged<EventLoop>.fromOpaque(context).release()
+            startHook = nil
+            abandon()
+            throw CourierError(.loopUnavailable, "pthread_create: \(String(cString: strerror(result)))")
+        }
+    }
+
+    /// Releases a loop whose thread never started: every handle created on it (by the caller,
+    /// before `start`) must already be closing; this runs their close callbacks and frees it.
+    private func abandon() {
+        uv_close(UnsafeMutablePointer<uv_handle_t>(OpaquePointer(wakeup)), nil)
+        uv_run(uvLoop, UV_RUN_DEFAULT)
+        uv_loop_close(uvLoop)
+        uvLoop.deallocate()
+        wakeup.deallocate()
     }
 
     /// Whether the caller runs on the loop thread.

@@ -74,6 +74,9 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let notFound = Code(25)
         /// Memory could not be allocated.
         public static let noMemory = Code(26)
+        /// The event loop could not start (no file descriptor or thread could be had); the
+        /// request was not sent, and the next one tries again.
+        public static let loopUnavailable = Code(27)
 
         // Details. Append only within each family.
         /// Time spent waiting in the shared queue exceeded `Timeouts.queue`.
@@ -270,6 +273,7 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
         case Code.httpStatus.rawValue: return "unacceptable HTTP status"
         case Code.notFound.rawValue: return "not found"
         case Code.noMemory.rawValue: return "out of memory"
+        case Code.loopUnavailable.rawValue: return "the event loop could not start"
         default: return "unknown error \(code.rawValue)"
         }
     }

@@ -2,9 +2,8 @@
 package enum RedirectDecision: Equatable {
     /// Not a redirect, or redirects are off: the response is the result.
     case deliver
-    /// Follow: send `method` to `url`; `dropBody` when the method became GET, `crossOrigin` when
-    /// credentials must not follow.
-    case follow(url: CourierURL, method: HTTPMethod, dropBody: Bool, crossOrigin: Bool)
+    /// Follow to the next hop.
+    case follow(RedirectHop)
     /// Refuse, with this error.
     case fail(CourierError)
 
@@ -48,12 +47,52 @@ package enum RedirectDecision: Equatable {
         default:
             break
         }
-        return .follow(url: target, method: newMethod, dropBody: newMethod != method,
-                       crossOrigin: target.origin != current.origin)
+        return .follow(RedirectHop(url: target, method: newMethod, dropBody: newMethod != method,
+                                   crossOrigin: target.origin != current.origin))
+    }
+
+}
+
+/// The next request of a redirect chain, and how the current one is rewritten into it.
+package struct RedirectHop: Equatable, Sendable {
+    /// Where the next request goes.
+    package var url: CourierURL
+    /// Its method (POST may have become GET).
+    package var method: HTTPMethod
+    /// The method changed to GET: the body and the fields describing it go.
+    package var dropBody: Bool
+    /// The hop leaves the origin: credentials must not follow.
+    package var crossOrigin: Bool
+
+    package init(url: CourierURL, method: HTTPMethod, dropBody: Bool, crossOrigin: Bool) {
+        self.url = url
+        self.method = method
+        self.dropBody = dropBody
+        self.crossOrigin = crossOrigin
     }
 
     /// Fields that carry credentials and must not be sent to another origin.
     package static let credentialFields = ["Authorization", "Cookie", "Proxy-Authorization"]
     /// Fields that describe a body and go when the body does.
     package static let bodyFields = ["Content-Type", "Content-Encoding", "Content-Language", "Content-Location", "Transfer-Encoding", "Content-Length"]
+
+    /// Rewrites a request into this hop: the new URL and method; across origins no credentials,
+    /// and no Host the caller set (it named the old origin); without the body, none of the fields
+    /// that described it. `hostSetByCaller` is cleared with the caller's Host.
+    package func apply(url: inout CourierURL, method: inout HTTPMethod, headers: inout HTTPHeaders,
+                       body: inout RequestBody, hostSetByCaller: inout Bool) {
+        if crossOrigin {
+            for name in Self.credentialFields where headers.contains(name) { headers.remove(name: name) }
+            if hostSetByCaller {
+                headers.remove(name: "Host")
+                hostSetByCaller = false
+            }
+        }
+        if dropBody {
+            body = .empty
+            for name in Self.bodyFields where headers.contains(name) { headers.remove(name: name) }
+        }
+        url = self.url
+        method = self.method
+    }
 }

@@ -15,16 +15,27 @@ package enum ResponseSink {
 
 /// An open file a body is written to.
 ///
+/// Two kinds. A *staged* sink (a library download to a path) writes to a temporary file beside
+/// the destination and moves it into place only when the caller's completion path says the
+/// download succeeded (`commit`); on any failure, cancellation or unaccepted status it is removed
+/// (`discard`), so the destination is either the whole new body or untouched — AFNetworking's
+/// destination contract, and never a partial or error body where a good file was. A *direct*
+/// sink writes to the path or descriptor as it is (the CLI's `-o`, stdout), as curl does.
+///
 /// Writes are synchronous `write(2)` calls on the loop thread, the same choice curl makes in its
 /// write callback: to the page cache they cost about what the copy costs, and a body arrives in
-/// 256 KiB reads, so the number of calls stays small.
+/// 256 KiB reads, so the number of calls stays small. Staging does not fsync: the rename makes the
+/// switch atomic for other readers, not durable across a power cut.
 package final class FileSink {
+    /// Where the body ends up.
     package let path: String
+    /// The temporary file of a staged sink, until it is committed or discarded.
+    package private(set) var stagingPath: String?
     private var fd: Int32
     private let ownsDescriptor: Bool
     package private(set) var bytesWritten: UInt64 = 0
 
-    /// Opens (creating or truncating, or appending when `append`) `path`.
+    /// Opens `path` directly (creating or truncating it, or appending when `append`).
     package init(path: String, append: Bool = false) throws(CourierError) {
         self.path = path
         let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC)
@@ -35,6 +46,24 @@ package final class FileSink {
         }
     }
 
+    /// Stages a download to `destination`: a new temporary file in the same directory (so the
+    /// final rename never crosses file systems), readable as the destination would be.
+    package init(stagingFor destination: String) throws(CourierError) {
+        path = destination
+        let slash = destination.utf8.lastIndex(of: UInt8(ascii: "/"))
+        let directory = slash.map { String(destination[...$0]) } ?? ""
+        let name = slash.map { String(destination[destination.index(after: $0)...]) } ?? destination
+        var template = Array("\(directory).\(name).courier-XXXXXX".utf8CString)
+        fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        ownsDescriptor = true
+        if fd < 0 {
+            throw CourierError(.fileWrite, "\(destination): \(String(cString: strerror(errno)))")
+        }
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        _ = fchmod(fd, 0o644 & ~FileSink.umaskValue)
+        stagingPath = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    }
+
     /// Writes to a descriptor the caller owns (stdout for the CLI).
     package init(descriptor: Int32, name: String) {
         path = name
@@ -42,7 +71,10 @@ package final class FileSink {
         ownsDescriptor = false
     }
 
-    deinit { close() }
+    deinit {
+        close()
+        discard()
+    }
 
     /// Writes all of `bytes`, retrying short writes and EINTR.
     package func write(_ bytes: UnsafeRawBufferPointer) -> CourierError? {
@@ -66,4 +98,38 @@ package final class FileSink {
         if ownsDescriptor, fd >= 0 { Glibc.close(fd) }
         fd = -1
     }
+
+    /// Moves a staged download into place (closing it first). A direct sink has nothing to do.
+    package func commit() -> CourierError? {
+        close()
+        guard let staging = stagingPath else { return nil }
+        stagingPath = nil
+        if rename(staging, path) != 0 {
+            let reason = String(cString: strerror(errno))
+            unlink(staging)
+            return CourierError(.fileWrite, "\(path): \(reason)")
+        }
+        return nil
+    }
+
+    /// Removes a staged download, leaving the destination as it was (idempotent).
+    package func discard() {
+        close()
+        guard let staging = stagingPath else { return }
+        stagingPath = nil
+        unlink(staging)
+    }
+
+    /// The process's umask, read once from /proc (umask(2) can only read it by setting it, which
+    /// would race with other threads creating files); 022 when /proc says nothing.
+    private static let umaskValue: mode_t = {
+        guard let file = fopen("/proc/self/status", "r") else { return 0o022 }
+        defer { fclose(file) }
+        var line = [CChar](repeating: 0, count: 256)
+        while fgets(&line, Int32(line.count), file) != nil {
+            let text = String(cString: line)
+            if text.hasPrefix("Umask:"), let value = mode_t(text.dropFirst(6).filter { $0 != " " && $0 != "\t" && $0 != "\n" }, radix: 8) { return value }
+        }
+        return 0o022
+    }()
 }

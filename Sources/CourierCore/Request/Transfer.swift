@@ -57,23 +57,12 @@ package final class Transfer: @unchecked Sendable {
 
     // MARK: Loop-thread state
 
-    package enum Phase: Equatable {
-        case created, queued, waitingForConnection, running, finished
-    }
-
-    @exclusivity(unchecked) package internal(set) var phase: Phase = .created
+    /// The phase and every end-of-exchange decision (see `TransferStateMachine`).
+    @exclusivity(unchecked) package internal(set) var machine = TransferStateMachine()
     @exclusivity(unchecked) var hostKey = -1
     @exclusivity(unchecked) var poolKey = -1
+    /// The connection serving the exchange while the machine is `.running`.
     @exclusivity(unchecked) var connection: HTTP1Connection?
-    @exclusivity(unchecked) var queueDeadlineMillis: UInt64 = .max
-    @exclusivity(unchecked) var totalDeadlineMillis: UInt64 = .max
-    @exclusivity(unchecked) var firstByteDeadlineMillis: UInt64 = .max
-    @exclusivity(unchecked) var replayed = false
-    /// Set before submission to have the transfer end as cancelled as soon as it is accepted.
-    @exclusivity(unchecked) package var cancelRequested = false
-    @exclusivity(unchecked) var pendingRedirect: RedirectDecision?
-    /// `pendingRedirect != nil`, as a flag: testing the optional copies the enum and its URL.
-    @exclusivity(unchecked) var followsRedirect = false
     @exclusivity(unchecked) var contentDecoder: ContentDecoder?
     @exclusivity(unchecked) var lastProgressMillis: UInt64 = 0
     @exclusivity(unchecked) var userSetHost = false
@@ -103,7 +92,7 @@ package final class Transfer: @unchecked Sendable {
         transfer.responseBody = body
         transfer.trailers = trailers
         transfer.metrics = metrics
-        transfer.phase = .finished
+        transfer.machine = .alreadyFinished
         return transfer
     }
 
@@ -115,7 +104,29 @@ package final class Transfer: @unchecked Sendable {
     }
 
     /// Whether the transfer is done (result fields are final).
-    package var isFinished: Bool { phase == .finished }
+    package var isFinished: Bool { machine.state == .finished }
+
+    /// Has the transfer end as cancelled as soon as the loop accepts it: for a front end whose
+    /// cancel raced with building the transfer. Call before `Runtime.submit`.
+    package func cancelBeforeSubmitting() {
+        machine.cancelBeforeSubmitting()
+    }
+
+    /// Records how the transfer ended (`error` nil for success) and tells the delegate. Called
+    /// once, by the executor (or by the runtime on the submitting thread for a transfer it
+    /// refused).
+    func conclude(_ error: CourierError?) {
+        self.error = error
+        // A response that completed in a read already carries that read's clock reading.
+        if error != nil || metrics.completedAt == 0 { metrics.completedAt = monotonicNanos() }
+        if case .file(let file) = _sink { file.close() }
+        // The request body is not needed any more; a response that outlives the transfer should
+        // not keep an upload in memory.
+        _body = .empty
+        let delegate = _delegate
+        _delegate = nil
+        delegate?.transferDidComplete(self)
+    }
 
     // MARK: Response handling (called by the connection)
 
@@ -123,12 +134,10 @@ package final class Transfer: @unchecked Sendable {
     func resetResponse() {
         head = nil
         status = 0
-        followsRedirect = false
         trailers = HTTPHeaders()
         responseBody.removeAll()
         expectedBodyLength = nil
         contentDecoder = nil
-        pendingRedirect = nil
         requestBodyBytesSent = 0
         metrics.firstByte = 0
         metrics.bodyBytesReceived = 0
@@ -146,10 +155,9 @@ package final class Transfer: @unchecked Sendable {
         switch decision {
         case .fail(let error):
             return error
-        case .follow:
+        case .follow(let hop):
             // The 3xx body is read and dropped so the connection can be reused.
-            pendingRedirect = decision
-            followsRedirect = true
+            machine.redirectChosen(hop)
             self.head = head
             return nil
         case .deliver:
@@ -181,7 +189,7 @@ package final class Transfer: @unchecked Sendable {
     /// Body bytes as received (still encoded).
     func receiveBody(_ bytes: UnsafeRawBufferPointer, nowMillis: UInt64) -> CourierError? {
         metrics.bodyBytesReceived &+= UInt64(bytes.count)
-        if followsRedirect { return nil }
+        if machine.followsRedirect { return nil }
         let error: CourierError?
         if let decoder = contentDecoder {
             error = decoder.decode(bytes) { self.deliver($0) }
@@ -212,7 +220,7 @@ package final class Transfer: @unchecked Sendable {
 
     /// The response ended cleanly: finish content decoding.
     func completeBody() -> CourierError? {
-        if followsRedirect { return nil }
+        if machine.followsRedirect { return nil }
         if let decoder = contentDecoder, let error = decoder.finish() { return error }
         return nil
     }

@@ -69,4 +69,17 @@ public struct TransferMetrics: Sendable, Hashable {
     public var total: Nanoseconds { Self.span(startedAt, completedAt) }
     /// From entering the queue to completion.
     public var totalIncludingQueue: Nanoseconds { Self.span(enqueuedAt, completedAt) }
+
+    /// Takes what a new connection's connect phase found (its first transfer, or the one that
+    /// carries its failure).
+    mutating func record(_ timings: ConnectTimings) {
+        dnsStart = timings.dnsStart
+        dnsEnd = timings.dnsEnd
+        connectStart = timings.connectStart
+        connectEnd = timings.connectEnd
+        tlsEnd = timings.tlsEnd
+        tlsResumed = timings.tlsResumed
+        tlsVerifyResult = Int(timings.tlsVerifyResult)
+        if !timings.remoteAddress.isEmpty { remoteAddress = timings.remoteAddress }
+    }
 }

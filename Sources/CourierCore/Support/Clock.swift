@@ -56,11 +56,26 @@ public struct Nanoseconds: Sendable, Hashable, Comparable, CustomStringConvertib
     }
 }
 
-extension UInt64 {
-    /// `self + delta`, saturating at `UInt64.max` so "no deadline" never wraps around to "now".
+extension Nanoseconds {
+    /// Whole milliseconds, rounded up, so a deadline on the loop's millisecond clock never fires
+    /// before the duration has passed.
     @inline(__always)
-    package func adding(_ delta: Nanoseconds) -> UInt64 {
-        let (sum, overflow) = addingReportingOverflow(delta.rawValue)
-        return overflow ? .max : sum
+    package var millisecondsRoundedUp: UInt64 {
+        rawValue / 1_000_000 + (rawValue % 1_000_000 == 0 ? 0 : 1)
     }
+
+    /// From a C caller's milliseconds, where 0 means "no limit" (the C ABI's convention).
+    package static func limit(milliseconds: Int64) -> Nanoseconds? {
+        milliseconds <= 0 ? nil : .milliseconds(UInt64(milliseconds))
+    }
+}
+
+/// The loop-clock reading (milliseconds, `uv_now`) at which `duration` after `nowMillis` has
+/// passed: `.max`, meaning never, for no limit, and saturating rather than wrapping to "now".
+/// Every deadline in Courier is computed here.
+@inline(__always)
+package func deadlineMillis(after duration: Nanoseconds?, from nowMillis: UInt64) -> UInt64 {
+    guard let duration else { return .max }
+    let (sum, overflow) = nowMillis.addingReportingOverflow(duration.millisecondsRoundedUp)
+    return overflow ? .max : sum
 }

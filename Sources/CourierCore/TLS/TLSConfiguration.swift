@@ -95,7 +95,7 @@ public struct PinSet: Sendable, Hashable {
         var digests = Set<[UInt8]>()
         for entry in pins.flatMap({ $0.split(separator: ";") }) {
             let text = String(entry).trimmingSpaces
-            guard text.hasPrefix("sha256//"), let digest = Base64Decoding.decode(String(text.dropFirst(8))), digest.count == 32 else {
+            guard text.hasPrefix("sha256//"), let digest = Base64.decode(String(text.dropFirst(8))), digest.count == 32 else {
                 throw CourierError(.invalidArgument, "pin \"\(text)\" is not sha256// followed by 32 bytes of base64")
             }
             digests.insert(digest)
@@ -149,53 +149,4 @@ public final class TrustEvaluator: Sendable, Hashable {
 
     public static func == (a: TrustEvaluator, b: TrustEvaluator) -> Bool { a === b }
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
-}
-
-/// RFC 4648 base64 decoding (pins arrive as base64).
-package enum Base64Decoding {
-    package static func decode(_ text: String) -> [UInt8]? {
-        var values: [UInt8] = []
-        values.reserveCapacity(text.utf8.count)
-        for c in text.utf8 {
-            switch c {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"): values.append(c - UInt8(ascii: "A"))
-            case UInt8(ascii: "a")...UInt8(ascii: "z"): values.append(c - UInt8(ascii: "a") + 26)
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): values.append(c - UInt8(ascii: "0") + 52)
-            case UInt8(ascii: "+"), UInt8(ascii: "-"): values.append(62)
-            case UInt8(ascii: "/"), UInt8(ascii: "_"): values.append(63)
-            case UInt8(ascii: "="): break
-            default: return nil
-            }
-        }
-        var out: [UInt8] = []
-        var i = 0
-        while i + 1 < values.count {
-            let chunk = values[i..<min(i + 4, values.count)]
-            var n: UInt32 = 0
-            for (j, v) in chunk.enumerated() { n |= UInt32(v) << (18 - 6 * UInt32(j)) }
-            out.append(UInt8(n >> 16 & 0xff))
-            if chunk.count > 2 { out.append(UInt8(n >> 8 & 0xff)) }
-            if chunk.count > 3 { out.append(UInt8(n & 0xff)) }
-            i += 4
-        }
-        return out
-    }
-
-    package static func encode(_ bytes: [UInt8]) -> String {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-        var out: [UInt8] = []
-        var i = 0
-        while i < bytes.count {
-            let b0 = UInt32(bytes[i])
-            let b1 = i + 1 < bytes.count ? UInt32(bytes[i + 1]) : 0
-            let b2 = i + 2 < bytes.count ? UInt32(bytes[i + 2]) : 0
-            let n = b0 << 16 | b1 << 8 | b2
-            out.append(alphabet[Int(n >> 18)])
-            out.append(alphabet[Int(n >> 12 & 63)])
-            out.append(i + 1 < bytes.count ? alphabet[Int(n >> 6 & 63)] : UInt8(ascii: "="))
-            out.append(i + 2 < bytes.count ? alphabet[Int(n & 63)] : UInt8(ascii: "="))
-            i += 3
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
 }

@@ -136,7 +136,7 @@ package final class TLSSession {
         if pinMatched == false, let context {
             configuration.trustEvaluator?.pinMismatch?(context)
             if configuration.pinningMode == .enforce {
-                let seen = keyHashes.map { "sha256//" + Base64Decoding.encode($0) }.joined(separator: ";")
+                let seen = keyHashes.map { "sha256//" + Base64.encode($0) }.joined(separator: ";")
                 return CourierError(.tlsPinMismatch, "\(host): chain keys \(seen)")
             }
         }

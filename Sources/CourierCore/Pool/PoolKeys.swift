@@ -1,0 +1,107 @@
+/// Small integers for what the queue and the pool key their state by: host names (the
+/// scheduler's per-host limits), pool keys (an origin plus the whole TLS configuration: what must
+/// match for two requests to share a connection) and TLS configurations with the contexts built
+/// from them.
+///
+/// Integers, so the pure machines index arrays instead of hashing strings per request; and most
+/// requests go where the previous one went, so each lookup first compares with the last answer.
+package struct PoolKeys {
+    private struct PoolKeyValue: Hashable {
+        var origin: Origin
+        /// The interned TLS configuration, -1 for http.
+        var tls: Int
+    }
+
+    private var hostKeys: [String: Int] = [:]
+    private var hostCount = 0
+    private var lastHost = "\u{0}"
+    private var lastHostKey = -1
+
+    private var poolKeys: [PoolKeyValue: Int] = [:]
+    /// Per pool key: its origin, its host's key, the TLS context its connections use, and the
+    /// connect timeout of the latest request for it (connections start with it).
+    package private(set) var origins: [Origin] = []
+    package private(set) var hostOfPoolKey: [Int] = []
+    package private(set) var tlsContexts: [TLSContext?] = []
+    package private(set) var connectTimeouts: [Nanoseconds?] = []
+    private var lastOrigin = Origin(scheme: .http, host: "", port: 0)
+    private var lastPoolKey = -1
+    private var lastPoolTLSID = -1
+
+    private var tlsIDs: [TLSConfiguration: Int] = [:]
+    private var builtContexts: [Result<TLSContext, CourierError>] = []
+    private var lastTLSConfiguration: TLSConfiguration?
+    private var lastTLSID = -1
+
+    package init() {}
+
+    /// The number of pool keys handed out (they are `0..<count`).
+    package var poolKeyCount: Int { origins.count }
+
+    /// The key of a host name (already lower-cased).
+    package mutating func hostKey(for host: String) -> Int {
+        if host == lastHost { return lastHostKey }
+        let key: Int
+        if let known = hostKeys[host] {
+            key = known
+        } else {
+            key = hostCount
+            hostCount += 1
+            hostKeys[host] = key
+        }
+        lastHost = host
+        lastHostKey = key
+        return key
+    }
+
+    /// The pool key of `transfer`'s request; `isNew` when it was just made (the caller applies
+    /// its host's limit). Fails when the TLS configuration cannot be used (a CA file or client
+    /// key that does not load).
+    package mutating func poolKey(for transfer: Transfer) throws(CourierError) -> (key: Int, isNew: Bool) {
+        var tlsID = -1
+        if transfer._url.scheme == .https { tlsID = try tlsConfigurationID(transfer._options.tls) }
+        if lastPoolKey >= 0, lastPoolTLSID == tlsID, transfer.targets(lastOrigin) {
+            connectTimeouts[lastPoolKey] = transfer._options.timeouts.connect
+            return (lastPoolKey, false)
+        }
+        let value = PoolKeyValue(origin: transfer._url.origin, tls: tlsID)
+        var isNew = false
+        let key: Int
+        if let known = poolKeys[value] {
+            key = known
+            connectTimeouts[key] = transfer._options.timeouts.connect
+        } else {
+            key = origins.count
+            isNew = true
+            poolKeys[value] = key
+            origins.append(value.origin)
+            hostOfPoolKey.append(hostKey(for: value.origin.host))
+            connectTimeouts.append(transfer._options.timeouts.connect)
+            tlsContexts.append(tlsID >= 0 ? (try? builtContexts[tlsID].get()) : nil)
+        }
+        lastOrigin = value.origin
+        lastPoolKey = key
+        lastPoolTLSID = tlsID
+        return (key, isNew)
+    }
+
+    /// Interns a TLS configuration and builds its context once (loading trust roots and client
+    /// certificates is far too slow to repeat per connection); a configuration that failed to
+    /// build fails every time with the same error.
+    private mutating func tlsConfigurationID(_ configuration: TLSConfiguration) throws(CourierError) -> Int {
+        if lastTLSID >= 0, lastTLSConfiguration == configuration {
+            return try builtContexts[lastTLSID].map { _ in lastTLSID }.get()
+        }
+        let id: Int
+        if let known = tlsIDs[configuration] {
+            id = known
+        } else {
+            id = builtContexts.count
+            tlsIDs[configuration] = id
+            builtContexts.append(TLSContext.make(configuration))
+        }
+        lastTLSConfiguration = configuration
+        lastTLSID = id
+        return try builtContexts[id].map { _ in id }.get()
+    }
+}

@@ -1,0 +1,336 @@
+import CUV
+
+/// Identity wrapper so transfers can live in the pure state machines' hashable collections.
+package struct TransferRef: Hashable {
+    package let transfer: Transfer
+    package init(_ transfer: Transfer) { self.transfer = transfer }
+    package static func == (a: TransferRef, b: TransferRef) -> Bool { a.transfer === b.transfer }
+    package func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(transfer)) }
+}
+
+/// Identity wrapper for connections in the pool state.
+package struct ConnectionRef: Hashable {
+    package let connection: HTTP1Connection
+    package init(_ connection: HTTP1Connection) { self.connection = connection }
+    package static func == (a: ConnectionRef, b: ConnectionRef) -> Bool { a.connection === b.connection }
+    package func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(connection)) }
+}
+
+/// The loop-thread half of the runtime: carries out what the machines decide.
+///
+/// Three pure machines decide — `TransferStateMachine` (a transfer's phase and every
+/// end-of-exchange choice), `SchedulerState` (who runs, within the width and per-host limits) and
+/// `ConnectionPoolState` (which connection serves whom) — and this type executes their actions:
+/// it links and unlinks transfers, opens and closes connections, arms the wait timer, reports
+/// activity. It decides nothing itself. One executor lives per loop; everything here is touched
+/// only on that loop's thread.
+final class Executor: HTTP1ConnectionDelegate {
+    private let loop: EventLoop
+    private unowned(unsafe) let notifier: ActivityNotifier
+    private let resolver: Resolver
+    private let resources = HTTP1Resources()
+    private let sessions = TLSSessionCache()
+    @exclusivity(unchecked) private var scheduler: SchedulerState<TransferRef>
+    @exclusivity(unchecked) private var pool: ConnectionPoolState<ConnectionRef, TransferRef>
+    @exclusivity(unchecked) private var keys = PoolKeys()
+    @exclusivity(unchecked) private var live = LiveTransfers()
+    @exclusivity(unchecked) private var connections: [UInt64: HTTP1Connection] = [:]
+    @exclusivity(unchecked) private var nextConnectionID: UInt64 = 1
+    @exclusivity(unchecked) private var waitTimer: WaitDeadlineTimer!
+    @exclusivity(unchecked) private(set) var shuttingDown = false
+
+    init(loop: EventLoop, notifier: ActivityNotifier, configuration: QueueConfiguration) {
+        self.loop = loop
+        self.notifier = notifier
+        resolver = Resolver(loop: loop)
+        scheduler = SchedulerState(width: configuration.width, defaultHostLimit: configuration.defaultHostLimit)
+        pool = ConnectionPoolState(defaultLimit: configuration.defaultHostLimit)
+        for (host, limit) in configuration.hostLimits {
+            _ = scheduler.setHostLimit(limit, for: keys.hostKey(for: host))
+        }
+        waitTimer = WaitDeadlineTimer(uvLoop: loop.uvLoop) { [unowned(unsafe) self] in waitDeadlinesPassed() }
+        notifier.attach(to: loop.uvLoop)
+    }
+
+    // MARK: - Transfers
+
+    /// A transfer arrives on the loop.
+    func accept(_ transfer: Transfer) {
+        let now = monotonicNanos()
+        transfer.metrics.enqueuedAt = now
+        let refusal = shuttingDown ? CourierError(.shutdown) : Admission.check(transfer)
+        let queueDeadline = deadlineMillis(after: transfer._options.timeouts.queue, from: loop.nowMillis)
+        execute(transfer.machine.accept(refusal: refusal, queueDeadline: queueDeadline), for: transfer, at: now)
+    }
+
+    /// Cancels `transfer` wherever it is (`error` is `.cancelled` or `.shutdown`).
+    func cancel(_ transfer: Transfer, _ error: CourierError) {
+        execute(transfer.machine.cancel(error), for: transfer)
+    }
+
+    /// Cancels every live transfer `predicate` selects.
+    func cancelAll(where predicate: (Transfer) -> Bool) {
+        for transfer in live.select(predicate) { cancel(transfer, CourierError(.cancelled)) }
+    }
+
+    /// Carries out one action of a transfer's machine. `at` is a clock reading the caller
+    /// already took, when it has one.
+    private func execute(_ action: TransferStateMachine.Action, for transfer: Transfer, at now: UInt64 = 0) {
+        switch action {
+        case .none:
+            break
+        case .enqueue:
+            enqueue(transfer, at: now)
+        case .acquireConnection:
+            acquireConnection(for: transfer, allowIdle: true, at: now)
+        case .replayOnFreshConnection:
+            transfer.metrics.staleRetries += 1
+            transfer.resetResponse()
+            acquireConnection(for: transfer, allowIdle: false)
+        case .followRedirect(let hop):
+            transfer.metrics.redirects += 1
+            hop.apply(url: &transfer._url, method: &transfer._method, headers: &transfer._headers,
+                      body: &transfer._body, hostSetByCaller: &transfer.userSetHost)
+            if hop.dropBody { transfer.requestBodyLength = 0 }
+            transfer.resetResponse()
+            acquireConnection(for: transfer, allowIdle: true)
+        case .abortExchange(let error):
+            guard let connection = transfer.connection else {
+                preconditionFailure("a running transfer without a connection")
+            }
+            connection.abort(error)
+        case .finish(let error, let holding):
+            finish(transfer, error, releasing: holding)
+        }
+    }
+
+    private func enqueue(_ transfer: Transfer, at now: UInt64) {
+        live.insert(transfer)
+        transfer.hostKey = keys.hostKey(for: transfer._url.host)
+        if scheduler.enqueue(TransferRef(transfer), host: transfer.hostKey, priority: transfer._options.priority) {
+            start(transfer, at: now)
+        } else {
+            waitTimer.arm(transfer.machine.waitDeadline)
+        }
+        activityChanged()
+    }
+
+    /// Starts a transfer the scheduler let through; `at` is a clock reading the caller already has.
+    private func start(_ transfer: Transfer, at now: UInt64 = 0) {
+        let startedAt = now == 0 ? monotonicNanos() : now
+        transfer.metrics.startedAt = startedAt
+        let total = deadlineMillis(after: transfer._options.timeouts.total, from: loop.nowMillis)
+        execute(transfer.machine.started(totalDeadline: total), for: transfer, at: startedAt)
+    }
+
+    private func acquireConnection(for transfer: Transfer, allowIdle: Bool, at now: UInt64 = 0) {
+        let key: Int
+        do {
+            let found = try keys.poolKey(for: transfer)
+            key = found.key
+            if found.isNew { applyPoolLimit(key: key) }
+        } catch {
+            // No connection can ever be made under this TLS configuration.
+            execute(transfer.machine.connectFailed(error), for: transfer)
+            return
+        }
+        transfer.poolKey = key
+        switch pool.acquire(TransferRef(transfer), key: key, allowIdle: allowIdle) {
+        case .use(let ref):
+            assign(ref.connection, to: transfer, at: now == 0 ? monotonicNanos() : now)
+        case .wait(let count):
+            waitTimer.arm(transfer.machine.waitDeadline)
+            openConnections(count, key: key)
+        case .waitAfterEvicting(let evicted, let count):
+            for ref in evicted { close(ref.connection) }
+            waitTimer.arm(transfer.machine.waitDeadline)
+            openConnections(count, key: key)
+        }
+    }
+
+    private func assign(_ connection: HTTP1Connection, to transfer: Transfer, at now: UInt64 = monotonicNanos()) {
+        transfer.machine.connectionAssigned()
+        transfer.connection = connection
+        let reused = connection.machine.completedExchanges > 0
+        transfer.metrics.reusedConnection = reused
+        if reused {
+            transfer.metrics.dnsStart = 0
+            transfer.metrics.dnsEnd = 0
+            transfer.metrics.connectStart = 0
+            transfer.metrics.connectEnd = 0
+        } else {
+            transfer.metrics.record(connection.timings)
+            transfer.metrics.connectionsOpened += 1
+        }
+        connection.begin(transfer, at: now)
+    }
+
+    /// Ends a transfer exactly once: gives back what it holds (a freed slot starts the next
+    /// operation), then tells its delegate.
+    private func finish(_ transfer: Transfer, _ error: CourierError?, releasing holding: TransferStateMachine.Holding) {
+        live.remove(transfer)
+        var next: Transfer?
+        switch holding {
+        case .nothing:
+            break
+        case .queuePlace:
+            scheduler.remove(TransferRef(transfer), host: transfer.hostKey, priority: transfer._options.priority)
+        case .slotAndPoolWait:
+            pool.cancelWaiting(TransferRef(transfer), key: transfer.poolKey)
+            next = scheduler.finished(host: transfer.hostKey)?.transfer
+        case .slot:
+            next = scheduler.finished(host: transfer.hostKey)?.transfer
+        }
+        if let next { start(next) }
+        activityChanged()
+        transfer.conclude(error)
+    }
+
+    /// Deadlines of transfers that hold no connection.
+    private func waitDeadlinesPassed() {
+        let now = loop.nowMillis
+        var nextDeadline = UInt64.max
+        var expired: [(Transfer, TransferStateMachine.Action)] = []
+        for transfer in live.select({ $0.machine.waitDeadline != .max }) {
+            let action = transfer.machine.waitDeadlinePassed(now: now)
+            if action == .none {
+                nextDeadline = min(nextDeadline, transfer.machine.waitDeadline)
+            } else {
+                expired.append((transfer, action))
+            }
+        }
+        for (transfer, action) in expired { execute(action, for: transfer) }
+        waitTimer.arm(nextDeadline)
+    }
+
+    // MARK: - Connections
+
+    private func openConnections(_ count: Int, key: Int) {
+        guard !shuttingDown else { return }
+        for _ in 0..<count {
+            let origin = keys.origins[key]
+            let tcp = TCPStream(host: origin.host, port: origin.port, resolver: resolver, uvLoop: loop.uvLoop)
+            let stream: any ByteStream = keys.tlsContexts[key].map {
+                TLSStream(over: tcp, context: $0, host: origin.host, port: origin.port, sessions: sessions, sessionKey: key)
+            } ?? tcp
+            let connection = HTTP1Connection(id: nextConnectionID, poolKey: key, origin: origin, stream: stream, owner: self,
+                                             resources: resources, uvLoop: loop.uvLoop, connectTimeout: keys.connectTimeouts[key])
+            nextConnectionID += 1
+            connections[connection.id] = connection
+            connection.connect()
+        }
+    }
+
+    private func close(_ connection: HTTP1Connection) {
+        connections[connection.id] = nil
+        connection.closeFromPool()
+    }
+
+    func connectionEstablished(_ connection: HTTP1Connection) {
+        switch pool.connected(ConnectionRef(connection), key: connection.poolKey) {
+        case .serve(let ref):
+            assign(connection, to: ref.transfer)
+        case .park:
+            connection.becameIdle()
+        case .close(let count):
+            close(connection)
+            openConnections(count, key: connection.poolKey)
+        }
+    }
+
+    func connectionFailed(_ connection: HTTP1Connection, error: CourierError) {
+        connections[connection.id] = nil
+        let (failed, count) = pool.connectFailed(key: connection.poolKey)
+        openConnections(count, key: connection.poolKey)
+        guard let transfer = failed?.transfer else { return }
+        // What the attempt learned is the failure's context (curl's ssl_verify_result).
+        transfer.metrics.record(connection.timings)
+        transfer.metrics.connectionsOpened += 1
+        execute(transfer.machine.connectFailed(error), for: transfer)
+    }
+
+    func idleConnectionClosed(_ connection: HTTP1Connection) {
+        connections[connection.id] = nil
+        pool.idleClosed(ConnectionRef(connection), key: connection.poolKey)
+    }
+
+    func exchangeFinished(_ connection: HTTP1Connection, _ transfer: Transfer, outcome: ExchangeOutcome) {
+        transfer.connection = nil
+        var reusable = false
+        if case .success(let canReuse) = outcome { reusable = canReuse && !shuttingDown }
+        if !reusable { connections[connection.id] = nil }
+        switch pool.release(ConnectionRef(connection), key: connection.poolKey, reusable: reusable) {
+        case .serve(let next):
+            assign(connection, to: next.transfer)
+        case .park:
+            connection.becameIdle()
+        case .close(let count):
+            if reusable { close(connection) }
+            openConnections(count, key: connection.poolKey)
+        }
+        execute(transfer.machine.exchangeEnded(outcome, mayReplay: transfer._options.retryStaleConnection,
+                                               shuttingDown: shuttingDown), for: transfer)
+    }
+
+    // MARK: - Limits and statistics
+
+    func setWidth(_ width: Int) {
+        for started in scheduler.setWidth(width) { start(started.transfer) }
+        activityChanged()
+    }
+
+    func setDefaultHostLimit(_ limit: Int) {
+        for started in scheduler.setDefaultHostLimit(limit) { start(started.transfer) }
+        for key in 0..<keys.poolKeyCount { applyPoolLimit(key: key) }
+        activityChanged()
+    }
+
+    func setHostLimit(_ limit: Int?, host: String) {
+        let hostKey = keys.hostKey(for: host)
+        for started in scheduler.setHostLimit(limit, for: hostKey) { start(started.transfer) }
+        for key in 0..<keys.poolKeyCount where keys.hostOfPoolKey[key] == hostKey { applyPoolLimit(key: key) }
+        activityChanged()
+    }
+
+    private func applyPoolLimit(key: Int) {
+        let count = pool.setLimit(scheduler.hostLimit(keys.hostOfPoolKey[key]), for: key)
+        openConnections(count, key: key)
+    }
+
+    /// Connections by state: idle, connecting, leased, open.
+    var poolStatistics: (idle: Int, connecting: Int, leased: Int, open: Int) {
+        let totals = pool.totals
+        return (totals.idle, totals.connecting, totals.leased, connections.count)
+    }
+
+    /// A new observer wants the current state at once.
+    func republishActivity() {
+        notifier.forgetLastNotified()
+        activityChanged()
+    }
+
+    private func activityChanged() {
+        notifier.publish(running: scheduler.running, queued: scheduler.queuedCount)
+    }
+
+    // MARK: - Shutdown
+
+    /// Fails every live transfer with `.shutdown`, closes every connection and handle; the loop
+    /// returns once the last close callback ran.
+    func shutdown() {
+        shuttingDown = true
+        // Nothing more starts: a slot freed by a failing transfer must not start the next one.
+        _ = scheduler.setWidth(0)
+        while let transfer = live.head {
+            cancel(transfer, CourierError(.shutdown))
+            precondition(transfer.machine.state == .finished, "a transfer survived shutdown in state \(transfer.machine.state)")
+        }
+        for connection in connections.values { connection.closeFromPool() }
+        connections.removeAll()
+        for ref in pool.drainIdle() { ref.connection.closeFromPool() }
+        sessions.removeAll()
+        waitTimer.close()
+        notifier.detach()
+        loop.closeWakeup()
+    }
+}

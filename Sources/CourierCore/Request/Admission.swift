@@ -1,0 +1,42 @@
+/// What can be checked before any I/O, so a bad request fails at once with a precise error
+/// instead of halfway through a connection.
+///
+/// Checking also prepares: the caller's framing headers are dropped (framing is Courier's to
+/// decide), and what the encoder needs to know about the caller's headers is recorded on the
+/// transfer, so no header is searched again on the way out.
+package enum Admission {
+    /// Why `transfer` cannot be sent, or nil when it can (then it is ready to encode).
+    static func check(_ transfer: Transfer) -> CourierError? {
+        guard transfer._method.isValidToken else {
+            return CourierError(.invalidArgument, "method \"\(transfer._method.rawValue.debugEscaped)\" is not a token")
+        }
+        if transfer._method == .connect {
+            return CourierError(.invalidArgument, "CONNECT is not supported")
+        }
+        let summary = transfer._headers.preparedSummary ?? transfer._headers.summarizeForSending()
+        if let bad = summary.invalid {
+            return CourierError(.invalidHeader, bad)
+        }
+        if summary.hasFraming {
+            // A caller's Content-Length or Transfer-Encoding that disagreed with the body would
+            // desynchronise the connection (request smuggling).
+            transfer._headers.remove(name: "Content-Length")
+            transfer._headers.remove(name: "Transfer-Encoding")
+        }
+        transfer.userSetHost = summary.hasHost
+        transfer.userSetAcceptEncoding = summary.hasAcceptEncoding
+        transfer.requestAsksToClose = summary.asksToClose
+        switch transfer._body {
+        case .empty:
+            transfer.requestBodyLength = 0
+        case .bytes(let bytes):
+            transfer.requestBodyLength = UInt64(bytes.count)
+        case .file(let path):
+            switch FileBodyReader.size(of: path) {
+            case .success(let size): transfer.requestBodyLength = size
+            case .failure(let error): return error
+            }
+        }
+        return nil
+    }
+}

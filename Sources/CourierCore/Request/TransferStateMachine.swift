@@ -1,0 +1,253 @@
+/// A transfer's phase and every decision about what happens when part of it ends, as a value.
+///
+/// The executor (`Executor`, on the loop thread) tells it what happened — accepted, started,
+/// given a connection, the exchange ended, cancelled, a deadline passed — and carries out the
+/// one action it returns; the machine does no I/O and sees no clock but the readings it is
+/// given. Whether a finished exchange is the result, a redirect to follow or a stale connection to
+/// replay on is decided here and nowhere else, so a newcomer finds a transfer's policy in one
+/// file, and the features that decide more (retry after an interval, revalidate with a stored
+/// validator, resume with Range, hold while offline) arrive as new events, states and actions
+/// without touching the I/O layer.
+///
+/// Deadlines are readings of the loop's millisecond clock; `.max` means none.
+package struct TransferStateMachine: Sendable {
+    package enum State: Equatable, Sendable {
+        /// Configured, not yet accepted by the loop. Next: `.queued`, or `.finished` when refused
+        /// (shutting down, cancelled before it was accepted, a request that cannot be sent).
+        case created
+        /// Waiting for room in the shared queue. Next: `.waitingForConnection` (the scheduler let
+        /// it start) or `.finished` (cancelled, the queue deadline passed).
+        case queued
+        /// Holding a slot of the queue's width, waiting for the pool to hand it a connection.
+        /// Next: `.running`, or `.finished` (connect failed, cancelled, total deadline passed).
+        case waitingForConnection
+        /// An exchange on a connection. Next: `.waitingForConnection` (a redirect to follow, a
+        /// stale connection to replay on) or `.finished`.
+        case running
+        /// Terminal: the delegate has been (or is being) told.
+        case finished
+    }
+
+    /// What a transfer holds when it ends, so the executor gives back exactly that.
+    package enum Holding: Equatable, Sendable {
+        /// Nothing: refused before it was queued.
+        case nothing
+        /// A place in the shared queue (it never started).
+        case queuePlace
+        /// A running slot of the queue and a place among the pool's waiters.
+        case slotAndPoolWait
+        /// A running slot of the queue (no connection: the exchange or the connect attempt that
+        /// served it has already let go).
+        case slot
+    }
+
+    /// What the executor must do next.
+    package enum Action: Equatable, Sendable {
+        /// Nothing.
+        case none
+        /// Put the transfer in the shared queue.
+        case enqueue
+        /// Ask the pool for a connection; an idle one may be reused.
+        case acquireConnection
+        /// Forget the response so far and ask the pool for a fresh connection (never an idle one):
+        /// the reused connection was stale and the request provably unread.
+        case replayOnFreshConnection
+        /// Rewrite the request for this hop, forget the response so far, ask for a connection.
+        case followRedirect(RedirectHop)
+        /// Abandon the exchange on the transfer's connection with this error; the connection
+        /// reports the end through `exchangeEnded`.
+        case abortExchange(CourierError)
+        /// End the transfer with this error (nil: success), giving back what it holds, then tell
+        /// its delegate.
+        case finish(CourierError?, releasing: Holding)
+    }
+
+    package private(set) var state: State = .created
+    /// Cancellation asked for before the loop accepted the transfer, or while an exchange runs
+    /// (from then on nothing is followed or replayed).
+    package private(set) var cancelRequested = false
+    /// The one replay on a fresh connection has been used.
+    package private(set) var replayed = false
+    /// The response in hand is a redirect to follow once its exchange ends.
+    package private(set) var followsRedirect = false
+    private var redirect: RedirectHop?
+    /// The queue wait must end by then.
+    package private(set) var queueDeadline: UInt64 = .max
+    /// The whole transfer (from leaving the queue, across hops) must end by then.
+    package private(set) var totalDeadline: UInt64 = .max
+
+    package init() {}
+
+    /// A machine that is already finished: responses built without a transfer (tests,
+    /// serializers).
+    package static var alreadyFinished: TransferStateMachine {
+        var machine = TransferStateMachine()
+        machine.state = .finished
+        return machine
+    }
+
+    // MARK: Before the loop
+
+    /// The front end was cancelled before it handed the transfer over; it ends as cancelled as
+    /// soon as the loop accepts it.
+    package mutating func cancelBeforeSubmitting() {
+        switch state {
+        case .created:
+            cancelRequested = true
+        case .queued, .waitingForConnection, .running, .finished:
+            preconditionFailure("cancelBeforeSubmitting after submission (state \(state))")
+        }
+    }
+
+    /// The loop (or, while shutting down, the submitting thread) takes the transfer. `refusal`
+    /// is why it cannot be sent at all, when it cannot; `queueDeadline` bounds the wait.
+    package mutating func accept(refusal: CourierError?, queueDeadline: UInt64) -> Action {
+        switch state {
+        case .created:
+            if cancelRequested {
+                state = .finished
+                return .finish(CourierError(.cancelled), releasing: .nothing)
+            }
+            if let refusal {
+                state = .finished
+                return .finish(refusal, releasing: .nothing)
+            }
+            state = .queued
+            self.queueDeadline = queueDeadline
+            return .enqueue
+        case .queued, .waitingForConnection, .running, .finished:
+            preconditionFailure("a transfer was submitted twice (state \(state))")
+        }
+    }
+
+    // MARK: In the queue and the pool
+
+    /// The scheduler gave it a slot; the total deadline starts now.
+    package mutating func started(totalDeadline: UInt64) -> Action {
+        switch state {
+        case .queued:
+            state = .waitingForConnection
+            self.totalDeadline = totalDeadline
+            return .acquireConnection
+        case .created, .waitingForConnection, .running, .finished:
+            preconditionFailure("the scheduler started a transfer in state \(state)")
+        }
+    }
+
+    /// The pool handed it a connection; the exchange begins.
+    package mutating func connectionAssigned() {
+        switch state {
+        case .waitingForConnection:
+            state = .running
+        case .created, .queued, .running, .finished:
+            preconditionFailure("the pool assigned a connection to a transfer in state \(state)")
+        }
+    }
+
+    /// The connection attempt it was waiting on failed (the pool chose it to carry the error).
+    package mutating func connectFailed(_ error: CourierError) -> Action {
+        switch state {
+        case .waitingForConnection:
+            state = .finished
+            return .finish(error, releasing: .slot)
+        case .created, .queued, .running, .finished:
+            preconditionFailure("a connect failure for a transfer in state \(state)")
+        }
+    }
+
+    // MARK: The exchange
+
+    /// The response head is a redirect the policy follows: once the 3xx body has been read (so
+    /// the connection can be reused), the request goes to `hop`.
+    package mutating func redirectChosen(_ hop: RedirectHop) {
+        switch state {
+        case .running:
+            redirect = hop
+            followsRedirect = true
+        case .created, .queued, .waitingForConnection, .finished:
+            preconditionFailure("a redirect chosen outside an exchange (state \(state))")
+        }
+    }
+
+    /// The exchange ended. `mayReplay` is the request's permission to be replayed on a stale
+    /// connection; while `shuttingDown` nothing is followed or replayed.
+    package mutating func exchangeEnded(_ outcome: ExchangeOutcome, mayReplay: Bool, shuttingDown: Bool) -> Action {
+        switch state {
+        case .running:
+            let goOn = !cancelRequested && !shuttingDown
+            switch outcome {
+            case .success:
+                if followsRedirect, goOn, let hop = redirect {
+                    redirect = nil
+                    followsRedirect = false
+                    state = .waitingForConnection
+                    return .followRedirect(hop)
+                }
+                state = .finished
+                return .finish(nil, releasing: .slot)
+            case .failure(let error, let replay):
+                if replay, mayReplay, !replayed, goOn {
+                    replayed = true
+                    redirect = nil
+                    followsRedirect = false
+                    state = .waitingForConnection
+                    return .replayOnFreshConnection
+                }
+                state = .finished
+                return .finish(error, releasing: .slot)
+            }
+        case .created, .queued, .waitingForConnection, .finished:
+            preconditionFailure("an exchange ended for a transfer in state \(state)")
+        }
+    }
+
+    // MARK: Ending early
+
+    /// Cancel wherever it is (`error` is `.cancelled`, or `.shutdown`).
+    package mutating func cancel(_ error: CourierError) -> Action {
+        switch state {
+        case .created:
+            // Not accepted yet: `accept` ends it.
+            cancelRequested = true
+            return .none
+        case .queued:
+            state = .finished
+            return .finish(error, releasing: .queuePlace)
+        case .waitingForConnection:
+            state = .finished
+            return .finish(error, releasing: .slotAndPoolWait)
+        case .running:
+            cancelRequested = true
+            return .abortExchange(error)
+        case .finished:
+            return .none
+        }
+    }
+
+    /// The deadline a transfer without a connection waits under (queue, or total while waiting
+    /// for a connection); `.max` when none applies in this state.
+    package var waitDeadline: UInt64 {
+        switch state {
+        case .queued: return queueDeadline
+        case .waitingForConnection: return totalDeadline
+        case .created, .running, .finished: return .max
+        }
+    }
+
+    /// The wait-deadline timer fired at `now`. (A running transfer's deadlines are its
+    /// connection's to watch.)
+    package mutating func waitDeadlinePassed(now: UInt64) -> Action {
+        switch state {
+        case .queued:
+            guard now >= queueDeadline else { return .none }
+            state = .finished
+            return .finish(CourierError(.queueTimeout), releasing: .queuePlace)
+        case .waitingForConnection:
+            guard now >= totalDeadline else { return .none }
+            state = .finished
+            return .finish(CourierError(.totalTimeout, "while waiting for a connection"), releasing: .slotAndPoolWait)
+        case .created, .running, .finished:
+            return .none
+        }
+    }
+}

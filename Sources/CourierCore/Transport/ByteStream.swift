@@ -1,0 +1,68 @@
+/// A bidirectional byte stream on the loop thread: the one interface HTTP/1 speaks through.
+///
+/// Modelled on curl's connection filters: `TCPStream` moves bytes through a socket, `TLSStream`
+/// sits on a `TCPStream` and moves plaintext in and out while ciphertext crosses the socket. The
+/// HTTP/1 connection neither knows nor asks which one it has.
+///
+/// Rules every stream keeps:
+/// - events go to the delegate on the loop thread, possibly from inside a call into the stream
+///   (`write` reporting a completed or failed write at once);
+/// - after `close()` the delegate hears nothing more, so an owner may go away once it closed
+///   its stream;
+/// - bytes handed to `streamDidReceive` are valid only during the call (they live in the
+///   shared read buffer).
+package protocol ByteStream: AnyObject {
+    /// Starts connecting (and handshaking); the outcome comes as `streamDidOpen` or
+    /// `streamDidFailToOpen`.
+    func open(delegate: ByteStreamDelegate)
+    /// Sends `first` then `second` (one `writev` when the kernel takes both). Completion comes as
+    /// `streamDidWrite`, a failure as `streamDidEnd(.failed)`. `final` marks the last write of a
+    /// message: its completion is reported even when it carries no bytes.
+    func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer?, final: Bool)
+    /// Whether earlier writes are still waiting for the socket to drain (a body producer waits
+    /// for false before handing over the next piece, which bounds memory).
+    var hasPendingWrites: Bool { get }
+    /// What connecting took and found.
+    var timings: ConnectTimings { get }
+    /// Closes the stream (TLS says close_notify first, best effort). Idempotent.
+    func close()
+}
+
+/// What a byte stream reports to its owner.
+package protocol ByteStreamDelegate: AnyObject {
+    /// The stream is open: connected, and for TLS handshaken with a peer that passed every check.
+    func streamDidOpen()
+    /// Opening failed (resolution, every address refused, handshake, verification).
+    func streamDidFailToOpen(_ error: CourierError)
+    /// Bytes arrived.
+    func streamDidReceive(_ bytes: UnsafeRawBufferPointer)
+    /// `count` bytes of earlier writes left; `final` when they complete a write marked final.
+    func streamDidWrite(_ count: Int, final: Bool)
+    /// No more bytes will arrive.
+    func streamDidEnd(_ end: StreamEnd)
+}
+
+/// How a stream ended.
+package enum StreamEnd: Equatable {
+    /// The peer closed its side. `closeNotify` says whether TLS saw the peer's close_notify alert
+    /// (nil for plain TCP, whose end can never be told from a cut).
+    case closed(closeNotify: Bool?)
+    /// The stream broke: a reset, a failed write, a record that does not decrypt.
+    case failed(CourierError)
+}
+
+/// Connect-phase facts, copied into the metrics of the transfer a new connection serves first.
+package struct ConnectTimings {
+    package var dnsStart: UInt64 = 0
+    package var dnsEnd: UInt64 = 0
+    package var connectStart: UInt64 = 0
+    package var connectEnd: UInt64 = 0
+    package var tlsEnd: UInt64 = 0
+    package var tlsResumed = false
+    /// The first X509_V_* verification error seen, 0 when none.
+    package var tlsVerifyResult: Int32 = 0
+    /// The address connected to ("127.0.0.1:8080", "[::1]:443").
+    package var remoteAddress = ""
+
+    package init() {}
+}

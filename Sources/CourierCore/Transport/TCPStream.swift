@@ -1,0 +1,314 @@
+import CUV
+import Glibc
+
+/// A TCP connection on the loop: resolution, connect with fallback across the host's addresses,
+/// reads into the shared buffer, and writes that try the kernel first.
+///
+/// Writes go out with `uv_try_write`, head and body as two iovecs: on a keep-alive connection a
+/// small request leaves in that one `writev`, with nothing allocated or copied. Only what the
+/// kernel did not take is copied into a `PendingWrite` that libuv finishes when the socket drains;
+/// later writes queue behind it, so bytes never overtake each other.
+///
+/// Each libuv handle and request holds a retain on the stream that only its callback gives back:
+/// the object outlives every callback libuv may still deliver, and a handle's memory is freed only
+/// after `uv_close` completes (libuv's rule, and the bug FoundationNetworking had with
+/// DispatchSource, swift-corelibs-foundation #4791).
+package final class TCPStream: ByteStream {
+    private let uvLoop: UnsafeMutablePointer<uv_loop_t>
+    private let host: String
+    private let port: UInt16
+    private unowned(unsafe) let resolver: Resolver?
+    /// A connected descriptor to adopt instead of connecting (tests over a socketpair).
+    private let adoptedDescriptor: Int32?
+    @exclusivity(unchecked) private unowned(unsafe) var delegate: ByteStreamDelegate?
+    @exclusivity(unchecked) private var handle: UnsafeMutablePointer<uv_tcp_t>?
+    @exclusivity(unchecked) private var closed = false
+    @exclusivity(unchecked) private var connected = false
+    @exclusivity(unchecked) private var addresses: [SocketAddress] = []
+    @exclusivity(unchecked) private var addressIndex = 0
+    @exclusivity(unchecked) private var lastConnectError: Int32 = 0
+    @exclusivity(unchecked) private var writesInFlight = 0
+    @exclusivity(unchecked) package private(set) var timings = ConnectTimings()
+
+    /// A stream to `host:port`, resolved with `resolver` when it is not an IP literal.
+    package init(host: String, port: UInt16, resolver: Resolver, uvLoop: UnsafeMutablePointer<uv_loop_t>) {
+        self.uvLoop = uvLoop
+        self.host = host
+        self.port = port
+        self.resolver = resolver
+        adoptedDescriptor = nil
+    }
+
+    /// A stream over a descriptor that is already connected (one end of a socketpair in tests);
+    /// the stream owns it from `open` on.
+    package init(adopting descriptor: Int32, uvLoop: UnsafeMutablePointer<uv_loop_t>) {
+        self.uvLoop = uvLoop
+        host = "adopted"
+        port = 0
+        resolver = nil
+        adoptedDescriptor = descriptor
+    }
+
+    package var hasPendingWrites: Bool { writesInFlight > 0 }
+
+    // MARK: - Opening
+
+    package func open(delegate: ByteStreamDelegate) {
+        self.delegate = delegate
+        if let descriptor = adoptedDescriptor {
+            let tcp = makeHandle()
+            let status = uv_tcp_open(tcp, uv_os_sock_t(descriptor))
+            if status != 0 {
+                failOpen(CourierError(.connectFailed, "adopt descriptor: \(String(cString: uv_err_name(status)))"))
+                return
+            }
+            startReading(tcp)
+            return
+        }
+        timings.dnsStart = monotonicNanos()
+        resolver!.resolve(host) { [self] result in
+            guard !closed else { return }
+            timings.dnsEnd = monotonicNanos()
+            switch result {
+            case .failure(let error):
+                failOpen(error)
+            case .success(let found):
+                addresses = found.map { var a = $0; a.port = port; return a }
+                timings.connectStart = monotonicNanos()
+                tryNextAddress()
+            }
+        }
+    }
+
+    private func makeHandle() -> UnsafeMutablePointer<uv_tcp_t> {
+        let tcp = UnsafeMutablePointer<uv_tcp_t>.allocate(capacity: 1)
+        uv_tcp_init(uvLoop, tcp)
+        tcp.pointee.data = Unmanaged.passRetained(self).toOpaque()
+        handle = tcp
+        return tcp
+    }
+
+    private func tryNextAddress() {
+        guard addressIndex < addresses.count else {
+            let reason = lastConnectError == 0 ? "no address" : String(cString: uv_err_name(lastConnectError))
+            let last = addresses.last.map { " \($0)" } ?? ""
+            failOpen(CourierError(.connectFailed, "connect \(reason)\(last) (\(host))"))
+            return
+        }
+        let address = addresses[addressIndex]
+        addressIndex += 1
+        if let old = handle {
+            // A handle whose connect failed cannot be reused; each attempt gets a fresh one.
+            Self.closeHandle(old)
+            handle = nil
+        }
+        let tcp = makeHandle()
+        let request = UnsafeMutablePointer<uv_connect_t>.allocate(capacity: 1)
+        request.pointee.data = Unmanaged.passRetained(self).toOpaque()
+        let status = address.withSockaddr { uv_tcp_connect(request, tcp, $0, Self.onConnect) }
+        if status != 0 {
+            Unmanaged<TCPStream>.fromOpaque(request.pointee.data).release()
+            request.deallocate()
+            lastConnectError = status
+            tryNextAddress()
+        }
+    }
+
+    private static let onConnect: uv_connect_cb = { request, status in
+        let stream = Unmanaged<TCPStream>.fromOpaque(request!.pointee.data).takeRetainedValue()
+        let handle = request!.pointee.handle
+        request!.deallocate()
+        stream.connectFinished(status: status, handle: handle)
+    }
+
+    private func connectFinished(status: Int32, handle attempt: UnsafeMutablePointer<uv_stream_t>?) {
+        // A callback for an attempt given up on (closed, or superseded) changes nothing.
+        guard !closed, let tcp = handle, UnsafeMutableRawPointer(tcp) == attempt.map({ UnsafeMutableRawPointer($0) }) else { return }
+        if status != 0 {
+            lastConnectError = status
+            tryNextAddress()
+            return
+        }
+        timings.connectEnd = monotonicNanos()
+        timings.remoteAddress = addresses[addressIndex - 1].description
+        // A pooled connection should hold nothing it no longer needs.
+        addresses = []
+        uv_tcp_nodelay(tcp, 1)
+        startReading(tcp)
+    }
+
+    private func startReading(_ tcp: UnsafeMutablePointer<uv_tcp_t>) {
+        let status = uv_read_start(UnsafeMutablePointer<uv_stream_t>(OpaquePointer(tcp)), Self.onAlloc, Self.onRead)
+        if status != 0 {
+            failOpen(CourierError(.connectFailed, "read start: \(String(cString: uv_err_name(status)))"))
+            return
+        }
+        connected = true
+        delegate?.streamDidOpen()
+    }
+
+    private func failOpen(_ error: CourierError) {
+        let told = delegate
+        close()
+        told?.streamDidFailToOpen(error)
+    }
+
+    // MARK: - Reading
+
+    private static let onAlloc: uv_alloc_cb = { _, _, buffer in
+        buffer!.pointee = uv_buf_init(SharedReadBuffer.base.assumingMemoryBound(to: CChar.self), UInt32(SharedReadBuffer.size))
+    }
+
+    private static let onRead: uv_read_cb = { stream, nread, _ in
+        Unmanaged<TCPStream>.fromOpaque(stream!.pointee.data).takeUnretainedValue().didRead(nread)
+    }
+
+    private func didRead(_ nread: Int) {
+        guard !closed, let delegate else { return }
+        if nread > 0 {
+            delegate.streamDidReceive(UnsafeRawBufferPointer(start: SharedReadBuffer.base, count: nread))
+        } else if nread == Int(UV_EOF.rawValue) {
+            delegate.streamDidEnd(resetInsteadOfEOF().map { .failed($0) } ?? .closed(closeNotify: nil))
+        } else if nread < 0 {
+            delegate.streamDidEnd(.failed(CourierError(.connectionReset, String(cString: uv_err_name(Int32(nread))))))
+        }
+    }
+
+    /// libuv reports EOF, without reading again, when a partial read coincides with a hang-up;
+    /// an RST that arrived with the data is then still pending in SO_ERROR. A reset is not a
+    /// clean end (curl's 56, not 18), so ask the socket.
+    private func resetInsteadOfEOF() -> CourierError? {
+        guard let handle else { return nil }
+        var fd: uv_os_fd_t = -1
+        guard uv_fileno(UnsafeMutablePointer<uv_handle_t>(OpaquePointer(handle)), &fd) == 0 else { return nil }
+        var error: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0, error == ECONNRESET else { return nil }
+        return CourierError(.connectionReset, "ECONNRESET")
+    }
+
+    // MARK: - Writing
+
+    package func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer?, final: Bool) {
+        write(first, second, final: final, reporting: first.count + (second?.count ?? 0))
+    }
+
+    /// `write`, reporting `reporting` bytes when done: a TLS stream above reports the plaintext
+    /// its ciphertext carries.
+    func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer?, final: Bool, reporting: Int) {
+        guard !closed, connected, let tcp = handle else { return }
+        let total = first.count + (second?.count ?? 0)
+        let stream = UnsafeMutablePointer<uv_stream_t>(OpaquePointer(tcp))
+        var written: Int32 = UV_EAGAIN.rawValue
+        if writesInFlight == 0, total > 0 {
+            var buffers = (uv_buf_t(base: UnsafeMutablePointer(mutating: first.baseAddress?.assumingMemoryBound(to: CChar.self)), len: first.count),
+                           uv_buf_t(base: UnsafeMutablePointer(mutating: second?.baseAddress?.assumingMemoryBound(to: CChar.self)), len: second?.count ?? 0))
+            let count: UInt32 = (second?.count ?? 0) > 0 ? 2 : 1
+            written = withUnsafeMutablePointer(to: &buffers) { pointer in
+                pointer.withMemoryRebound(to: uv_buf_t.self, capacity: 2) { uv_try_write(stream, $0, count) }
+            }
+        } else if total == 0 {
+            written = 0
+        }
+        if written == Int32(total) {
+            if reporting > 0 || final { delegate?.streamDidWrite(reporting, final: final) }
+            return
+        }
+        if written < 0 && written != UV_EAGAIN.rawValue {
+            delegate?.streamDidEnd(.failed(CourierError(.sendFailed, String(cString: uv_err_name(written)))))
+            return
+        }
+        // The kernel took part or none: copy the rest and let libuv finish it as the socket drains.
+        let done = max(0, Int(written))
+        var rest: [UInt8] = []
+        rest.reserveCapacity(total - done)
+        if done < first.count {
+            rest.append(contentsOf: UnsafeRawBufferPointer(rebasing: first[done...]))
+            if let second { rest.append(contentsOf: second) }
+        } else if let second {
+            rest.append(contentsOf: UnsafeRawBufferPointer(rebasing: second[(done - first.count)...]))
+        }
+        let pending = PendingWrite(stream: self, bytes: rest, final: final, reported: reporting)
+        let status = pending.start(on: stream)
+        if status != 0 {
+            delegate?.streamDidEnd(.failed(CourierError(.sendFailed, String(cString: uv_err_name(status)))))
+            return
+        }
+        writesInFlight += 1
+    }
+
+    fileprivate func writeCompleted(_ pending: PendingWrite, status: Int32) {
+        writesInFlight -= 1
+        guard !closed, let delegate else { return }
+        if status < 0 {
+            delegate.streamDidEnd(.failed(CourierError(.sendFailed, String(cString: uv_err_name(status)))))
+            return
+        }
+        if pending.reported > 0 || pending.final { delegate.streamDidWrite(pending.reported, final: pending.final) }
+    }
+
+    /// Sends `bytes` now if the kernel takes them, without queueing or reporting: a TLS
+    /// close_notify on the way out.
+    func writeLastWords(_ bytes: UnsafeRawBufferPointer) {
+        guard !closed, connected, writesInFlight == 0, bytes.count > 0, let tcp = handle else { return }
+        var buffer = uv_buf_t(base: UnsafeMutablePointer(mutating: bytes.baseAddress?.assumingMemoryBound(to: CChar.self)), len: bytes.count)
+        _ = uv_try_write(UnsafeMutablePointer<uv_stream_t>(OpaquePointer(tcp)), &buffer, 1)
+    }
+
+    // MARK: - Closing
+
+    package func close() {
+        guard !closed else { return }
+        closed = true
+        delegate = nil
+        addresses = []
+        if let handle {
+            Self.closeHandle(handle)
+            self.handle = nil
+        }
+    }
+
+    /// Closes a handle whose `data` holds a retained stream; the retain and the memory are
+    /// released in the close callback, when libuv is done with both.
+    private static func closeHandle(_ handle: UnsafeMutablePointer<uv_tcp_t>) {
+        uv_close(UnsafeMutablePointer<uv_handle_t>(OpaquePointer(handle))) { handle in
+            Unmanaged<TCPStream>.fromOpaque(handle!.pointee.data).release()
+            UnsafeMutableRawPointer(handle!).deallocate()
+        }
+    }
+}
+
+/// A write libuv finishes later: owns its bytes and its request until the callback.
+private final class PendingWrite {
+    let stream: TCPStream
+    let bytes: [UInt8]
+    let final: Bool
+    /// Bytes this write completes for the delegate (plaintext for TLS, where `bytes` is ciphertext).
+    let reported: Int
+    private let request: UnsafeMutablePointer<uv_write_t>
+
+    init(stream: TCPStream, bytes: [UInt8], final: Bool, reported: Int) {
+        self.stream = stream
+        self.bytes = bytes
+        self.final = final
+        self.reported = reported
+        request = .allocate(capacity: 1)
+    }
+
+    func start(on handle: UnsafeMutablePointer<uv_stream_t>) -> Int32 {
+        request.pointee.data = Unmanaged.passRetained(self).toOpaque()
+        let status = bytes.withUnsafeBytes { raw -> Int32 in
+            // libuv copies the uv_buf_t array, not the bytes, which live in `self.bytes` until the
+            // callback.
+            var buffer = uv_buf_t(base: UnsafeMutablePointer(mutating: raw.baseAddress?.assumingMemoryBound(to: CChar.self)), len: raw.count)
+            return uv_write(request, handle, &buffer, 1) { request, status in
+                let pending = Unmanaged<PendingWrite>.fromOpaque(request!.pointee.data).takeRetainedValue()
+                pending.stream.writeCompleted(pending, status: status)
+            }
+        }
+        if status != 0 { Unmanaged<PendingWrite>.fromOpaque(request.pointee.data).release() }
+        return status
+    }
+
+    deinit { request.deallocate() }
+}
