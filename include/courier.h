@@ -18,10 +18,14 @@
  *     call. Buffers returned by Courier stay valid as long as the handle they came from.
  *
  * Threads: every function may be called from any thread, but one request handle must not be used
- * by two threads at once. Callbacks run on Courier's loop thread, the one thread that moves every
- * byte for the process: they must return quickly and must not block. From a callback you may
- * call any courier_* function (send more requests, free the request, destroy the engine) except
- * courier_request_perform() and courier_shutdown(), which return COURIER_E_MISUSE there.
+ * by two threads at once, with one exception: courier_request_cancel() is meant to be called
+ * from another thread while the request is in flight (also while a thread waits in
+ * courier_request_perform()). Each function states its rule. Callbacks run on Courier's loop
+ * thread, the one thread that moves every byte for the process: they must return quickly and must
+ * not block. From a callback you may call any courier_* function (send more requests, free the
+ * request, destroy the engine) except courier_request_perform() and courier_shutdown(), which
+ * return COURIER_E_MISUSE there. The library never aborts the host process: a system that
+ * refuses the loop's thread or descriptors gives COURIER_E_LOOP_UNAVAILABLE.
  *
  * Build: cc app.c $(pkg-config --cflags --libs courier)
  */
@@ -71,6 +75,8 @@ extern "C" {
 #define COURIER_E_HTTP_STATUS          24
 #define COURIER_E_NOT_FOUND            25   /* no such header, no finished request to return */
 #define COURIER_E_NO_MEMORY            26
+#define COURIER_E_LOOP_UNAVAILABLE     27   /* the event loop could not start (no descriptor or
+                                               thread left); nothing was sent, the next call retries */
 
 /* Details, in bits 8 and up of their family. */
 #define COURIER_E_TIMEOUT_QUEUE        (COURIER_E_TIMEOUT | (1 << 8))
@@ -203,7 +209,9 @@ int courier_queue_activity(int *running, int *queued);
  * passed back untouched and must stay valid until unobserved. Thread safety: any thread. */
 int courier_queue_observe(courier_activity_fn observer, void *user, int *token);
 
-/* Removes an observer; it may still run once if a notification is in progress. */
+/* Removes an observer. Thread safety: any thread. Called from another thread, the observer may
+ * still run once if a notification is already in progress on the loop thread (so keep `user`
+ * valid until then); called from a callback on the loop thread, it never runs again. */
 int courier_queue_unobserve(int token);
 
 /* ---------------------------------------------------------------------------------------------
@@ -233,7 +241,9 @@ void courier_engine_destroy(courier_engine *engine);
 int courier_engine_add_header(courier_engine *engine, const char *name, const char *value);
 
 /* Statuses outside [low, high) complete with COURIER_E_HTTP_STATUS (default [200, 400)); use
- * (0, 1000) to accept every status. Applies to requests created afterwards. */
+ * (0, 1000) to accept every status. Applies to requests created afterwards. Thread safety: not
+ * concurrently with courier_request_create or courier_engine_add_header on the same engine
+ * (configure an engine, then share it). */
 int courier_engine_set_accepted_status(courier_engine *engine, int low, int high);
 
 /*
@@ -271,6 +281,8 @@ int courier_request_create(courier_engine *engine, const char *method, const cha
  * DESTRUCTOR. May be called at any time, including from the request's own callback. If the
  * request is in flight it is cancelled and its callback will not run; for a request started with
  * courier_request_enqueue it does not appear in the completion queue. NULL is a no-op.
+ * Thread safety: any thread, once, and not while another thread is still using the handle
+ * (cancelling it, or waiting in courier_request_perform with it): the handle is gone on return.
  */
 void courier_request_free(courier_request *request);
 
@@ -356,8 +368,11 @@ int courier_request_enqueue(courier_request *request);
  */
 int courier_request_perform(courier_request *request, courier_response **response);
 
-/* Cancels the request wherever it is; its callback (or completion entry) reports
- * COURIER_E_CANCELLED. Cancelling a finished request does nothing. */
+/* Cancels the request wherever it is; its callback (or completion entry, or the waiting
+ * courier_request_perform) reports COURIER_E_CANCELLED. Cancelling a finished or unsent request
+ * does nothing (an unsent one is then cancelled as soon as it is sent). Returns at once; never
+ * blocks. Thread safety: any thread, concurrently with the thread that sent the request or waits
+ * for it — this is the call meant for another thread — but not after courier_request_free. */
 int courier_request_cancel(courier_request *request);
 
 /* Detail of the request's last error (static text plus context); valid until the request is

@@ -23,12 +23,13 @@ final class DecoderRecorder: ResponseDecoderDelegate {
 /// The outcome of decoding one response from a byte string, independent of how it was split.
 struct DecodeOutcome: Equatable, CustomStringConvertible {
     var status: Int?
+    var reason: String?
     var headers: [String]
     var body: String
     var trailers: [String]
     var result: String
 
-    var description: String { "status=\(status.map(String.init) ?? "-") headers=\(headers) body=\(body.debugDescription) trailers=\(trailers) result=\(result)" }
+    var description: String { "status=\(status.map(String.init) ?? "-") reason=\(reason ?? "-") headers=\(headers) body=\(body.debugDescription) trailers=\(trailers) result=\(result)" }
 }
 
 /// Feeds `wire` in the given pieces, then EOF if `eof`; stops at the first completion or error.
@@ -70,6 +71,7 @@ func decode(_ wire: [UInt8], splits: [Int] = [], eof: Bool = false, expectsBody:
     if result.hasPrefix("failed") { recorder.body.removeAll() }
     return DecodeOutcome(
         status: head?.status,
+        reason: head?.reason,
         headers: head.map { h in h.headers.map { "\($0.name): \($0.value)" } } ?? [],
         body: String(decoding: recorder.body, as: UTF8.self),
         trailers: decoder.trailers.map { "\($0.name): \($0.value)" },
@@ -196,6 +198,93 @@ struct ResponseDecoderTests {
     func invalidChunks(_ chunks: String) {
         let out = expectSplitInvariant("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks)
         #expect(out.result == "failed \(CourierError.Code.badChunk.rawValue)", "\(chunks.debugDescription) -> \(out)")
+    }
+
+    /// RFC 9112 section 7.1.1: `chunk-ext = *( BWS ";" BWS chunk-ext-name [ BWS "=" BWS chunk-ext-val ] )`,
+    /// with token or quoted-string values. Every valid form decodes to the same body.
+    @Test(arguments: [
+        "6 ; ws = 1", "6;a", "6;a=b", "6\t;\ta\t=\tb", "6;a=\"x;y\"", "6;a=\"say \\\"hi\\\"\"", "6;a;b=c;d = \"\"",
+        "06", "0006;x=y", "6 ;a;b", "6;a=\"\u{e9}\"",
+    ])
+    func validChunkExtensions(_ sizeLine: String) {
+        let wire = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\(sizeLine)\r\nchunk!\r\n0 ; last = \"yes\"\r\n\r\n"
+        let out = expectSplitInvariant(wire)
+        #expect(out.body == "chunk!", "\(sizeLine.debugDescription) -> \(out)")
+        #expect(out.result == "complete keepAlive=true leftover=0", "\(sizeLine.debugDescription) -> \(out)")
+    }
+
+    /// What the grammar does not allow is still refused: whitespace not leading to ";" or "=",
+    /// empty names, unterminated quotes, bad escapes, bare LF, CR without LF, data without CRLF.
+    @Test(arguments: [
+        "6 \r\nchunk!\r\n0\r\n\r\n", "6;\r\nchunk!\r\n0\r\n\r\n", "6;=x\r\nchunk!\r\n0\r\n\r\n", "6;a=\r\nchunk!\r\n0\r\n\r\n",
+        "6;a=\"x\r\nchunk!\r\n0\r\n\r\n", "6;a=b c\r\nchunk!\r\n0\r\n\r\n", "6;a b\r\nchunk!\r\n0\r\n\r\n", "6;a=b \r\nchunk!\r\n0\r\n\r\n",
+        "6\nchunk!\r\n0\r\n\r\n", "6\rchunk!\r\n0\r\n\r\n", "6\r\nchunk!0\r\n\r\n", "6\r\nchunk!\n0\r\n\r\n", "6;a=\"\u{01}\"\r\nchunk!\r\n0\r\n\r\n",
+        " 6\r\nchunk!\r\n0\r\n\r\n", "6;a=\"\\\u{01}\"\r\nchunk!\r\n0\r\n\r\n", "6\r\nchunk!\r\n0\r\n\n", "10000000000000000\r\n",
+        "ffffffffffffffff0\r\n",
+    ])
+    func invalidChunkFraming(_ chunks: String) {
+        let out = expectSplitInvariant("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks)
+        #expect(out.result == "failed \(CourierError.Code.badChunk.rawValue)", "\(chunks.debugDescription) -> \(out)")
+    }
+
+    @Test func largestChunkSizeStillParses() {
+        // 16 hex digits fit in 64 bits: the size is accepted (and the body then simply continues).
+        let out = decode(bytes("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffff\r\nabc"))
+        #expect(out.result == "needMore")
+        #expect(out.body == "abc")
+    }
+
+    @Test func endlessChunkExtensionIsBounded() {
+        var limits = ResponseLimits()
+        limits.maxHeaderBytes = 200
+        let out = decode(bytes("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;x=" + String(repeating: "a", count: 300)), limits: limits)
+        #expect(out.result == "failed \(CourierError.Code.badChunk.rawValue)")
+    }
+
+    @Test(arguments: ["X Bad: 1\r\n\r\n", ": empty\r\n\r\n", "X-A: \u{00}\r\n\r\n", " folded\r\n\r\n", "X-A: 1\n\r\n", "X-A: 1\r\r\n"])
+    func invalidTrailers(_ trailer: String) {
+        let out = expectSplitInvariant("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n0\r\n" + trailer)
+        #expect(out.result == "failed \(CourierError.Code.badHeader.rawValue)", "\(trailer.debugDescription) -> \(out)")
+    }
+
+    @Test func trailersCountAgainstTheHeadLimits() {
+        var limits = ResponseLimits()
+        limits.maxHeaderCount = 3
+        let many = expectSplitInvariant("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-1: a\r\n\r\n0\r\nT-1: a\r\nT-2: b\r\nT-3: c\r\n\r\n", limits: limits)
+        #expect(many.result == "failed \(CourierError.Code.headerCountExceeded.rawValue)")
+        var bytesLimit = ResponseLimits()
+        bytesLimit.maxHeaderBytes = 80
+        let big = expectSplitInvariant("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nT: " + String(repeating: "v", count: 100) + "\r\n\r\n", limits: bytesLimit)
+        #expect(big.result == "failed \(CourierError.Code.headerBytesExceeded.rawValue)")
+    }
+
+    @Test func trailerValuesAreTrimmed() {
+        let out = expectSplitInvariant("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-Sum:  42 \t\r\nX-Empty:\r\n\r\n")
+        #expect(out.trailers == ["X-Sum: 42", "X-Empty: "])
+        #expect(out.result == "complete keepAlive=true leftover=0")
+    }
+
+    @Test func bytesAfterAChunkedBodyAreLeftover() {
+        let out = decode(bytes("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\nEXTRA"))
+        #expect(out.body == "ok")
+        #expect(out.result == "complete keepAlive=true leftover=5")
+    }
+
+    @Test func chunkedWithConnectionCloseIsNotKeptAlive() {
+        let out = expectSplitInvariant("HTTP/1.1 200 OK\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n")
+        #expect(out.result == "complete keepAlive=false leftover=0")
+    }
+
+    @Test func headsLargerThanTheSpanScratchAndSplitAcrossReads() {
+        // More fields than the 96 lent spans hold, split at every offset: the spans move into the
+        // parser's own memory and the bytes are stashed between reads.
+        let fields = (0..<70).map { "X-Field-\($0): value number \($0)\r\n" }.joined()
+        let out = expectSplitInvariant("HTTP/1.1 200 Fine Thanks\r\n\(fields)Content-Length: 2\r\n\r\nok")
+        #expect(out.reason == "Fine Thanks")
+        #expect(out.headers.count == 71)
+        #expect(out.headers.first == "X-Field-0: value number 0")
+        #expect(out.headers[69] == "X-Field-69: value number 69")
+        #expect(out.body == "ok")
     }
 
     @Test(arguments: ["GARBAGE\r\n\r\n", "HTTP/1.1 2OO OK\r\n\r\n", "HTTP/9.9 200 OK\r\n\r\n", "ICY 200 OK\r\n\r\n", "HTTP/1.1 20 OK\r\n\r\n"])

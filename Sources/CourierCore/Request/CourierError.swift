@@ -207,74 +207,83 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { "CourierError(\(code.rawValue)): \(message)" }
 
+    /// Every code with its C name (nil for codes that never cross the C ABI: response-format
+    /// details, which only Swift's accessors raise) and its static text, shared with
+    /// `courier_strerror`. Append only; a test holds `include/courier.h` to it.
+    package static let catalog: [(code: Code, cName: String?, summary: String)] = [
+            (.misuse, "COURIER_E_MISUSE", "API misuse"),
+            (.invalidArgument, "COURIER_E_INVALID_ARGUMENT", "invalid argument"),
+            (.invalidURL, "COURIER_E_INVALID_URL", "invalid URL"),
+            (.unsupportedScheme, "COURIER_E_UNSUPPORTED_SCHEME", "unsupported URL scheme"),
+            (.invalidHeader, "COURIER_E_INVALID_HEADER", "invalid header name or value"),
+            (.dnsFailure, "COURIER_E_DNS", "could not resolve host"),
+            (.connectFailed, "COURIER_E_CONNECT", "could not connect"),
+            (.timeout, "COURIER_E_TIMEOUT", "timed out"),
+            (.queueTimeout, "COURIER_E_TIMEOUT_QUEUE", "timed out waiting in the queue"),
+            (.connectTimeout, "COURIER_E_TIMEOUT_CONNECT", "connect timed out"),
+            (.firstByteTimeout, "COURIER_E_TIMEOUT_FIRST_BYTE", "timed out waiting for the first response byte"),
+            (.idleTimeout, "COURIER_E_TIMEOUT_IDLE", "connection idle too long mid-response"),
+            (.totalTimeout, "COURIER_E_TIMEOUT_TOTAL", "transfer exceeded its total time limit"),
+            (.connectionReset, "COURIER_E_CONNECTION_RESET", "connection reset during the response"),
+            (.emptyReply, "COURIER_E_EMPTY_REPLY", "server closed the connection without replying"),
+            (.truncatedBody, "COURIER_E_TRUNCATED_BODY", "response body truncated"),
+            (.malformedResponse, "COURIER_E_MALFORMED_RESPONSE", "malformed response"),
+            (.badStatusLine, "COURIER_E_BAD_STATUS_LINE", "malformed status line"),
+            (.badHeader, "COURIER_E_BAD_HEADER", "malformed response header"),
+            (.badChunk, "COURIER_E_BAD_CHUNK", "invalid chunk in chunked body"),
+            (.ambiguousFraming, "COURIER_E_AMBIGUOUS_FRAMING", "ambiguous message framing (Content-Length with Transfer-Encoding, or repeated Content-Length)"),
+            (.badContentLength, "COURIER_E_BAD_CONTENT_LENGTH", "invalid Content-Length"),
+            (.unsolicitedData, "COURIER_E_UNSOLICITED_DATA", "server sent data that answers no request"),
+            (.unexpectedUpgrade, "COURIER_E_UNEXPECTED_UPGRADE", "server switched protocols unasked"),
+            (.headersTooLarge, "COURIER_E_HEADERS_TOO_LARGE", "response headers too large"),
+            (.headerBytesExceeded, "COURIER_E_HEADER_BYTES", "response head exceeds the size limit"),
+            (.headerCountExceeded, "COURIER_E_HEADER_COUNT", "response has too many header fields"),
+            (.bodyTooLarge, "COURIER_E_BODY_TOO_LARGE", "response body exceeds the size limit"),
+            (.tooManyRedirects, "COURIER_E_TOO_MANY_REDIRECTS", "too many redirects"),
+            (.redirectRejected, "COURIER_E_REDIRECT_REJECTED", "redirect rejected"),
+            (.redirectSchemeNotAllowed, "COURIER_E_REDIRECT_SCHEME", "redirect to a scheme other than http or https"),
+            (.redirectDowngrade, "COURIER_E_REDIRECT_DOWNGRADE", "redirect from https to http not allowed"),
+            (.redirectWithoutLocation, "COURIER_E_REDIRECT_LOCATION", "redirect without a usable Location"),
+            (.decodingFailed, "COURIER_E_DECODING", "content decoding failed"),
+            (.corruptEncoding, "COURIER_E_CORRUPT_ENCODING", "corrupt compressed body"),
+            (.decodedTooLarge, "COURIER_E_DECODED_TOO_LARGE", "decompressed body exceeds the size limit"),
+            (.cancelled, "COURIER_E_CANCELLED", "cancelled"),
+            (.sendFailed, "COURIER_E_SEND", "failed to send the request"),
+            (.fileError, "COURIER_E_FILE", "file error"),
+            (.fileRead, "COURIER_E_FILE_READ", "could not read the request body file"),
+            (.fileWrite, "COURIER_E_FILE_WRITE", "could not write the output file"),
+            (.shutdown, "COURIER_E_SHUTDOWN", "runtime is shutting down"),
+            (.tls, "COURIER_E_TLS", "TLS error"),
+            (.tlsHandshake, "COURIER_E_TLS_HANDSHAKE", "TLS handshake failed"),
+            (.tlsUntrusted, "COURIER_E_TLS_UNTRUSTED", "server certificate is not trusted"),
+            (.tlsHostMismatch, "COURIER_E_TLS_HOST_MISMATCH", "server certificate does not match the host"),
+            (.tlsExpired, "COURIER_E_TLS_EXPIRED", "server certificate has expired"),
+            (.tlsNotYetValid, "COURIER_E_TLS_NOT_YET_VALID", "server certificate is not yet valid"),
+            (.tlsPinMismatch, "COURIER_E_TLS_PIN_MISMATCH", "server public key matches no pin"),
+            (.tlsProtocolVersion, "COURIER_E_TLS_PROTOCOL_VERSION", "no acceptable TLS protocol version"),
+            (.tlsClientCertificate, "COURIER_E_TLS_CLIENT_CERT", "client certificate or key could not be used"),
+            (.tlsCAFile, "COURIER_E_TLS_CA_FILE", "CA certificates could not be loaded"),
+            (.tlsRejectedByHook, "COURIER_E_TLS_REJECTED", "server rejected by the trust hook"),
+            (.tlsTruncated, "COURIER_E_TLS_TRUNCATED", "TLS stream truncated"),
+            (.responseFormat, "COURIER_E_RESPONSE_FORMAT", "response is not in the expected format"),
+            (.invalidText, nil, "body is not valid text in its charset"),
+            (.invalidJSON, nil, "body is not valid JSON"),
+            (.decodeMismatch, nil, "JSON does not match the expected type"),
+            (.unsupportedCharset, nil, "unsupported charset"),
+            (.httpStatus, "COURIER_E_HTTP_STATUS", "unacceptable HTTP status"),
+            (.notFound, "COURIER_E_NOT_FOUND", "not found"),
+            (.noMemory, "COURIER_E_NO_MEMORY", "out of memory"),
+            (.loopUnavailable, "COURIER_E_LOOP_UNAVAILABLE", "the event loop could not start"),
+    ]
+
+    private static let summaries: [Int32: String] = {
+        var table: [Int32: String] = [0: "no error"]
+        for entry in catalog { table[entry.code.rawValue] = entry.summary }
+        return table
+    }()
+
     /// Static text for a code, shared with `courier_strerror`.
     public static func summary(for code: Code) -> String {
-        switch code.rawValue {
-        case 0: return "no error"
-        case Code.misuse.rawValue: return "API misuse"
-        case Code.invalidArgument.rawValue: return "invalid argument"
-        case Code.invalidURL.rawValue: return "invalid URL"
-        case Code.unsupportedScheme.rawValue: return "unsupported URL scheme"
-        case Code.invalidHeader.rawValue: return "invalid header name or value"
-        case Code.dnsFailure.rawValue: return "could not resolve host"
-        case Code.connectFailed.rawValue: return "could not connect"
-        case Code.timeout.rawValue: return "timed out"
-        case Code.queueTimeout.rawValue: return "timed out waiting in the queue"
-        case Code.connectTimeout.rawValue: return "connect timed out"
-        case Code.firstByteTimeout.rawValue: return "timed out waiting for the first response byte"
-        case Code.idleTimeout.rawValue: return "connection idle too long mid-response"
-        case Code.totalTimeout.rawValue: return "transfer exceeded its total time limit"
-        case Code.connectionReset.rawValue: return "connection reset during the response"
-        case Code.emptyReply.rawValue: return "server closed the connection without replying"
-        case Code.truncatedBody.rawValue: return "response body truncated"
-        case Code.malformedResponse.rawValue: return "malformed response"
-        case Code.badStatusLine.rawValue: return "malformed status line"
-        case Code.badHeader.rawValue: return "malformed response header"
-        case Code.badChunk.rawValue: return "invalid chunk in chunked body"
-        case Code.ambiguousFraming.rawValue: return "ambiguous message framing (Content-Length with Transfer-Encoding, or repeated Content-Length)"
-        case Code.badContentLength.rawValue: return "invalid Content-Length"
-        case Code.unsolicitedData.rawValue: return "server sent data that answers no request"
-        case Code.unexpectedUpgrade.rawValue: return "server switched protocols unasked"
-        case Code.headersTooLarge.rawValue: return "response headers too large"
-        case Code.headerBytesExceeded.rawValue: return "response head exceeds the size limit"
-        case Code.headerCountExceeded.rawValue: return "response has too many header fields"
-        case Code.bodyTooLarge.rawValue: return "response body exceeds the size limit"
-        case Code.tooManyRedirects.rawValue: return "too many redirects"
-        case Code.redirectRejected.rawValue: return "redirect rejected"
-        case Code.redirectSchemeNotAllowed.rawValue: return "redirect to a scheme other than http or https"
-        case Code.redirectDowngrade.rawValue: return "redirect from https to http not allowed"
-        case Code.redirectWithoutLocation.rawValue: return "redirect without a usable Location"
-        case Code.decodingFailed.rawValue: return "content decoding failed"
-        case Code.corruptEncoding.rawValue: return "corrupt compressed body"
-        case Code.decodedTooLarge.rawValue: return "decompressed body exceeds the size limit"
-        case Code.cancelled.rawValue: return "cancelled"
-        case Code.sendFailed.rawValue: return "failed to send the request"
-        case Code.fileError.rawValue: return "file error"
-        case Code.fileRead.rawValue: return "could not read the request body file"
-        case Code.fileWrite.rawValue: return "could not write the output file"
-        case Code.shutdown.rawValue: return "runtime is shutting down"
-        case Code.tls.rawValue: return "TLS error"
-        case Code.tlsHandshake.rawValue: return "TLS handshake failed"
-        case Code.tlsUntrusted.rawValue: return "server certificate is not trusted"
-        case Code.tlsHostMismatch.rawValue: return "server certificate does not match the host"
-        case Code.tlsExpired.rawValue: return "server certificate has expired"
-        case Code.tlsNotYetValid.rawValue: return "server certificate is not yet valid"
-        case Code.tlsPinMismatch.rawValue: return "server public key matches no pin"
-        case Code.tlsProtocolVersion.rawValue: return "no acceptable TLS protocol version"
-        case Code.tlsClientCertificate.rawValue: return "client certificate or key could not be used"
-        case Code.tlsCAFile.rawValue: return "CA certificates could not be loaded"
-        case Code.tlsRejectedByHook.rawValue: return "server rejected by the trust hook"
-        case Code.tlsTruncated.rawValue: return "TLS stream truncated"
-        case Code.responseFormat.rawValue: return "response is not in the expected format"
-        case Code.invalidText.rawValue: return "body is not valid text in its charset"
-        case Code.invalidJSON.rawValue: return "body is not valid JSON"
-        case Code.decodeMismatch.rawValue: return "JSON does not match the expected type"
-        case Code.unsupportedCharset.rawValue: return "unsupported charset"
-        case Code.httpStatus.rawValue: return "unacceptable HTTP status"
-        case Code.notFound.rawValue: return "not found"
-        case Code.noMemory.rawValue: return "out of memory"
-        case Code.loopUnavailable.rawValue: return "the event loop could not start"
-        default: return "unknown error \(code.rawValue)"
-        }
+        summaries[code.rawValue] ?? "unknown error \(code.rawValue)"
     }
 }

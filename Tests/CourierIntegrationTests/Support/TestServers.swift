@@ -256,19 +256,23 @@ final class TestServers: @unchecked Sendable {
     }
 }
 
-/// Sends one request through the shared queue and waits; the result and the wall time.
+/// Sends one request through the shared queue and waits; the transfer and how long it took, in
+/// seconds, by the loop's own clock: from leaving the queue when it started (deadlines never count
+/// queue time, and other suites change the process-wide width while this one runs), from
+/// entering it when it never left.
 func fetch(_ url: String, method: HTTPMethod = .get, headers: HTTPHeaders = [:], body: RequestBody = .empty,
            configure: (inout TransferOptions) -> Void = { _ in }, sink: ResponseSink = .memory) async -> (Transfer, Double) {
     var options = TransferOptions()
     configure(&options)
     let transfer = Transfer(url: try! CourierURL(parsing: url), method: method, headers: headers, body: body, options: options)
     transfer.sink = sink
-    let started = monotonicNanos()
     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
         transfer.delegate = CompletionWaiter { continuation.resume() }
         Runtime.shared.submit(transfer)
     }
-    return (transfer, Double(monotonicNanos() - started) / 1e9)
+    let metrics = transfer.metrics
+    let elapsed = metrics.startedAt != 0 ? metrics.total.seconds : metrics.totalIncludingQueue.seconds
+    return (transfer, elapsed)
 }
 
 /// A delegate that only waits for completion.
