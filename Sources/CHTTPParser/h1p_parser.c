@@ -26,13 +26,12 @@ static int own_spans(h1p_parser *p, uint32_t capacity) {
     return 0;
 }
 
-static int record(h1p_parser *p, uint8_t kind, const char *at, size_t length) {
+static inline __attribute__((always_inline)) int record(h1p_parser *p, uint8_t kind, const char *at, size_t length) {
     p->head_bytes += length;
     if (p->head_bytes > p->max_head_bytes) {
         p->limit_error = H1P_HEAD_BYTES;
         return -1;
     }
-    if (length == 0 && kind != H1P_SPAN_FIELD_START) return 0;
     if (p->span_count == p->span_capacity && own_spans(p, p->span_capacity * 2) != 0) return -1;
     h1p_span *span = &p->spans[p->span_count++];
     span->at = at;
@@ -53,11 +52,14 @@ static void forget_head(h1p_parser *p) {
     }
     free(p->stash);
     p->stash = NULL;
+    free(p->joined);
+    p->joined = NULL;
+    free(p->own_fields);
+    p->own_fields = NULL;
     p->stash_length = 0;
     p->stash_capacity = 0;
     p->span_count = 0;
     p->field_count = 0;
-    p->field_bytes = 0;
     p->head_bytes = 0;
     p->field_open = 0;
     p->status_done = 0;
@@ -90,7 +92,6 @@ static int on_header_field(llhttp_t *llhttp, const char *at, size_t length) {
             return -1;
         }
     }
-    p->field_bytes += length;
     return record(p, kind, at, length);
 }
 
@@ -100,9 +101,7 @@ static int on_header_field_complete(llhttp_t *llhttp) {
 }
 
 static int on_header_value(llhttp_t *llhttp, const char *at, size_t length) {
-    h1p_parser *p = from(llhttp);
-    p->field_bytes += length;
-    return record(p, H1P_SPAN_VALUE, at, length);
+    return record(from(llhttp), H1P_SPAN_VALUE, at, length);
 }
 
 static int on_headers_complete(llhttp_t *llhttp) {
@@ -205,8 +204,69 @@ static const char *bytes_of(const h1p_parser *p, const h1p_span *span) {
 
 static int is_space(uint8_t byte) { return byte == ' ' || byte == '\t'; }
 
-uint32_t h1p_build(h1p_parser *p, uint8_t *storage, h1p_field *fields) {
-    uint32_t out = 0;
+static void trim(const uint8_t *storage, h1p_field *field) {
+    while (field->value_start < field->value_end && is_space(storage[field->value_start])) field->value_start++;
+    while (field->value_end > field->value_start && is_space(storage[field->value_end - 1])) field->value_end--;
+}
+
+int h1p_lay_out(h1p_parser *p, h1p_field *fields, uint32_t capacity, h1p_layout *out) {
+    out->storage = NULL;
+    out->storage_length = 0;
+    out->field_count = p->field_count;
+    out->reason = NULL;
+    out->reason_length = 0;
+    if (p->field_count > capacity) {
+        p->own_fields = malloc(p->field_count * sizeof *fields);
+        if (!p->own_fields) return -1;
+        fields = p->own_fields;
+    }
+    out->fields = fields;
+    /* The fast path: every piece in the buffer being parsed, one span per name and per value,
+       in order. The storage is then the region they lie in. */
+    int contiguous = 1;
+    uint32_t reasons = 0;
+    for (uint32_t i = 0; i < p->span_count && contiguous; i++) {
+        const h1p_span *span = &p->spans[i];
+        if (span->stashed || span->kind == H1P_SPAN_FIELD_MORE) contiguous = 0;
+        if (span->kind == H1P_SPAN_REASON) reasons++;
+        if (i > 0 && span->kind == H1P_SPAN_VALUE && p->spans[i - 1].kind == H1P_SPAN_VALUE) contiguous = 0;
+    }
+    if (reasons > 1) contiguous = 0;
+    if (contiguous) {
+        const uint8_t *region = NULL;
+        uint32_t count = 0;
+        h1p_field *field = NULL;
+        for (uint32_t i = 0; i < p->span_count; i++) {
+            const h1p_span *span = &p->spans[i];
+            const uint8_t *at = (const uint8_t *)span->at;
+            if (span->kind == H1P_SPAN_REASON) {
+                out->reason = at;
+                out->reason_length = span->length;
+                continue;
+            }
+            if (region == NULL) region = at;
+            uint32_t start = (uint32_t)(at - region);
+            uint32_t end = start + span->length;
+            if (span->kind == H1P_SPAN_FIELD_START) {
+                field = &fields[count++];
+                field->name_start = start;
+                field->name_end = end;
+                field->value_start = end;
+                field->value_end = end;
+            } else if (field != NULL) {
+                field->value_start = start;
+                field->value_end = end;
+            }
+            out->storage_length = end;
+        }
+        out->storage = region;
+        for (uint32_t i = 0; i < count; i++) trim(region, &fields[i]);
+        return 0;
+    }
+    /* A head that came in several reads: join the pieces. */
+    p->joined = malloc(p->head_bytes ? p->head_bytes : 1);
+    if (!p->joined) return -1;
+    uint32_t used = 0;
     uint32_t count = 0;
     h1p_field *field = NULL;
     for (uint32_t i = 0; i < p->span_count; i++) {
@@ -214,43 +274,33 @@ uint32_t h1p_build(h1p_parser *p, uint8_t *storage, h1p_field *fields) {
         if (span->kind == H1P_SPAN_REASON) continue;
         if (span->kind == H1P_SPAN_FIELD_START) {
             field = &fields[count++];
-            field->name_start = out;
+            field->name_start = used;
         }
         if (field == NULL) continue; /* llhttp reports a name before any value */
-        memcpy(storage + out, bytes_of(p, span), span->length);
-        out += span->length;
+        memcpy(p->joined + used, bytes_of(p, span), span->length);
+        used += span->length;
         if (span->kind == H1P_SPAN_VALUE) {
-            field->value_end = out;
+            field->value_end = used;
         } else {
-            field->name_end = out;
-            field->value_start = out;
-            field->value_end = out;
+            field->name_end = used;
+            field->value_start = used;
+            field->value_end = used;
         }
     }
-    /* Optional whitespace around a value is not part of it (RFC 9110 section 5.5). */
-    for (uint32_t i = 0; i < count; i++) {
-        h1p_field *f = &fields[i];
-        while (f->value_start < f->value_end && is_space(storage[f->value_start])) f->value_start++;
-        while (f->value_end > f->value_start && is_space(storage[f->value_end - 1])) f->value_end--;
-    }
-    return count;
-}
-
-size_t h1p_reason_length(const h1p_parser *p) {
-    size_t length = 0;
-    for (uint32_t i = 0; i < p->span_count; i++) {
-        if (p->spans[i].kind == H1P_SPAN_REASON) length += p->spans[i].length;
-    }
-    return length;
-}
-
-void h1p_copy_reason(const h1p_parser *p, uint8_t *out) {
+    for (uint32_t i = 0; i < count; i++) trim(p->joined, &fields[i]);
+    /* The reason phrase goes after the fields. */
+    uint32_t reason_start = used;
     for (uint32_t i = 0; i < p->span_count; i++) {
         const h1p_span *span = &p->spans[i];
         if (span->kind != H1P_SPAN_REASON) continue;
-        memcpy(out, bytes_of(p, span), span->length);
-        out += span->length;
+        memcpy(p->joined + used, bytes_of(p, span), span->length);
+        used += span->length;
     }
+    out->storage = p->joined;
+    out->storage_length = reason_start;
+    out->reason = p->joined + reason_start;
+    out->reason_length = used - reason_start;
+    return 0;
 }
 
 void h1p_release(h1p_parser *p) {

@@ -8,7 +8,8 @@
  *
  * A head that ends within one feed (the usual case) is never copied until it is complete; one
  * that continues into the next feed has its bytes stashed here before the read buffer is reused.
- * `h1p_build` then lays the fields out compactly in memory the caller provides.
+ * `h1p_lay_out` then says where the fields are: in the read buffer itself (one read), or joined
+ * in memory the parser owns (several).
  *
  * Loop thread only: one parser per connection, parsed one feed at a time.
  */
@@ -39,7 +40,7 @@ typedef struct h1p_span {
     uint8_t stashed;
 } h1p_span;
 
-/* One field as laid out by h1p_build: byte offsets into the storage. */
+/* One field as laid out by h1p_lay_out: byte offsets into the storage. */
 typedef struct h1p_field {
     uint32_t name_start;
     uint32_t name_end;
@@ -67,8 +68,6 @@ typedef struct h1p_parser {
     uint32_t field_count;
     uint64_t max_head_bytes;
     uint64_t head_bytes;
-    /* Bytes of names and values (what h1p_build lays out). */
-    uint64_t field_bytes;
     int field_open;
     /* The status line has been parsed (an error after it is in a header line). */
     int status_done;
@@ -76,6 +75,9 @@ typedef struct h1p_parser {
     int interim;
     /* Why a callback stopped the parser (H1P_*), 0 when not for a limit. */
     int limit_error;
+    /* Memory the slow path of h1p_lay_out owns (freed with the head). */
+    uint8_t *joined;
+    h1p_field *own_fields;
     void *context;
     h1p_head_cb on_headers_complete;
     h1p_body_cb on_body;
@@ -102,14 +104,23 @@ llhttp_errno_t h1p_execute(h1p_parser *parser, const char *data, size_t length,
    reused. Returns 0, or -1 when memory ran out. */
 int h1p_stash(h1p_parser *parser);
 
-/* Lays the head's fields out in `storage` (at least `field_bytes` bytes) and `fields` (at least
-   `field_count` entries): each name, then its value with surrounding whitespace left out of the
-   offsets. Returns the number of fields. */
-uint32_t h1p_build(h1p_parser *parser, uint8_t *storage, h1p_field *fields);
+/* Where the head's fields are once laid out: `storage` holds the names and values that the
+   `fields` offsets point into, `reason` the reason phrase. Valid until the head callback returns. */
+typedef struct h1p_layout {
+    const uint8_t *storage;
+    uint32_t storage_length;
+    const h1p_field *fields;
+    uint32_t field_count;
+    const uint8_t *reason;
+    uint32_t reason_length;
+} h1p_layout;
 
-/* The reason phrase's length, and a copy of it into `out` (at least that long). */
-size_t h1p_reason_length(const h1p_parser *parser);
-void h1p_copy_reason(const h1p_parser *parser, uint8_t *out);
+/* Lays the head out (from the head callback). When the whole head arrived in one read (the usual
+   case) `storage` is the region of the read buffer from the first name to the last value and no
+   byte is copied; otherwise the pieces are joined in memory the parser owns. `fields` is filled
+   when it holds `capacity` fields; beyond that the parser uses memory of its own. Values exclude
+   the whitespace around them (RFC 9110 section 5.5). Returns 0, or -1 when memory ran out. */
+int h1p_lay_out(h1p_parser *parser, h1p_field *fields, uint32_t capacity, h1p_layout *out);
 
 /* Frees what the parser owns (not the parser itself). */
 void h1p_release(h1p_parser *parser);

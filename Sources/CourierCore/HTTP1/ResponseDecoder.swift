@@ -43,9 +43,20 @@ package final class ResponseDecoder {
     /// of its own.
     package final class SpanScratch {
         static let capacity: UInt32 = 96
+        /// Fields laid out here when a head has at most this many (more use the parser's memory).
+        static let fieldCapacity: UInt32 = 64
         let base = UnsafeMutablePointer<h1p_span>.allocate(capacity: Int(SpanScratch.capacity))
-        package init() {}
-        deinit { base.deallocate() }
+        let fields = UnsafeMutablePointer<HTTPHeaders.Field>.allocate(capacity: Int(SpanScratch.fieldCapacity))
+        package init() {
+            // The C parser writes h1p_field where Swift reads HTTPHeaders.Field: the same four
+            // UInt32 in the same order.
+            precondition(MemoryLayout<HTTPHeaders.Field>.stride == MemoryLayout<h1p_field>.stride
+                && MemoryLayout<HTTPHeaders.Field>.offset(of: \.valueEnd) == MemoryLayout<h1p_field>.offset(of: \.value_end))
+        }
+        deinit {
+            base.deallocate()
+            fields.deallocate()
+        }
     }
 
     @exclusivity(unchecked) package var limits: ResponseLimits
@@ -64,6 +75,8 @@ package final class ResponseDecoder {
     /// llhttp's keep-alive verdict for a chunked response, taken when its head ended.
     @exclusivity(unchecked) private var chunkedKeepAlive = false
     private let parser: UnsafeMutablePointer<h1p_parser>
+    /// The scratch of the feed in progress (its field block is where heads are laid out).
+    @exclusivity(unchecked) private unowned(unsafe) var scratch: SpanScratch?
 
     package init(limits: ResponseLimits = ResponseLimits()) {
         self.limits = limits
@@ -101,6 +114,8 @@ package final class ResponseDecoder {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return .needMore }
         receivedAnything = true
         if chunked != nil { return feedChunked(bytes, from: 0) }
+        self.scratch = scratch
+        defer { self.scratch = nil }
         let chars = base.assumingMemoryBound(to: CChar.self)
         let status = h1p_execute(parser, chars, bytes.count, scratch.base, SpanScratch.capacity)
         switch status {
@@ -243,16 +258,23 @@ package final class ResponseDecoder {
             parser.pointee.interim = 1
             return 1
         }
+        var layout = h1p_layout()
+        let fieldBlock = UnsafeMutableRawPointer(scratch!.fields).assumingMemoryBound(to: h1p_field.self)
+        guard h1p_lay_out(parser, fieldBlock, SpanScratch.fieldCapacity, &layout) == 0 else {
+            pendingError = CourierError(.noMemory, "laying out a response head")
+            return -1
+        }
         var head = ResponseHead()
         head.status = status
         head.versionMinor = llhttp_get_http_minor(&parser.pointee.llhttp)
-        head.headers = builtHeaders()
-        let reasonLength = h1p_reason_length(parser)
-        if reasonLength > 0 {
-            head.reason = String(unsafeUninitializedCapacity: reasonLength) { buffer in
-                h1p_copy_reason(parser, buffer.baseAddress)
-                return reasonLength
-            }
+        if layout.field_count > 0 {
+            // One copy of the names and values, one of the index: no per-field allocation.
+            let storage = Array(UnsafeBufferPointer(start: layout.storage, count: Int(layout.storage_length)))
+            let index = UnsafeRawPointer(layout.fields!).assumingMemoryBound(to: HTTPHeaders.Field.self)
+            head.headers = HTTPHeaders(received: storage, fields: Array(UnsafeBufferPointer(start: index, count: Int(layout.field_count))))
+        }
+        if layout.reason_length > 0 {
+            head.reason = String(decoding: UnsafeBufferPointer(start: layout.reason, count: Int(layout.reason_length)), as: UTF8.self)
         }
         headDelivered = true
         let flags = UInt32(parser.pointee.llhttp.flags)
@@ -280,23 +302,5 @@ package final class ResponseDecoder {
             return 1
         }
         return 0
-    }
-
-    /// The head's fields, laid out by the C parser into the header storage: one copy of the
-    /// names and values, no per-field allocation.
-    private func builtHeaders() -> HTTPHeaders {
-        let count = Int(parser.pointee.field_count)
-        guard count > 0 else { return HTTPHeaders() }
-        var storage = [UInt8](repeating: 0, count: Int(parser.pointee.field_bytes))
-        var fields = [HTTPHeaders.Field](repeating: HTTPHeaders.Field(nameStart: 0, nameEnd: 0, valueStart: 0, valueEnd: 0), count: count)
-        storage.withUnsafeMutableBufferPointer { bytes in
-            fields.withUnsafeMutableBufferPointer { index in
-                // HTTPHeaders.Field is four UInt32 in order, exactly h1p_field.
-                index.withMemoryRebound(to: h1p_field.self) { cFields in
-                    _ = h1p_build(parser, bytes.baseAddress, cFields.baseAddress)
-                }
-            }
-        }
-        return HTTPHeaders(received: storage, fields: fields)
     }
 }

@@ -17,20 +17,94 @@ public struct CourierURL: Sendable, Hashable, CustomStringConvertible {
         public var defaultPort: UInt16 { self == .http ? 80 : 443 }
     }
 
+    /// The parts, in one shared box: copying a URL (engine base to request, request to
+    /// response, metrics, logs) is then one retain instead of one per string, and a change copies
+    /// the box only while it is shared.
+    private final class Storage: @unchecked Sendable {
+        var scheme: Scheme
+        var host: String
+        var port: UInt16
+        var path: String
+        var query: String?
+        var user: String?
+        var password: String?
+
+        init(scheme: Scheme, host: String, port: UInt16, path: String, query: String?, user: String?, password: String?) {
+            self.scheme = scheme
+            self.host = host
+            self.port = port
+            self.path = path
+            self.query = query
+            self.user = user
+            self.password = password
+        }
+
+        func copy() -> Storage {
+            Storage(scheme: scheme, host: host, port: port, path: path, query: query, user: user, password: password)
+        }
+    }
+
+    private var storage: Storage
+
+    @inline(__always)
+    private mutating func unique() -> Storage {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+        return storage
+    }
+
     /// http or https.
-    public var scheme: Scheme
+    public var scheme: Scheme {
+        get { storage.scheme }
+        set { unique().scheme = newValue }
+    }
     /// The host, lower-cased; IPv6 literals without their brackets.
-    public var host: String
+    public var host: String {
+        get { storage.host }
+        set { unique().host = newValue }
+    }
     /// The port, explicit or the scheme's default.
-    public var port: UInt16
+    public var port: UInt16 {
+        get { storage.port }
+        set { unique().port = newValue }
+    }
     /// The percent-encoded path, always starting with "/".
-    public var path: String
+    public var path: String {
+        get { storage.path }
+        set { unique().path = newValue }
+    }
     /// The percent-encoded query without "?", or nil when the URL has none.
-    public var query: String?
+    public var query: String? {
+        get { storage.query }
+        set { unique().query = newValue }
+    }
     /// The user name from `user:password@`, percent-decoded, for HTTP Basic authentication.
-    public var user: String?
+    public var user: String? {
+        get { storage.user }
+        set { unique().user = newValue }
+    }
     /// The password from `user:password@`, percent-decoded.
-    public var password: String?
+    public var password: String? {
+        get { storage.password }
+        set { unique().password = newValue }
+    }
+
+    public static func == (a: CourierURL, b: CourierURL) -> Bool {
+        if a.storage === b.storage { return true }
+        let x = a.storage, y = b.storage
+        return x.scheme == y.scheme && x.port == y.port && x.host == y.host && x.path == y.path
+            && x.query == y.query && x.user == y.user && x.password == y.password
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        let x = storage
+        hasher.combine(x.scheme)
+        hasher.combine(x.host)
+        hasher.combine(x.port)
+        hasher.combine(x.path)
+        hasher.combine(x.query)
+        hasher.combine(x.user)
+        hasher.combine(x.password)
+    }
 
     /// Whether the host is an IPv6 literal (it needs brackets in the Host header and URL).
     public var isIPv6Literal: Bool { host.utf8.contains(UInt8(ascii: ":")) }
@@ -85,7 +159,6 @@ public struct CourierURL: Sendable, Hashable, CustomStringConvertible {
     }
 
     private init(scheme: Scheme, afterSlashes bytes: [UInt8], original: String) throws(CourierError) {
-        self.scheme = scheme
         // The authority runs to the first "/", "?" or "#" (RFC 3986 section 3.2).
         let authorityEnd = bytes.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.endIndex
         var authority = bytes[..<authorityEnd]
@@ -101,9 +174,6 @@ public struct CourierURL: Sendable, Hashable, CustomStringConvertible {
                 user = Self.percentDecode(userinfo)
             }
         }
-        self.user = user
-        self.password = password
-
         var hostBytes: ArraySlice<UInt8>
         var portBytes: ArraySlice<UInt8>? = nil
         let bracketed = authority.first == UInt8(ascii: "[")
@@ -137,8 +207,9 @@ public struct CourierURL: Sendable, Hashable, CustomStringConvertible {
                 throw CourierError(.invalidURL, "invalid host in \"\(original)\"")
             }
         }
-        self.host = String(decoding: hostBytes, as: UTF8.self).lowercased()
+        let host = String(decoding: hostBytes, as: UTF8.self).lowercased()
 
+        let port: UInt16
         if let portBytes, !portBytes.isEmpty {
             var value: UInt32 = 0
             for byte in portBytes {
@@ -148,12 +219,13 @@ public struct CourierURL: Sendable, Hashable, CustomStringConvertible {
                 value = value * 10 + UInt32(byte - UInt8(ascii: "0"))
             }
             guard value > 0, value <= 65535 else { throw CourierError(.invalidURL, "port out of range in \"\(original)\"") }
-            self.port = UInt16(value)
+            port = UInt16(value)
         } else {
-            self.port = scheme.defaultPort
+            port = scheme.defaultPort
         }
 
-        (path, query) = Self.splitTarget(bytes[authorityEnd...])
+        let (path, query) = Self.splitTarget(bytes[authorityEnd...])
+        storage = Storage(scheme: scheme, host: host, port: port, path: path, query: query, user: user, password: password)
     }
 
     /// The same origin (and credentials) with another request target ("/path?query"), without
@@ -165,8 +237,8 @@ public struct CourierURL: Sendable, Hashable, CustomStringConvertible {
         return url
     }
 
-    /// `replacingTarget` in place: a URL built from an engine's base is copied once, here
-    /// modified, and moved into the transfer (every copy of a URL retains five strings).
+    /// `replacingTarget` in place: a URL built from an engine's base gets a box of its own here
+    /// and is moved into the transfer.
     public mutating func replaceTarget(_ target: String) {
         var target = target
         // One pass over the bytes: a target that needs no escaping, has no fragment and no dot
@@ -187,21 +259,32 @@ public struct CourierURL: Sendable, Hashable, CustomStringConvertible {
             }
             return .clean(questionMark: question)
         }
+        let newPath: String
+        let newQuery: String?
         if case .clean(let questionMark) = scan {
             if let questionMark {
                 let utf8 = target.utf8
                 let split = utf8.index(utf8.startIndex, offsetBy: questionMark)
-                path = String(target[..<split])
-                query = String(target[utf8.index(after: split)...])
+                newPath = String(target[..<split])
+                newQuery = String(target[utf8.index(after: split)...])
             } else {
-                path = target
-                query = nil
+                newPath = target
+                newQuery = nil
             }
-            return
+        } else {
+            let bytes = Array(target.utf8)
+            let withSlash = bytes.first == UInt8(ascii: "/") ? bytes[...] : ([UInt8(ascii: "/")] + bytes)[...]
+            (newPath, newQuery) = Self.splitTarget(withSlash)
         }
-        let bytes = Array(target.utf8)
-        let withSlash = bytes.first == UInt8(ascii: "/") ? bytes[...] : ([UInt8(ascii: "/")] + bytes)[...]
-        (path, query) = Self.splitTarget(withSlash)
+        if isKnownUniquelyReferenced(&storage) {
+            storage.path = newPath
+            storage.query = newQuery
+        } else {
+            // The usual case (an engine's shared base): one new box, the old target never copied.
+            let base = storage
+            storage = Storage(scheme: base.scheme, host: base.host, port: base.port, path: newPath, query: newQuery,
+                              user: base.user, password: base.password)
+        }
     }
 
     /// Path and query from the bytes after the authority; the fragment never goes on the wire

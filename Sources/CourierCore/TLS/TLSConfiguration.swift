@@ -26,33 +26,114 @@ public struct TLSConfiguration: Sendable, Hashable {
         public static func < (a: Version, b: Version) -> Bool { a.rawValue < b.rawValue }
     }
 
+    /// The settings, in one shared box: every request's options carry a configuration, and
+    /// copying the box is one retain where copying the fields was one per string and array.
+    private struct Values: Sendable, Hashable {
+        var verification: Verification = .full
+        var useSystemTrustStore = true
+        var caFile: String?
+        var caDirectory: String?
+        var clientCertificateFile: String?
+        var clientKeyFile: String?
+        var clientKeyPassphrase: String?
+        var minimumVersion: Version = .tls12
+        var maximumVersion: Version?
+        var pins: [PinSet] = []
+        var pinningMode: PinningMode = .enforce
+        var trustEvaluator: TrustEvaluator?
+        var sessionResumption = true
+    }
+
+    private final class Box: @unchecked Sendable {
+        var values: Values
+        init(_ values: Values) { self.values = values }
+    }
+
+    /// Every default configuration shares one box (a request that changes nothing allocates
+    /// nothing).
+    private static let defaults = Box(Values())
+    private var box = TLSConfiguration.defaults
+
+    @inline(__always)
+    private mutating func unique() -> Box {
+        if !isKnownUniquelyReferenced(&box) { box = Box(box.values) }
+        return box
+    }
+
     /// Certificate checking.
-    public var verification: Verification = .full
+    public var verification: Verification {
+        get { box.values.verification }
+        set { unique().values.verification = newValue }
+    }
     /// Trust the operating system's roots (OpenSSL's default verify paths).
-    public var useSystemTrustStore = true
+    public var useSystemTrustStore: Bool {
+        get { box.values.useSystemTrustStore }
+        set { unique().values.useSystemTrustStore = newValue }
+    }
     /// Extra trusted roots: a PEM file (curl's `--cacert`).
-    public var caFile: String?
+    public var caFile: String? {
+        get { box.values.caFile }
+        set { unique().values.caFile = newValue }
+    }
     /// Extra trusted roots: a directory of hashed PEM files (curl's `--capath`).
-    public var caDirectory: String?
+    public var caDirectory: String? {
+        get { box.values.caDirectory }
+        set { unique().values.caDirectory = newValue }
+    }
     /// Client certificate chain, PEM (curl's `--cert`), for servers that demand one.
-    public var clientCertificateFile: String?
+    public var clientCertificateFile: String? {
+        get { box.values.clientCertificateFile }
+        set { unique().values.clientCertificateFile = newValue }
+    }
     /// Client private key, PEM (curl's `--key`); the certificate file is used when nil.
-    public var clientKeyFile: String?
+    public var clientKeyFile: String? {
+        get { box.values.clientKeyFile }
+        set { unique().values.clientKeyFile = newValue }
+    }
     /// Passphrase of an encrypted client key (curl's `--pass`).
-    public var clientKeyPassphrase: String?
+    public var clientKeyPassphrase: String? {
+        get { box.values.clientKeyPassphrase }
+        set { unique().values.clientKeyPassphrase = newValue }
+    }
     /// Lowest protocol version offered.
-    public var minimumVersion: Version = .tls12
+    public var minimumVersion: Version {
+        get { box.values.minimumVersion }
+        set { unique().values.minimumVersion = newValue }
+    }
     /// Highest protocol version offered; nil for the newest the library has.
-    public var maximumVersion: Version?
+    public var maximumVersion: Version? {
+        get { box.values.maximumVersion }
+        set { unique().values.maximumVersion = newValue }
+    }
     /// Public-key pins, checked on every connection (every redirect hop included).
-    public var pins: [PinSet] = []
+    public var pins: [PinSet] {
+        get { box.values.pins }
+        set { unique().values.pins = newValue }
+    }
     /// Whether a pin mismatch fails the connection or is only reported to `trustEvaluator`.
-    public var pinningMode: PinningMode = .enforce
+    public var pinningMode: PinningMode {
+        get { box.values.pinningMode }
+        set { unique().values.pinningMode = newValue }
+    }
     /// The application's own trust decision, consulted after the built-in checks.
-    public var trustEvaluator: TrustEvaluator?
+    public var trustEvaluator: TrustEvaluator? {
+        get { box.values.trustEvaluator }
+        set { unique().values.trustEvaluator = newValue }
+    }
     /// Reuse TLS sessions (tickets) when reconnecting to the same origin: the reconnect skips the
     /// full handshake. Off only to measure or test full handshakes.
-    public var sessionResumption = true
+    public var sessionResumption: Bool {
+        get { box.values.sessionResumption }
+        set { unique().values.sessionResumption = newValue }
+    }
+
+    public static func == (a: TLSConfiguration, b: TLSConfiguration) -> Bool {
+        a.box === b.box || a.box.values == b.box.values
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(box.values)
+    }
 
     /// The safe defaults.
     public init() {}
