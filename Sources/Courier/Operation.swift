@@ -105,8 +105,9 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
     @exclusivity(unchecked) private var finishHandlers = HandlerList<@Sendable (Result<Response, CourierError>) -> Void>()
     @exclusivity(unchecked) private var uploadHandlers = HandlerList<@Sendable (TransferProgress) -> Void>()
     @exclusivity(unchecked) private var downloadHandlers = HandlerList<@Sendable (TransferProgress) -> Void>()
-    /// Callers of `Engine.send` waiting for the outcome (sending one operation twice waits twice).
-    @exclusivity(unchecked) private var waiters = HandlerList<CheckedContinuation<Result<Response, CourierError>, Never>>()
+    /// Callers of `Engine.send` waiting for the outcome (sending one operation twice waits twice);
+    /// nil for enqueued operations, so they pay one pointer test.
+    @exclusivity(unchecked) private var waiters: Waiters?
 
     /// The outcome once finished (call with `lock` held).
     private var outcome: Result<Response, CourierError>? {
@@ -238,7 +239,8 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
     func addWaiter(_ continuation: CheckedContinuation<Result<Response, CourierError>, Never>) {
         let done = lock.withLock { () -> Result<Response, CourierError>? in
             if let outcome { return outcome }
-            waiters.append(continuation)
+            if waiters == nil { waiters = Waiters() }
+            waiters!.list.append(continuation)
             return nil
         }
         if let done { continuation.resume(returning: done) }
@@ -253,7 +255,7 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
         var finishes = HandlerList<@Sendable (Result<Response, CourierError>) -> Void>()
         var uploads = HandlerList<@Sendable (TransferProgress) -> Void>()
         var downloads = HandlerList<@Sendable (TransferProgress) -> Void>()
-        var waiting = HandlerList<CheckedContinuation<Result<Response, CourierError>, Never>>()
+        var waiting: Waiters?
         lock.lock()
         _state = .finished
         switch result {
@@ -261,14 +263,15 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
         case .failure(let e): _error = e; _response = response
         }
         _transfer = nil
-        swap(&completions, &completionHandlers)
-        swap(&errors, &errorHandlers)
-        swap(&finishes, &finishHandlers)
-        swap(&uploads, &uploadHandlers)
-        swap(&downloads, &downloadHandlers)
-        swap(&waiting, &waiters)
+        // (Only lists that hold something: an operation usually has one handler of one kind.)
+        if !completionHandlers.isEmpty { swap(&completions, &completionHandlers) }
+        if !errorHandlers.isEmpty { swap(&errors, &errorHandlers) }
+        if !finishHandlers.isEmpty { swap(&finishes, &finishHandlers) }
+        if !uploadHandlers.isEmpty { swap(&uploads, &uploadHandlers) }
+        if !downloadHandlers.isEmpty { swap(&downloads, &downloadHandlers) }
+        if waiters != nil { swap(&waiting, &waiters) }
         lock.unlock()
-        waiting.forEach { $0.resume(returning: result) }
+        if let waiting { for waiter in waiting.list { waiter.resume(returning: result) } }
         guard !completions.isEmpty || !errors.isEmpty || !finishes.isEmpty else { return }
         switch callbackQueue {
         case .loopThread:
@@ -280,9 +283,9 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
     }
 
     private static func deliver(_ result: Result<Response, CourierError>, _ response: Response?,
-                                _ completions: HandlerList<@Sendable (Response) -> Void>,
-                                _ errors: HandlerList<@Sendable (CourierError, Response?) -> Void>,
-                                _ finishes: HandlerList<@Sendable (Result<Response, CourierError>) -> Void>) {
+                                _ completions: borrowing HandlerList<@Sendable (Response) -> Void>,
+                                _ errors: borrowing HandlerList<@Sendable (CourierError, Response?) -> Void>,
+                                _ finishes: borrowing HandlerList<@Sendable (Result<Response, CourierError>) -> Void>) {
         switch result {
         case .success(let r):
             completions.forEach { $0(r) }
@@ -340,6 +343,11 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
         }) { return s }
         return "'" + s.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
     }
+}
+
+/// The continuations of `Engine.send` callers waiting for one operation.
+final class Waiters {
+    var list: [CheckedContinuation<Result<Response, CourierError>, Never>] = []
 }
 
 /// Handlers of one kind: the first is stored inline, so the usual single handler costs no array.

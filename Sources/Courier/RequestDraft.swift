@@ -13,29 +13,89 @@ package struct RequestDraft: Sendable {
     package let target: String
     package var headers = HTTPHeaders()
     package let defaultHeaders: HTTPHeaders
-    package var suppressedHeaders: [String] = []
-    package var parameters: [String: String]
-    package var parameterEncoding: ParameterEncoding = .form
-    package var body: RequestBody?
     package var options: TransferOptions
-    package var downloadPath: String?
+    package let engineID: Int
+
+    /// What most requests leave unset, in a box made only when one of them is set: a request
+    /// built and dropped by the thousand then carries (and destroys) one nil reference instead of
+    /// seven fields.
+    private final class Extras: @unchecked Sendable {
+        var suppressedHeaders: [String] = []
+        var parameters: [String: String] = [:]
+        var parameterEncoding: ParameterEncoding = .form
+        var body: RequestBody?
+        var downloadPath: String?
+        var credentials: String?
+        var presetError: CourierError?
+
+        func copy() -> Extras {
+            let copy = Extras()
+            copy.suppressedHeaders = suppressedHeaders
+            copy.parameters = parameters
+            copy.parameterEncoding = parameterEncoding
+            copy.body = body
+            copy.downloadPath = downloadPath
+            copy.credentials = credentials
+            copy.presetError = presetError
+            return copy
+        }
+    }
+
+    private var extras: Extras?
+
+    private mutating func ownExtras() -> Extras {
+        if isKnownUniquelyReferenced(&extras) { return extras! }
+        if let shared = extras {
+            let copy = shared.copy()
+            extras = copy
+            return copy
+        }
+        let made = Extras()
+        extras = made
+        return made
+    }
+
+    /// Header names not to send even though the defaults have them (curl's `-H "Name:"`).
+    package var suppressedHeaders: [String] {
+        get { extras?.suppressedHeaders ?? [] }
+        set { ownExtras().suppressedHeaders = newValue }
+    }
+    /// Parameters: the query string for GET/HEAD/DELETE, the body otherwise.
+    package var parameters: [String: String] {
+        get { extras?.parameters ?? [:] }
+        set { ownExtras().parameters = newValue }
+    }
+    package var parameterEncoding: ParameterEncoding {
+        get { extras?.parameterEncoding ?? .form }
+        set { ownExtras().parameterEncoding = newValue }
+    }
+    package var body: RequestBody? {
+        get { extras?.body }
+        set { ownExtras().body = newValue }
+    }
+    package var downloadPath: String? {
+        get { extras?.downloadPath }
+        set { ownExtras().downloadPath = newValue }
+    }
     /// "user:password" for HTTP Basic authentication (curl's `-u`), used when the request has no
     /// Authorization header of its own; credentials in the URL are used when this is nil.
-    package var credentials: String?
-    package let engineID: Int
+    package var credentials: String? {
+        get { extras?.credentials }
+        set { ownExtras().credentials = newValue }
+    }
     /// A failure known before sending (the engine's host did not parse).
-    package let presetError: CourierError?
+    package var presetError: CourierError? { extras?.presetError }
 
     package init(method: HTTPMethod, base: CourierURL?, target: String, parameters: [String: String], engineID: Int,
                  options: TransferOptions, defaultHeaders: HTTPHeaders, presetError: CourierError? = nil) {
         self.method = method
         self.base = base
         self.target = target
-        self.parameters = parameters
         self.engineID = engineID
         self.options = options
         self.defaultHeaders = defaultHeaders
-        self.presetError = presetError
+        if !parameters.isEmpty { self.parameters = parameters }
+        if let presetError { ownExtras().presetError = presetError }
     }
 
     /// An engine's base path without its trailing "/": the prefix of every path under it.
@@ -49,7 +109,9 @@ package struct RequestDraft: Sendable {
     /// both "/v1/items". (utf8.first rather than hasPrefix: hasPrefix is Unicode-aware and costs
     /// hundreds of instructions per call.)
     package static func target(_ path: String, under basePath: String) -> String {
-        basePath + (path.utf8.first == UInt8(ascii: "/") ? path : "/" + path)
+        let rooted = path.utf8.first == UInt8(ascii: "/")
+        if basePath.isEmpty, rooted { return path }
+        return basePath + (rooted ? path : "/" + path)
     }
 
     /// Whether a string names a whole URL ("scheme://...") rather than a path or a bare host. A

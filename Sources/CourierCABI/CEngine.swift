@@ -42,7 +42,7 @@ final class CEngine: @unchecked Sendable {
     /// without reading freed memory, even after the memory was reused. A plain array scanned
     /// under a spin lock: with a handful of engines that is a few compares, where hashing the
     /// address cost hundreds of instructions on every request_create.
-    nonisolated(unsafe) private static var live: [UInt] = []
+    @exclusivity(unchecked) nonisolated(unsafe) private static var live: [UInt] = []
     private static let liveLock = SpinLock()
 
     /// The engine behind a handle, if it is a live one.

@@ -85,6 +85,6 @@ func validatedHeader(_ name: UnsafePointer<CChar>?, _ value: UnsafePointer<CChar
     guard let name = string(name), let value = string(value) else { return nil }
     var single = HTTPHeaders()
     single.add(name: name, value: value)
-    guard single.summarizeForSending().invalid == nil else { return nil }
+    guard !single.summarizeForSending().hasInvalid else { return nil }
     return (name, value)
 }

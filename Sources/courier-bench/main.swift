@@ -152,12 +152,13 @@ final class SwiftDriver: @unchecked Sendable {
 /// request handle per request, a C callback that frees both handles and sends the next one. The
 /// difference from `SwiftDriver` is the price of the C path.
 final class CDriver: @unchecked Sendable {
-    var engine: OpaquePointer?
-    let path: String
+    let engine: OpaquePointer?
+    /// C strings made once, as a C program holds its URLs and paths.
+    let path: UnsafeMutablePointer<CChar>
     let total: Int
     let close: Bool
-    let output: String?
-    let caFile: String?
+    let output: UnsafeMutablePointer<CChar>?
+    let caFile: UnsafeMutablePointer<CChar>?
     @exclusivity(unchecked) private var started = 0
     @exclusivity(unchecked) private var finished = 0
     @exclusivity(unchecked) private(set) var ok = 0
@@ -167,13 +168,15 @@ final class CDriver: @unchecked Sendable {
 
     init(args: Arguments) {
         let parsed = try! CourierURL(parsing: args.url)
-        precondition(courier_engine_create("\(parsed.scheme.rawValue)://\(parsed.hostHeader)", &engine) == COURIER_OK)
+        var created: OpaquePointer?
+        precondition(courier_engine_create("\(parsed.scheme.rawValue)://\(parsed.hostHeader)", &created) == COURIER_OK)
+        engine = created
         precondition(courier_engine_set_accepted_status(engine, 200, 400) == COURIER_OK)
-        path = parsed.target
+        path = strdup(parsed.target)
         total = args.total
         close = args.close
-        output = args.output
-        caFile = args.caFile
+        output = args.output.map { strdup($0) }
+        caFile = args.caFile.map { strdup($0) }
         if args.close || args.noResume {
             writeError("courier-bench: --api c supports neither --close nor --no-resume\n")
             exit(2)

@@ -37,15 +37,13 @@ package final class ResponseDecoder {
         case failed(CourierError)
     }
 
-    /// Memory for the spans of the head being parsed, lent to `feed`: the runtime keeps one for
+    /// Memory a head is recorded in while it is parsed, lent to `feed`: the runtime keeps one for
     /// all its connections (they are parsed one at a time, on the loop thread), so pooled
-    /// connections own none. A head that continues into the next read moves its spans into memory
-    /// of its own.
+    /// connections own none. A head that continues into the next read moves into memory the
+    /// parser owns.
     package final class SpanScratch {
-        static let capacity: UInt32 = 96
-        /// Fields laid out here when a head has at most this many (more use the parser's memory).
+        /// Fields recorded here when a head has at most this many (more use the parser's memory).
         static let fieldCapacity: UInt32 = 64
-        let base = UnsafeMutablePointer<h1p_span>.allocate(capacity: Int(SpanScratch.capacity))
         let fields = UnsafeMutablePointer<HTTPHeaders.Field>.allocate(capacity: Int(SpanScratch.fieldCapacity))
         package init() {
             // The C parser writes h1p_field where Swift reads HTTPHeaders.Field: the same four
@@ -53,10 +51,7 @@ package final class ResponseDecoder {
             precondition(MemoryLayout<HTTPHeaders.Field>.stride == MemoryLayout<h1p_field>.stride
                 && MemoryLayout<HTTPHeaders.Field>.offset(of: \.valueEnd) == MemoryLayout<h1p_field>.offset(of: \.value_end))
         }
-        deinit {
-            base.deallocate()
-            fields.deallocate()
-        }
+        deinit { fields.deallocate() }
     }
 
     @exclusivity(unchecked) package var limits: ResponseLimits
@@ -75,8 +70,6 @@ package final class ResponseDecoder {
     /// llhttp's keep-alive verdict for a chunked response, taken when its head ended.
     @exclusivity(unchecked) private var chunkedKeepAlive = false
     private let parser: UnsafeMutablePointer<h1p_parser>
-    /// The scratch of the feed in progress (its field block is where heads are laid out).
-    @exclusivity(unchecked) private unowned(unsafe) var scratch: SpanScratch?
 
     package init(limits: ResponseLimits = ResponseLimits()) {
         self.limits = limits
@@ -114,14 +107,13 @@ package final class ResponseDecoder {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return .needMore }
         receivedAnything = true
         if chunked != nil { return feedChunked(bytes, from: 0) }
-        self.scratch = scratch
-        defer { self.scratch = nil }
         let chars = base.assumingMemoryBound(to: CChar.self)
-        let status = h1p_execute(parser, chars, bytes.count, scratch.base, SpanScratch.capacity)
+        let fieldBlock = UnsafeMutableRawPointer(scratch.fields).assumingMemoryBound(to: h1p_field.self)
+        let status = h1p_execute(parser, chars, bytes.count, fieldBlock, SpanScratch.fieldCapacity)
         switch status {
         case HPE_OK:
             // The read buffer is about to be reused: keep what the head has so far.
-            if !headDelivered, parser.pointee.span_count > 0, h1p_stash(parser) != 0 {
+            if !headDelivered, parser.pointee.head_bytes > 0, h1p_stash(parser) != 0 {
                 return .failed(CourierError(.noMemory, "keeping a response head"))
             }
             return .needMore
@@ -242,6 +234,13 @@ package final class ResponseDecoder {
         return nil
     }
 
+    /// The reason phrase as a string; "OK", nearly every response's, without decoding.
+    @inline(__always)
+    private static func reasonPhrase(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        if bytes.count == 2, bytes[0] == UInt8(ascii: "O"), bytes[1] == UInt8(ascii: "K") { return "OK" }
+        return bytes.isEmpty ? "" : String(decoding: bytes, as: UTF8.self)
+    }
+
     /// Returns llhttp's `on_headers_complete` verdict: 0 to read a body, 1 for none, -1 on error.
     private func headersComplete() -> Int32 {
         let status = Int(llhttp_get_status_code(&parser.pointee.llhttp))
@@ -259,23 +258,20 @@ package final class ResponseDecoder {
             return 1
         }
         var layout = h1p_layout()
-        let fieldBlock = UnsafeMutableRawPointer(scratch!.fields).assumingMemoryBound(to: h1p_field.self)
-        guard h1p_lay_out(parser, fieldBlock, SpanScratch.fieldCapacity, &layout) == 0 else {
+        guard h1p_lay_out(parser, &layout) == 0 else {
             pendingError = CourierError(.noMemory, "laying out a response head")
             return -1
         }
-        var head = ResponseHead()
-        head.status = status
-        head.versionMinor = llhttp_get_http_minor(&parser.pointee.llhttp)
+        var headers = HTTPHeaders()
         if layout.field_count > 0 {
             // One copy of the names and values, one of the index: no per-field allocation.
             let storage = Array(UnsafeBufferPointer(start: layout.storage, count: Int(layout.storage_length)))
             let index = UnsafeRawPointer(layout.fields!).assumingMemoryBound(to: HTTPHeaders.Field.self)
-            head.headers = HTTPHeaders(received: storage, fields: Array(UnsafeBufferPointer(start: index, count: Int(layout.field_count))))
+            headers = HTTPHeaders(received: storage, fields: Array(UnsafeBufferPointer(start: index, count: Int(layout.field_count))))
         }
-        if layout.reason_length > 0 {
-            head.reason = String(decoding: UnsafeBufferPointer(start: layout.reason, count: Int(layout.reason_length)), as: UTF8.self)
-        }
+        let reason = Self.reasonPhrase(UnsafeBufferPointer(start: layout.reason, count: Int(layout.reason_length)))
+        let head = ResponseHead(status: status, versionMinor: llhttp_get_http_minor(&parser.pointee.llhttp),
+                                reason: reason, headers: headers)
         headDelivered = true
         let flags = UInt32(parser.pointee.llhttp.flags)
         let isChunked = flags & F_CHUNKED.rawValue != 0

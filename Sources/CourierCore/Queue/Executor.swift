@@ -26,7 +26,7 @@ package struct ConnectionRef: Hashable {
 /// only on that loop's thread.
 final class Executor: HTTP1ConnectionDelegate {
     private let loop: EventLoop
-    private unowned(unsafe) let notifier: ActivityNotifier
+    private let notifier: ActivityNotifier
     private let resolver: Resolver
     private let resources = HTTP1Resources()
     private let sessions = TLSSessionCache()

@@ -14,8 +14,8 @@ package enum Admission {
             return CourierError(.invalidArgument, "CONNECT is not supported")
         }
         let summary = transfer._headers.preparedSummary ?? transfer._headers.summarizeForSending()
-        if let bad = summary.invalid {
-            return CourierError(.invalidHeader, bad)
+        if summary.hasInvalid {
+            return CourierError(.invalidHeader, transfer._headers.firstInvalidField() ?? "")
         }
         if summary.hasFraming {
             // A caller's Content-Length or Transfer-Encoding that disagreed with the body would

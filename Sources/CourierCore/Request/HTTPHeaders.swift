@@ -241,9 +241,10 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
     }
 
     /// What the core needs to know about a request's own headers, found in one pass.
+    /// Plain flags, so copying headers (which carry their summary) retains nothing more.
     package struct SendingSummary: Equatable {
-        /// The first field that may not be sent, described; nil when all are valid.
-        package var invalid: String?
+        /// Some field may not be sent; `firstInvalidField()` says which.
+        package var hasInvalid = false
         package var hasHost = false
         package var hasAcceptEncoding = false
         /// Content-Length or Transfer-Encoding: framing Courier decides, so they are removed.
@@ -262,7 +263,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
     package func summarizeForSending() -> SendingSummary {
         var summary = SendingSummary()
         if fields.isEmpty { return summary }
-        summary.invalid = firstInvalidField()
+        summary.hasInvalid = firstInvalidField() != nil
         for index in fields.indices {
             let f = fields[index]
             switch Int(f.nameEnd - f.nameStart) {

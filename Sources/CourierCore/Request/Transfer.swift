@@ -158,16 +158,18 @@ package final class Transfer: @unchecked Sendable {
         case .follow(let hop):
             // The 3xx body is read and dropped so the connection can be reused.
             machine.redirectChosen(hop)
-            self.head = head
+            _head = consume head
             return nil
         case .deliver:
             break
         }
-        status = head.status
+        let headStatus = head.status
+        status = headStatus
         let contentEncoding = _options.decompress ? head.headers["Content-Encoding"] : nil
-        self.head = head
+        // The last use: moved into the transfer, not copied.
+        _head = consume head
         expectedBodyLength = contentLength
-        if _options.decompress, contentLength != 0, head.status != 204, head.status != 304, _method != .head {
+        if _options.decompress, contentLength != 0, headStatus != 204, headStatus != 304, _method != .head {
             switch ContentDecoder.coding(for: contentEncoding) {
             case .success(let coding?):
                 contentDecoder = ContentDecoder(coding: coding, limit: _options.limits.decodedLimit)

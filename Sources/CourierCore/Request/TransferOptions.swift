@@ -53,31 +53,96 @@ public struct RedirectPolicy: Sendable, Hashable {
 }
 
 /// Per-transfer knobs that the core acts on.
+///
+/// The settings live in one shared copy-on-write box: every operation starts from its engine's
+/// options and every transfer from its operation's, so a copy is one retain, and the defaults
+/// share one box (a request that changes nothing allocates nothing).
 public struct TransferOptions: Sendable, Hashable {
+    private struct Values: Sendable, Hashable {
+        var timeouts = Timeouts()
+        var redirects = RedirectPolicy()
+        var limits = ResponseLimits()
+        var decompress = true
+        var priority = Priority.normal
+        var retryStaleConnection = true
+        var reuseConnection = true
+        var tls = TLSConfiguration()
+        var poolIdleTimeout: Nanoseconds = .seconds(60)
+    }
+
+    private final class Box: @unchecked Sendable {
+        var values: Values
+        init(_ values: Values) { self.values = values }
+    }
+
+    private static let defaults = Box(Values())
+    private var box = TransferOptions.defaults
+
+    @inline(__always)
+    private mutating func unique() -> Box {
+        if !isKnownUniquelyReferenced(&box) { box = Box(box.values) }
+        return box
+    }
+
     /// Phase deadlines.
-    public var timeouts = Timeouts()
+    public var timeouts: Timeouts {
+        get { box.values.timeouts }
+        set { unique().values.timeouts = newValue }
+    }
     /// Redirect handling.
-    public var redirects = RedirectPolicy()
+    public var redirects: RedirectPolicy {
+        get { box.values.redirects }
+        set { unique().values.redirects = newValue }
+    }
     /// Limits on what the server may send.
-    public var limits = ResponseLimits()
+    public var limits: ResponseLimits {
+        get { box.values.limits }
+        set { unique().values.limits = newValue }
+    }
     /// Ask for gzip/deflate (`Accept-Encoding`) and decode the body. The decoded size is bounded by
     /// `limits.decodedLimit`.
-    public var decompress = true
+    public var decompress: Bool {
+        get { box.values.decompress }
+        set { unique().values.decompress = newValue }
+    }
     /// Place in the shared queue.
-    public var priority = Priority.normal
+    public var priority: Priority {
+        get { box.values.priority }
+        set { unique().values.priority = newValue }
+    }
     /// Retry once on a fresh connection when a reused keep-alive connection turns out to have been
     /// closed by the server before it answered (idempotent requests only).
-    public var retryStaleConnection = true
+    public var retryStaleConnection: Bool {
+        get { box.values.retryStaleConnection }
+        set { unique().values.retryStaleConnection = newValue }
+    }
     /// Whether the connection may serve later requests. false closes it after this exchange
     /// (curl's `CURLOPT_FORBID_REUSE`): the request itself is unchanged, the client just does not
     /// keep the connection.
-    public var reuseConnection = true
+    public var reuseConnection: Bool {
+        get { box.values.reuseConnection }
+        set { unique().values.reuseConnection = newValue }
+    }
     /// Certificate checks, trust roots, client certificate, pins and versions for https. Part of
     /// the pool key: connections are shared only between requests with equal configurations.
-    public var tls = TLSConfiguration()
+    public var tls: TLSConfiguration {
+        get { box.values.tls }
+        set { unique().values.tls = newValue }
+    }
     /// How long a connection this request leaves behind may stay idle in the pool.
-    public var poolIdleTimeout: Nanoseconds = .seconds(60)
+    public var poolIdleTimeout: Nanoseconds {
+        get { box.values.poolIdleTimeout }
+        set { unique().values.poolIdleTimeout = newValue }
+    }
 
     /// The defaults.
     public init() {}
+
+    public static func == (a: TransferOptions, b: TransferOptions) -> Bool {
+        a.box === b.box || a.box.values == b.box.values
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(box.values)
+    }
 }
