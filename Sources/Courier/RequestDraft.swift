@@ -143,28 +143,39 @@ package struct RequestDraft: Sendable {
 
     /// The final URL with query parameters, as sent.
     package func resolvedURL() throws(CourierError) -> CourierURL {
+        let (authority, path, query) = try resolvedTarget()
+        return authority.withTarget(path: path, query: query)
+    }
+
+    /// Where the request goes: the URL giving scheme, host, port and credentials (the engine's
+    /// base itself, shared, when there is one), and the target with the query parameters. Split
+    /// so that a request built on an engine allocates no URL of its own.
+    package func resolvedTarget() throws(CourierError) -> (authority: CourierURL, path: String, query: String?) {
         if let presetError { throw presetError }
-        var url: CourierURL
+        let authority: CourierURL
+        var path: String
+        var query: String?
         switch base {
         case .some(let engineBase):
-            // One copy of the base, changed in place (replacingTarget would copy it again:
-            // five strings retained and released per copy).
-            url = engineBase
-            url.replaceTarget(target)
+            authority = engineBase
+            (path, query) = CourierURL.split(target: target)
         case .none:
-            url = try CourierURL(parsing: target)
+            authority = try CourierURL(parsing: target)
+            path = authority.path
+            query = authority.query
         }
         if !parameters.isEmpty, ParameterEncoding.usesQuery(method) || body != nil {
             let encoded = ParameterEncoding.formEncode(parameters, spaceAsPlus: false)
-            url.query = url.query.map { $0.isEmpty ? encoded : $0 + "&" + encoded } ?? encoded
+            query = query.map { $0.isEmpty ? encoded : $0 + "&" + encoded } ?? encoded
         }
-        return url
+        return (authority, path, query)
     }
 
     /// Headers as sent: the defaults (User-Agent and Accept first, as curl sends them) except
     /// those the request sets itself, then the request's own in their order; suppressed names
     /// removed; Basic credentials last when no Authorization was given. With no headers of its
     /// own a request shares the engine's (no copy).
+    /// `url` gives the credentials (its user and password).
     package func resolvedHeaders(url: CourierURL) -> HTTPHeaders {
         var merged = defaultHeaders
         if !headers.isEmpty {
@@ -203,18 +214,19 @@ package struct RequestDraft: Sendable {
     /// release of every field, about 2,500 instructions per request); a mutating call works in
     /// place.
     package mutating func makeTransfer() -> Result<Transfer, CourierError> {
-        let url: CourierURL
+        let target: (authority: CourierURL, path: String, query: String?)
         do {
-            url = try resolvedURL()
+            target = try resolvedTarget()
         } catch {
             return .failure(error)
         }
-        var requestHeaders = resolvedHeaders(url: url)
+        var requestHeaders = resolvedHeaders(url: target.authority)
         let (requestBody, contentType) = resolvedBody()
         if let contentType, !requestHeaders.contains("Content-Type") {
             requestHeaders.add(name: "Content-Type", value: contentType)
         }
-        let transfer = Transfer(url: consume url, method: method, headers: consume requestHeaders, body: requestBody, options: options)
+        let transfer = Transfer(authority: target.authority, path: target.path, query: target.query, method: method,
+                                headers: consume requestHeaders, body: requestBody, options: options)
         transfer.owner = engineID
         if let downloadPath {
             do {

@@ -229,7 +229,7 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
             lines += "* Connected to \(transfer.url.host) (\(WriteOut.remoteIP(m.remoteAddress))) port \(transfer.url.port)\n"
         }
         var request: [UInt8] = []
-        RequestEncoder.encodeHead(method: transfer.method, target: transfer.url.target, hostHeader: transfer.url.hostHeader,
+        RequestEncoder.encodeHead(method: transfer.method, path: transfer.url.path, query: transfer.url.query, hostHeader: transfer.url.hostHeader,
                                   headers: transfer.headers,
                                   framing: .init(host: !transfer.headers.contains("Host"),
                                                  contentLength: RequestEncoder.contentLength(for: transfer.method, bodyLength: transfer.requestBodyLength),

@@ -127,7 +127,7 @@ struct HTTPHeadersTests {
 struct RequestEncoderTests {
     @Test func encodesHeadWithFraming() {
         var buffer: [UInt8] = []
-        RequestEncoder.encodeHead(method: .post, target: "/submit?x=1", hostHeader: "example.com:8080",
+        RequestEncoder.encodeHead(method: .post, path: "/submit", query: "x=1", hostHeader: "example.com:8080",
                                   headers: ["Content-Type": "application/json"],
                                   framing: .init(host: true, contentLength: 1234567890, acceptEncoding: true), into: &buffer)
         #expect(String(decoding: buffer, as: UTF8.self) ==
@@ -137,7 +137,7 @@ struct RequestEncoderTests {
 
     @Test func callerHostWinsAndGetHasNoLength() {
         var buffer: [UInt8] = []
-        RequestEncoder.encodeHead(method: .get, target: "/", hostHeader: "ignored",
+        RequestEncoder.encodeHead(method: .get, path: "/", query: nil, hostHeader: "ignored",
                                   headers: ["Host": "virtual.example"], framing: .init(host: false), into: &buffer)
         #expect(String(decoding: buffer, as: UTF8.self) == "GET / HTTP/1.1\r\nHost: virtual.example\r\n\r\n")
     }

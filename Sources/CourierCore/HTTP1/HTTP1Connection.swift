@@ -112,7 +112,7 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
             host: !transfer.userSetHost,
             contentLength: RequestEncoder.contentLength(for: transfer._method, bodyLength: transfer.requestBodyLength),
             acceptEncoding: transfer._options.decompress && !transfer.userSetAcceptEncoding)
-        RequestEncoder.encodeHead(method: transfer._method, target: transfer._url.target, hostHeader: hostHeader,
+        RequestEncoder.encodeHead(method: transfer._method, path: transfer._path, query: transfer._query, hostHeader: hostHeader,
                                   headers: transfer._headers, framing: framing, into: &resources.headBuffer)
         headLength = resources.headBuffer.count
         if transfer.requestAsksToClose || !transfer._options.reuseConnection { machine.requestAsksToClose() }

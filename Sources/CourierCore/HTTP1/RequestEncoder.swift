@@ -30,12 +30,16 @@ package enum RequestEncoder {
     }
 
     /// Replaces `buffer`'s contents with the request head, keeping its capacity.
-    package static func encodeHead(method: HTTPMethod, target: String, hostHeader: String,
+    package static func encodeHead(method: HTTPMethod, path: String, query: String?, hostHeader: String,
                                    headers: HTTPHeaders, framing: Framing, into buffer: inout RawBuffer) {
         buffer.clear()
         buffer.append(method.rawValue)
         buffer.append(0x20)
-        buffer.append(target)
+        buffer.append(path)
+        if let query {
+            buffer.append(UInt8(ascii: "?"))
+            buffer.append(query)
+        }
         buffer.append(" HTTP/1.1\r\n")
         if framing.host {
             buffer.append("Host: ")
@@ -67,10 +71,10 @@ package enum RequestEncoder {
     }
 
     /// The same head as bytes in an array (tests, `courier -v`).
-    package static func encodeHead(method: HTTPMethod, target: String, hostHeader: String,
+    package static func encodeHead(method: HTTPMethod, path: String, query: String?, hostHeader: String,
                                    headers: HTTPHeaders, framing: Framing, into array: inout [UInt8]) {
         var buffer = RawBuffer(capacity: 512)
-        encodeHead(method: method, target: target, hostHeader: hostHeader, headers: headers, framing: framing, into: &buffer)
+        encodeHead(method: method, path: path, query: query, hostHeader: hostHeader, headers: headers, framing: framing, into: &buffer)
         array = Array(buffer.bytes)
         buffer.free()
     }

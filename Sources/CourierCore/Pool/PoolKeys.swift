@@ -59,12 +59,12 @@ package struct PoolKeys {
     /// key that does not load).
     package mutating func poolKey(for transfer: Transfer) throws(CourierError) -> (key: Int, isNew: Bool) {
         var tlsID = -1
-        if transfer._url.scheme == .https { tlsID = try tlsConfigurationID(transfer._options.tls) }
+        if transfer._authority.scheme == .https { tlsID = try tlsConfigurationID(transfer._options.tls) }
         if lastPoolKey >= 0, lastPoolTLSID == tlsID, transfer.targets(lastOrigin) {
             connectTimeouts[lastPoolKey] = transfer._options.timeouts.connect
             return (lastPoolKey, false)
         }
-        let value = PoolKeyValue(origin: transfer._url.origin, tls: tlsID)
+        let value = PoolKeyValue(origin: transfer._authority.origin, tls: tlsID)
         var isNew = false
         let key: Int
         if let known = poolKeys[value] {

@@ -89,8 +89,9 @@ final class Executor: HTTP1ConnectionDelegate {
             acquireConnection(for: transfer, allowIdle: false)
         case .followRedirect(let hop):
             transfer.metrics.redirects += 1
-            hop.apply(url: &transfer._url, method: &transfer._method, headers: &transfer._headers,
+            hop.apply(method: &transfer._method, headers: &transfer._headers,
                       body: &transfer._body, hostSetByCaller: &transfer.userSetHost)
+            transfer.url = hop.url
             if hop.dropBody { transfer.requestBodyLength = 0 }
             transfer.resetResponse()
             acquireConnection(for: transfer, allowIdle: true)
@@ -106,7 +107,7 @@ final class Executor: HTTP1ConnectionDelegate {
 
     private func enqueue(_ transfer: Transfer, at now: UInt64) {
         live.insert(transfer)
-        transfer.hostKey = keys.hostKey(for: transfer._url.host)
+        transfer.hostKey = keys.hostKey(for: transfer._authority.host)
         if scheduler.enqueue(TransferRef(transfer), host: transfer.hostKey, priority: transfer._options.priority) {
             start(transfer, at: now)
         } else {

@@ -237,12 +237,38 @@ public struct CourierURL: Sendable, Hashable, CustomStringConvertible {
         return url
     }
 
-    /// `replacingTarget` in place: a URL built from an engine's base gets a box of its own here
-    /// and is moved into the transfer.
+    /// `replacingTarget` in place.
     public mutating func replaceTarget(_ target: String) {
+        let (newPath, newQuery) = Self.split(target: target)
+        if isKnownUniquelyReferenced(&storage) {
+            storage.path = newPath
+            storage.query = newQuery
+        } else {
+            let base = storage
+            storage = Storage(scheme: base.scheme, host: base.host, port: base.port, path: newPath, query: newQuery,
+                              user: base.user, password: base.password)
+        }
+    }
+
+    /// This URL with the target `path` and `query` (already split and encoded): itself when the
+    /// target is its own, so building a request's URL from an engine base allocates only when
+    /// someone asks for it.
+    package func withTarget(path: String, query: String?) -> CourierURL {
+        if storage.path == path, storage.query == query { return self }
+        var url = self
+        let base = storage
+        url.storage = Storage(scheme: base.scheme, host: base.host, port: base.port, path: path, query: query,
+                              user: base.user, password: base.password)
+        return url
+    }
+
+    /// A request target ("/path?query", or a path without the slash) as path and query: unsafe
+    /// bytes escaped, a fragment dropped, dot segments removed. A target that needs none of that
+    /// (the usual case) is used as it is, without allocating for short paths.
+    package static func split(target: String) -> (path: String, query: String?) {
         var target = target
         // One pass over the bytes: a target that needs no escaping, has no fragment and no dot
-        // segment is used as it is (the usual case, and no allocation for short paths).
+        // segment is used as it is.
         enum Scan { case clean(questionMark: Int?), needsWork }
         let scan = target.withUTF8 { bytes -> Scan in
             guard bytes.first == UInt8(ascii: "/") else { return .needsWork }
@@ -259,32 +285,15 @@ public struct CourierURL: Sendable, Hashable, CustomStringConvertible {
             }
             return .clean(questionMark: question)
         }
-        let newPath: String
-        let newQuery: String?
         if case .clean(let questionMark) = scan {
-            if let questionMark {
-                let utf8 = target.utf8
-                let split = utf8.index(utf8.startIndex, offsetBy: questionMark)
-                newPath = String(target[..<split])
-                newQuery = String(target[utf8.index(after: split)...])
-            } else {
-                newPath = target
-                newQuery = nil
-            }
-        } else {
-            let bytes = Array(target.utf8)
-            let withSlash = bytes.first == UInt8(ascii: "/") ? bytes[...] : ([UInt8(ascii: "/")] + bytes)[...]
-            (newPath, newQuery) = Self.splitTarget(withSlash)
+            guard let questionMark else { return (target, nil) }
+            let utf8 = target.utf8
+            let split = utf8.index(utf8.startIndex, offsetBy: questionMark)
+            return (String(target[..<split]), String(target[utf8.index(after: split)...]))
         }
-        if isKnownUniquelyReferenced(&storage) {
-            storage.path = newPath
-            storage.query = newQuery
-        } else {
-            // The usual case (an engine's shared base): one new box, the old target never copied.
-            let base = storage
-            storage = Storage(scheme: base.scheme, host: base.host, port: base.port, path: newPath, query: newQuery,
-                              user: base.user, password: base.password)
-        }
+        let bytes = Array(target.utf8)
+        let withSlash = bytes.first == UInt8(ascii: "/") ? bytes[...] : ([UInt8(ascii: "/")] + bytes)[...]
+        return splitTarget(withSlash)
     }
 
     /// Path and query from the bytes after the authority; the fragment never goes on the wire

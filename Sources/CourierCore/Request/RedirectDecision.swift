@@ -76,10 +76,11 @@ package struct RedirectHop: Equatable, Sendable {
     /// Fields that describe a body and go when the body does.
     package static let bodyFields = ["Content-Type", "Content-Encoding", "Content-Language", "Content-Location", "Transfer-Encoding", "Content-Length"]
 
-    /// Rewrites a request into this hop: the new URL and method; across origins no credentials,
-    /// and no Host the caller set (it named the old origin); without the body, none of the fields
-    /// that described it. `hostSetByCaller` is cleared with the caller's Host.
-    package func apply(url: inout CourierURL, method: inout HTTPMethod, headers: inout HTTPHeaders,
+    /// Rewrites a request into this hop (the caller moves it to `url`): the new method; across
+    /// origins no credentials, and no Host the caller set (it named the old origin); without the
+    /// body, none of the fields that described it. `hostSetByCaller` is cleared with the caller's
+    /// Host.
+    package func apply(method: inout HTTPMethod, headers: inout HTTPHeaders,
                        body: inout RequestBody, hostSetByCaller: inout Bool) {
         if crossOrigin {
             for name in Self.credentialFields where headers.contains(name) { headers.remove(name: name) }
@@ -92,7 +93,6 @@ package struct RedirectHop: Equatable, Sendable {
             body = .empty
             for name in Self.bodyFields where headers.contains(name) { headers.remove(name: name) }
         }
-        url = self.url
         method = self.method
     }
 }

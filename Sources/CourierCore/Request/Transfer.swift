@@ -25,7 +25,12 @@ package protocol TransferDelegate: AnyObject {
 package final class Transfer: @unchecked Sendable {
     // MARK: The request (set before submission; the runtime rewrites them on redirects)
 
-    @exclusivity(unchecked) var _url: CourierURL
+    /// The request's scheme, host, port and credentials, as a URL whose own target is not the
+    /// request's (usually its engine's base URL, shared by all the engine's requests); the target
+    /// is `_path` and `_query`. The whole URL is built only when asked for (`url`).
+    @exclusivity(unchecked) var _authority: CourierURL
+    @exclusivity(unchecked) var _path: String
+    @exclusivity(unchecked) var _query: String?
     @exclusivity(unchecked) var _method: HTTPMethod
     @exclusivity(unchecked) var _headers: HTTPHeaders
     @exclusivity(unchecked) var _body: RequestBody
@@ -73,9 +78,17 @@ package final class Transfer: @unchecked Sendable {
     @exclusivity(unchecked) unowned(unsafe) var livePrevious: Transfer?
 
     /// A transfer for `method url` with these headers, body and options.
-    package init(url: CourierURL, method: HTTPMethod = .get, headers: HTTPHeaders = HTTPHeaders(),
-                 body: RequestBody = .empty, options: TransferOptions = TransferOptions()) {
-        self._url = url
+    package convenience init(url: CourierURL, method: HTTPMethod = .get, headers: HTTPHeaders = HTTPHeaders(),
+                             body: RequestBody = .empty, options: TransferOptions = TransferOptions()) {
+        self.init(authority: url, path: url.path, query: url.query, method: method, headers: headers, body: body, options: options)
+    }
+
+    /// A transfer to `path?query` at the origin (and with the credentials) of `authority`.
+    package init(authority: CourierURL, path: String, query: String?, method: HTTPMethod, headers: HTTPHeaders,
+                 body: RequestBody, options: TransferOptions) {
+        self._authority = authority
+        self._path = path
+        self._query = query
         self._method = method
         self._headers = headers
         self._body = body
@@ -100,7 +113,7 @@ package final class Transfer: @unchecked Sendable {
     /// compare it costs more than the comparison).
     @inline(__always)
     func targets(_ origin: Origin) -> Bool {
-        _url.port == origin.port && _url.scheme == origin.scheme && _url.host == origin.host
+        _authority.port == origin.port && _authority.scheme == origin.scheme && _authority.host == origin.host
     }
 
     /// Whether the transfer is done (result fields are final).
@@ -149,7 +162,7 @@ package final class Transfer: @unchecked Sendable {
         // Only redirect statuses pay for looking up Location.
         let decision = RedirectDecision.isRedirect(head.status) && _options.redirects.follow
             ? RedirectDecision.decide(status: head.status, location: head.headers["Location"],
-                                      current: _url, method: _method, policy: _options.redirects,
+                                      current: url, method: _method, policy: _options.redirects,
                                       redirectsSoFar: metrics.redirects)
             : .deliver
         switch decision {
@@ -249,9 +262,14 @@ package final class Transfer: @unchecked Sendable {
 /// accessors would avoid the copy too, but Swift 6.3's debug build miscompiled the one for
 /// `options`: a borrowed TLSConfiguration was released, a crash in `Runtime.poolKey(for:)`.)
 extension Transfer {
+    /// The request URL (after redirects so far); built on demand from the authority and target.
     package internal(set) var url: CourierURL {
-        get { _url }
-        _modify { yield &_url }
+        get { _authority.withTarget(path: _path, query: _query) }
+        set {
+            _authority = newValue
+            _path = newValue.path
+            _query = newValue.query
+        }
     }
     package internal(set) var method: HTTPMethod {
         get { _method }
