@@ -5,21 +5,22 @@
 /// A width of 0 holds every operation until it is raised again (MKNetworkKit's wifi-only mode on a
 /// cellular network).
 public enum SharedQueue {
-    /// Operations running at once, process-wide (default 6).
+    /// Operations running at once, process-wide (default 6). A negative width counts as 0.
     public static var width: Int {
         get { Runtime.shared.width }
-        set { Runtime.shared.setWidth(newValue) }
+        set { Runtime.shared.setWidth(max(0, newValue)) }
     }
 
-    /// Operations and connections per host, for hosts without their own limit (default 6).
+    /// Operations and connections per host, for hosts without their own limit (default 6). Limits
+    /// below 1 count as 1: a host can always be reached.
     public static var defaultHostLimit: Int {
         get { Runtime.shared.defaultHostLimit }
-        set { Runtime.shared.setDefaultHostLimit(newValue) }
+        set { Runtime.shared.setDefaultHostLimit(max(1, newValue)) }
     }
 
-    /// Sets, or with nil clears, one host's limit.
+    /// Sets, or with nil clears, one host's limit (below 1 counts as 1).
     public static func setLimit(_ limit: Int?, forHost host: String) {
-        Runtime.shared.setHostLimit(limit, host: host)
+        Runtime.shared.setHostLimit(limit.map { max(1, $0) }, host: host)
     }
 
     /// Running and queued operations right now (readable from any thread, no lock).

@@ -12,7 +12,6 @@ struct ConnectionPoolStateTests {
             #expect(entry.total <= entry.limit, "key \(key): over limit", sourceLocation: sourceLocation)
             let room = entry.limit - entry.idle.count - entry.leased
             #expect(entry.connecting >= min(entry.waiting.count, room), "key \(key): a waiter has no attempt", sourceLocation: sourceLocation)
-            #expect(entry.connecting >= 0 && entry.leased >= 0, sourceLocation: sourceLocation)
         }
     }
 
@@ -122,6 +121,9 @@ struct ConnectionPoolStateTests {
 
     /// Random event sequences against a model of who holds which connection: the invariants hold
     /// after every step, no request is served twice, and no connection serves two requests at once.
+    /// Random event sequences against a model that tracks every connection and request: the
+    /// pool's counts must equal the model's after every event (so a lost or invented connection
+    /// attempt, lease or idle connection is caught), besides the invariants above.
     @Test(arguments: 0..<40)
     func randomSequencesKeepInvariants(seed: Int) {
         var rng = SplitMix(seed: UInt64(seed))
@@ -129,23 +131,27 @@ struct ConnectionPoolStateTests {
         var nextRequest = 0
         var nextConnection = 100
         var connecting = 0
+        var idle: Set<Int> = []
         var leased: [Int: String] = [:]
         var waiting: Set<String> = []
         var served: Set<String> = []
         for _ in 0..<300 {
-            switch rng.next() % 6 {
+            switch rng.next() % 7 {
             case 0, 1:
                 let request = "r\(nextRequest)"
                 nextRequest += 1
                 switch pool.acquire(request, key: 0, allowIdle: rng.next() % 5 != 0) {
                 case .use(let c):
+                    #expect(idle.remove(c) != nil, "handed out a connection that was not idle")
                     #expect(leased[c] == nil)
                     leased[c] = request
                     served.insert(request)
                 case .wait(let n):
                     waiting.insert(request)
                     connecting += n
-                case .waitAfterEvicting(_, let n):
+                case .waitAfterEvicting(let evicted, let n):
+                    #expect(Set(evicted) == idle, "evicted \(evicted), idle \(idle)")
+                    idle.removeAll()
                     waiting.insert(request)
                     connecting += n
                 }
@@ -160,8 +166,10 @@ struct ConnectionPoolStateTests {
                     #expect(!served.contains(r))
                     served.insert(r)
                     leased[c] = r
-                case .park, .close:
-                    break
+                case .park:
+                    idle.insert(c)
+                case .close(let n):
+                    connecting += n
                 }
             case 3:
                 guard connecting > 0 else { break }
@@ -179,7 +187,7 @@ struct ConnectionPoolStateTests {
                     leased[c] = r
                     served.insert(r)
                 case .park:
-                    break
+                    idle.insert(c)
                 case .close(let n):
                     connecting += n
                 }
@@ -189,12 +197,21 @@ struct ConnectionPoolStateTests {
                 let removed = pool.cancelWaiting(r, key: 0)
                 #expect(removed)
                 waiting.remove(r)
+            case 6:
+                guard !idle.isEmpty else { break }
+                let c = idle.sorted()[Int(rng.next() % UInt64(idle.count))]
+                let wasIdle = pool.idleClosed(c, key: 0)
+                #expect(wasIdle)
+                idle.remove(c)
             default:
                 break
             }
             Self.checkInvariants(pool)
-            #expect(pool.entry(for: 0).map { $0.leased } ?? 0 == leased.count)
-            #expect(pool.entry(for: 0).map { $0.waiting.count } ?? 0 == waiting.count)
+            let entry = pool.entry(for: 0)
+            #expect(entry.map { $0.connecting } ?? 0 == connecting, "attempts in flight")
+            #expect(Set(entry?.idle ?? []) == idle, "idle connections")
+            #expect(entry.map { $0.leased } ?? 0 == leased.count, "leased connections")
+            #expect(entry.map { Set($0.waiting.elements) } ?? [] == waiting, "waiting requests")
         }
     }
 }

@@ -5,10 +5,18 @@ import Testing
 struct SchedulerStateTests {
     typealias Scheduler = SchedulerState<String>
 
-    /// No queued operation could start: either the width is used up or every host with queued
-    /// work is at its limit.
-    static func checkInvariant(_ s: Scheduler, sourceLocation: SourceLocation = #_sourceLocation) {
-        #expect(s.running <= max(s.width, s.running), sourceLocation: sourceLocation)
+    /// After every event: an operation that started did so within the width and its host's limit
+    /// (`startedOn` lists the hosts that had a start in this event; running work above a lowered
+    /// width is allowed, a start above it is not), and no queued operation could start: either
+    /// the width is used up or every host with queued work is at its limit.
+    static func checkInvariant(_ s: Scheduler, startedOn: [Int] = [], sourceLocation: SourceLocation = #_sourceLocation) {
+        if !startedOn.isEmpty {
+            #expect(s.running <= s.width, "started beyond the width: \(s.running) > \(s.width)", sourceLocation: sourceLocation)
+        }
+        for host in startedOn {
+            let running = s.hostState(host)?.running ?? 0
+            #expect(running <= s.hostLimit(host), "host \(host) started beyond its limit", sourceLocation: sourceLocation)
+        }
         if s.running < s.width {
             for (host, queue) in s.hosts.enumerated() where queue.queuedCount > 0 {
                 #expect(queue.running >= s.hostLimit(host), "host \(host) has room and queued work", sourceLocation: sourceLocation)
@@ -96,7 +104,8 @@ struct SchedulerStateTests {
         var queued: [(String, Int, Priority)] = []
         var n = 0
         for _ in 0..<400 {
-            switch rng.next() % 7 {
+            var startedOn: [Int] = []
+            switch rng.next() % 8 {
             case 0, 1, 2:
                 let host = Int(rng.next() % 4)
                 let priority = Priority(rawValue: Int(rng.next() % 5))!
@@ -104,6 +113,7 @@ struct SchedulerStateTests {
                 n += 1
                 if s.enqueue(item, host: host, priority: priority) {
                     running.append((item, host))
+                    startedOn.append(host)
                 } else {
                     queued.append((item, host, priority))
                 }
@@ -114,6 +124,7 @@ struct SchedulerStateTests {
                 if let next = s.finished(host: host) {
                     let qi = queued.firstIndex { $0.0 == next }!
                     running.append((next, queued[qi].1))
+                    startedOn.append(queued[qi].1)
                     queued.remove(at: qi)
                 }
             case 5:
@@ -126,12 +137,22 @@ struct SchedulerStateTests {
                 for started in s.setWidth(Int(rng.next() % 6)) {
                     let qi = queued.firstIndex { $0.0 == started }!
                     running.append((started, queued[qi].1))
+                    startedOn.append(queued[qi].1)
+                    queued.remove(at: qi)
+                }
+            case 7:
+                let host = Int(rng.next() % 4)
+                let limit: Int? = rng.next() % 3 == 0 ? nil : 1 + Int(rng.next() % 3)
+                for started in s.setHostLimit(limit, for: host) {
+                    let qi = queued.firstIndex { $0.0 == started }!
+                    running.append((started, queued[qi].1))
+                    startedOn.append(queued[qi].1)
                     queued.remove(at: qi)
                 }
             default:
                 break
             }
-            Self.checkInvariant(s)
+            Self.checkInvariant(s, startedOn: startedOn)
             #expect(s.running == running.count)
             #expect(s.queuedCount == queued.count)
             for host in 0..<4 {

@@ -53,14 +53,16 @@ package struct ConnectionPoolState<Connection: Hashable, Request: Hashable> {
     package func entry(for key: Int) -> PerKey? { entries.indices.contains(key) ? entries[key] : nil }
 
     package init(defaultLimit: Int) {
-        self.defaultLimit = max(1, defaultLimit)
+        precondition(defaultLimit >= 1, "pool limit below 1")
+        self.defaultLimit = defaultLimit
     }
 
     /// Sets the connection limit for one key. Lowering it never closes busy connections; the pool
     /// shrinks as they are released. Returns how many connections to open for waiting requests.
     package mutating func setLimit(_ limit: Int, for key: Int) -> Int {
         withEntry(key) { entry in
-            entry.limit = max(1, limit)
+            precondition(limit >= 1, "pool limit below 1")
+            entry.limit = limit
             let open = Self.connectionsToOpen(entry)
             entry.connecting += open
             return open
@@ -94,7 +96,8 @@ package struct ConnectionPoolState<Connection: Hashable, Request: Hashable> {
     /// A new connection finished connecting.
     package mutating func connected(_ connection: Connection, key: Int) -> ReadyAction {
         withEntry(key) { entry in
-        entry.connecting = max(0, entry.connecting - 1)
+        precondition(entry.connecting > 0, "a connection finished connecting that the pool never opened (key \(key))")
+        entry.connecting -= 1
         if let request = entry.waiting.popFirst() {
             entry.leased += 1
             return .serve(request)
@@ -112,7 +115,8 @@ package struct ConnectionPoolState<Connection: Hashable, Request: Hashable> {
     /// says how many new attempts to start for the requests still waiting.
     package mutating func connectFailed(key: Int) -> (failed: Request?, connect: Int) {
         withEntry(key) { entry in
-            entry.connecting = max(0, entry.connecting - 1)
+            precondition(entry.connecting > 0, "a connect failure the pool never started (key \(key))")
+            entry.connecting -= 1
             let failed = entry.waiting.count > entry.connecting ? entry.waiting.popFirst() : nil
             let open = Self.connectionsToOpen(entry)
             entry.connecting += open
@@ -123,7 +127,8 @@ package struct ConnectionPoolState<Connection: Hashable, Request: Hashable> {
     /// A leased connection's exchange ended; `reusable` is the HTTP/1 machine's verdict.
     package mutating func release(_ connection: Connection, key: Int, reusable: Bool) -> ReadyAction {
         withEntry(key) { entry in
-        entry.leased = max(0, entry.leased - 1)
+        precondition(entry.leased > 0, "a connection released that was never leased (key \(key))")
+        entry.leased -= 1
         if reusable {
             if let request = entry.waiting.popFirst() {
                 entry.leased += 1
@@ -187,7 +192,9 @@ package struct ConnectionPoolState<Connection: Hashable, Request: Hashable> {
         return body(&entries[key])
     }
 
-    /// Attempts needed so every waiting request has one, within the limit.
+    /// Attempts needed so every waiting request has one, within the limit. (Either term may be
+    /// negative, legitimately: more attempts in flight than waiters after a cancellation, more
+    /// connections than a lowered limit; then none is opened.)
     private static func connectionsToOpen(_ entry: PerKey) -> Int {
         let wanted = entry.waiting.count - entry.connecting
         let room = entry.limit - entry.total

@@ -45,8 +45,9 @@ package struct SchedulerState<Item: Hashable> {
     private var nextSequence: UInt64 = 0
 
     package init(width: Int, defaultHostLimit: Int) {
-        self.width = max(0, width)
-        self.defaultHostLimit = max(1, defaultHostLimit)
+        precondition(width >= 0 && defaultHostLimit >= 1, "invalid scheduler limits: width \(width), host limit \(defaultHostLimit)")
+        self.width = width
+        self.defaultHostLimit = defaultHostLimit
     }
 
     /// The limit that applies to `host`.
@@ -85,9 +86,10 @@ package struct SchedulerState<Item: Hashable> {
     /// A running operation ended (success, failure or cancellation). Returns the operation to
     /// start in its place, if any; at most one can, since one slot of each kind was freed.
     package mutating func finished(host: Int) -> Item? {
-        guard host < hosts.count else { return nil }
-        withHost(host) { $0.running = max(0, $0.running - 1) }
-        running = max(0, running - 1)
+        precondition(host < hosts.count && hosts[host].running > 0 && running > 0,
+                     "finished(host: \(host)) with nothing running there")
+        withHost(host) { $0.running -= 1 }
+        running -= 1
         return startNext()
     }
 
@@ -108,19 +110,22 @@ package struct SchedulerState<Item: Hashable> {
 
     /// Changes the width. Returns the operations that may start now.
     package mutating func setWidth(_ newWidth: Int) -> [Item] {
-        width = max(0, newWidth)
+        precondition(newWidth >= 0, "negative width \(newWidth)")
+        width = newWidth
         return startAllPossible()
     }
 
     /// Changes one host's limit (nil restores the default). Returns the operations that may start now.
     package mutating func setHostLimit(_ limit: Int?, for host: Int) -> [Item] {
-        withHost(host) { $0.limit = limit.map { max(1, $0) } }
+        precondition(limit.map { $0 >= 1 } ?? true, "host limit below 1")
+        withHost(host) { $0.limit = limit }
         return startAllPossible()
     }
 
     /// Changes the default per-host limit. Returns the operations that may start now.
     package mutating func setDefaultHostLimit(_ limit: Int) -> [Item] {
-        defaultHostLimit = max(1, limit)
+        precondition(limit >= 1, "host limit below 1")
+        defaultHostLimit = limit
         return startAllPossible()
     }
 
