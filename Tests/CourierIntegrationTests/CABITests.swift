@@ -1,3 +1,5 @@
+import Courier
+import CourierCore
 import CourierHeader
 import Foundation
 import Testing
@@ -36,6 +38,49 @@ struct CABITests {
         #expect(dynamic.stdout.contains("Library soname: [libcourier.so.\(COURIER_ABI_VERSION)]"))
     }
 
+    /// The header's numbers against the Swift side, as curl checks its header against its
+    /// sources: every COURIER_E_* value equals its CourierError.Code, every code that crosses the
+    /// ABI has its define, and the version macros equal CourierVersion and
+    /// courier_version_number().
+    @Test func headerCodesAndVersionMatchTheLibrary() throws {
+        let header = try String(contentsOfFile: TestServers.packageRoot + "/include/courier.h", encoding: .utf8)
+        var defines: [String: String] = [:]
+        for line in header.split(separator: "\n") where line.hasPrefix("#define COURIER_") {
+            let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
+            guard parts.count == 3 else { continue }
+            var value = String(parts[2])
+            if let comment = value.range(of: "/*") { value = String(value[..<comment.lowerBound]) }
+            defines[String(parts[1])] = value.trimmingCharacters(in: .whitespaces)
+        }
+        /// "26", "0x000100" or "(COURIER_E_TIMEOUT | (2 << 8))".
+        func evaluate(_ expression: String) -> Int32? {
+            if expression.hasPrefix("0x") { return Int32(expression.dropFirst(2), radix: 16) }
+            if let plain = Int32(expression) { return plain }
+            let scanner = expression.replacingOccurrences(of: "(", with: " ").replacingOccurrences(of: ")", with: " ")
+            let tokens = scanner.split(separator: " ")
+            guard tokens.count == 5, tokens[1] == "|", tokens[3] == "<<", let base = defines[String(tokens[0])].flatMap(evaluate),
+                  let detail = Int32(tokens[2]), let shift = Int32(tokens[4]) else { return nil }
+            return base | (detail << shift)
+        }
+        let errorDefines = defines.filter { $0.key.hasPrefix("COURIER_E_") }
+        var catalogued = Set<String>()
+        for entry in CourierError.catalog {
+            guard let name = entry.cName else { continue }
+            catalogued.insert(name)
+            #expect(errorDefines[name].flatMap(evaluate) == entry.code.rawValue, "\(name) in courier.h is not \(entry.code.rawValue)")
+        }
+        #expect(Set(errorDefines.keys) == catalogued, "only in the header: \(Set(errorDefines.keys).subtracting(catalogued)); only in Swift: \(catalogued.subtracting(errorDefines.keys))")
+        #expect(String(cString: courier_strerror(COURIER_E_LOOP_UNAVAILABLE)) == CourierError.summary(for: .loopUnavailable))
+
+        let parts = CourierVersion.string.split(separator: ".").map { Int32($0)! }
+        #expect(defines["COURIER_VERSION_MAJOR"].flatMap(evaluate) == parts[0])
+        #expect(defines["COURIER_VERSION_MINOR"].flatMap(evaluate) == parts[1])
+        #expect(defines["COURIER_VERSION_PATCH"].flatMap(evaluate) == parts[2])
+        #expect(defines["COURIER_VERSION_NUM"].flatMap(evaluate) == parts[0] << 16 | parts[1] << 8 | parts[2])
+        #expect(courier_version_number() == parts[0] << 16 | parts[1] << 8 | parts[2])
+        #expect(String(cString: courier_version()) == CourierVersion.string)
+    }
+
     @Test func cExamplesWork() async throws {
         let bin = try await CExamples.shared.directory()
         let get = try await runProcess(bin + "/get", [s.nginx + "/small", "X-Test:1"])
@@ -52,6 +97,30 @@ struct CABITests {
         #expect(poll.stdout.contains("done 200 ok 200 idle 1"))
         let bad = try await runProcess(bin + "/badinput", [s.nginx, "--unsafe"])
         #expect(bad.status == 0 && bad.stdout == "ok\n", "\(bad.stderr)")
+    }
+
+    /// What needs a process of its own or threads of its own (Tests/CPrograms/scenarios.c): the
+    /// loop refused its descriptors (an error, then a retry that works, never an abort); cancel
+    /// from another thread while perform waits; staged downloads over the ABI; https through the
+    /// ABI with the test CA, a client certificate and pins.
+    @Test func cScenarios() async throws {
+        let bin = try await CExamples.shared.directory()
+        let starved = try await runProcess(bin + "/scenarios", ["loopfail", s.nginx + "/small"])
+        #expect(starved.status == 0, "\(starved.stdout)\(starved.stderr)")
+        #expect(starved.stdout.contains("starved \(COURIER_E_LOOP_UNAVAILABLE)"))
+
+        let cancelled = try await runProcess(bin + "/scenarios", ["cancel", s.scripted + "/silence?s=10"])
+        #expect(cancelled.status == 0, "\(cancelled.stdout)\(cancelled.stderr)")
+
+        let directory = NSTemporaryDirectory() + "courier-download-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let download = try await runProcess(bin + "/scenarios", ["download", s.nginx + "/small", s.nginx + "/no-such-file", directory])
+        #expect(download.status == 0, "\(download.stdout)\(download.stderr)")
+
+        let tls = try await runProcess(bin + "/scenarios", ["tls", "https://localhost:\(s.tlsPorts["clientauth"]!)/small", s.certs + "/ca.pem",
+                                                            s.certs + "/client.pem", s.certs + "/client.key", s.certs + "/server.pub"])
+        #expect(tls.status == 0, "\(tls.stdout)\(tls.stderr)")
     }
 
     /// `make install`'s layout (here from the debug build: the release build is make install's own
@@ -234,9 +303,11 @@ actor CExamples {
         try FileManager.default.createSymbolicLink(atPath: directory + "/libcourier.so", withDestinationPath: "libcourier.so.1")
         let root = TestServers.packageRoot
         let compiler = ProcessInfo.processInfo.environment["CC"] ?? "cc"
-        for example in ["get", "parallel", "poll", "badinput"] {
+        let programs = ["get", "parallel", "poll", "badinput"].map { ($0, root + "/cbindings/examples/\($0).c") }
+            + [("scenarios", root + "/Tests/CPrograms/scenarios.c")]
+        for (example, source) in programs {
             let result = try await runProcess("/usr/bin/env", [compiler, "-std=c11", "-D_DEFAULT_SOURCE", "-Wall", "-Wextra", "-Werror", "-g",
-                                                               "-I", root + "/include", root + "/cbindings/examples/\(example).c",
+                                                               "-I", root + "/include", source,
                                                                "-L", directory, "-lcourier", "-lpthread", "-Wl,-rpath," + directory,
                                                                "-o", directory + "/" + example])
             guard result.status == 0 else { throw CompileError(message: "\(example).c: \(result.stderr)") }

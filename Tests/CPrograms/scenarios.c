@@ -1,0 +1,219 @@
+/*
+ * scenarios: C ABI behaviours that need a process of their own or several threads, one per
+ * subcommand. Each prints what it saw and exits 0 when it is as courier.h promises.
+ *
+ *   scenarios loopfail URL              the system refuses the loop's descriptors: an error, not an abort
+ *   scenarios cancel SLOW_URL           courier_request_cancel from another thread ends a perform
+ *   scenarios download OK_URL 404_URL DIR   staged downloads: a failed one leaves the file untouched
+ *   scenarios tls URL CA CERT KEY PINS  https through the C ABI: CA, client certificate, pins
+ */
+#include <courier.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+static int fail(const char *what, int code) {
+    fprintf(stderr, "scenarios: %s: %s (%d)\n", what, courier_strerror(code), code);
+    return 1;
+}
+
+/* The loop cannot get a descriptor: perform returns COURIER_E_LOOP_UNAVAILABLE and the process
+ * lives on; with descriptors back, the next perform works. */
+static int loopfail(const char *url) {
+    courier_request *request = NULL;
+    int rc = courier_request_create(NULL, "GET", url, &request);
+    if (rc != COURIER_OK) return fail("create", rc);
+    struct rlimit saved;
+    getrlimit(RLIMIT_NOFILE, &saved);
+    /* Every descriptor below the lowest free one is in use: with that as the limit, no new
+     * descriptor can be made. */
+    int lowest = dup(0);
+    close(lowest);
+    struct rlimit tight = saved;
+    tight.rlim_cur = (rlim_t)lowest;
+    if (setrlimit(RLIMIT_NOFILE, &tight) != 0) {
+        perror("setrlimit");
+        return 1;
+    }
+    courier_response *response = NULL;
+    rc = courier_request_perform(request, &response);
+    setrlimit(RLIMIT_NOFILE, &saved);
+    printf("starved %d\n", rc);
+    if (rc != COURIER_E_LOOP_UNAVAILABLE || response != NULL) return fail("perform without descriptors", rc);
+    courier_request_free(request);
+
+    rc = courier_request_create(NULL, "GET", url, &request);
+    if (rc != COURIER_OK) return fail("create again", rc);
+    rc = courier_request_perform(request, &response);
+    printf("again %d status %d\n", rc, courier_response_status(response));
+    if (rc != COURIER_OK) return fail("perform with descriptors back", rc);
+    courier_response_free(response);
+    courier_request_free(request);
+    courier_shutdown();
+    return 0;
+}
+
+struct perform_job {
+    courier_request *request;
+    int code;
+    volatile int done;
+};
+
+static void *perform_thread(void *context) {
+    struct perform_job *job = context;
+    courier_response *response = NULL;
+    job->code = courier_request_perform(job->request, &response);
+    courier_response_free(response);
+    job->done = 1;
+    return NULL;
+}
+
+static void sleep_ms(long ms) {
+    struct timespec pause = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&pause, NULL);
+}
+
+/* One thread waits in perform, another cancels: perform returns COURIER_E_CANCELLED at once
+ * (the server would not answer for seconds). A request cancelled before it is sent ends as
+ * cancelled when it is. */
+static int cancel(const char *slow_url) {
+    struct perform_job job = {0};
+    int rc = courier_request_create(NULL, "GET", slow_url, &job.request);
+    if (rc != COURIER_OK) return fail("create", rc);
+    pthread_t thread;
+    pthread_create(&thread, NULL, perform_thread, &job);
+    /* Cancel repeatedly until perform returns: the first cancel may come before the send, and
+     * one that comes after it must end it. Bounded: 5 s. */
+    for (int i = 0; i < 500 && !job.done; i++) {
+        courier_request_cancel(job.request);
+        sleep_ms(10);
+    }
+    pthread_join(thread, NULL);
+    printf("perform %d\n", job.code);
+    if (job.code != COURIER_E_CANCELLED) return fail("perform after a cancel from another thread", job.code);
+    courier_request_free(job.request);
+
+    courier_request *early = NULL;
+    courier_request_create(NULL, "GET", slow_url, &early);
+    courier_request_cancel(early);
+    courier_response *response = NULL;
+    rc = courier_request_perform(early, &response);
+    printf("early %d\n", rc);
+    if (rc != COURIER_E_CANCELLED || response != NULL) return fail("perform of a request cancelled before it was sent", rc);
+    courier_request_free(early);
+    courier_shutdown();
+    return 0;
+}
+
+static int read_file(const char *path, char *out, size_t size) {
+    FILE *file = fopen(path, "rb");
+    if (!file) return -1;
+    size_t n = fread(out, 1, size - 1, file);
+    out[n] = 0;
+    fclose(file);
+    return (int)n;
+}
+
+static int count_entries(const char *directory) {
+    char command[4096];
+    snprintf(command, sizeof command, "ls -A '%s' | wc -l", directory);
+    FILE *pipe = popen(command, "r");
+    int count = -1;
+    if (pipe && fscanf(pipe, "%d", &count) != 1) count = -1;
+    if (pipe) pclose(pipe);
+    return count;
+}
+
+/* Downloads are staged: the destination holds the old content after a failure and the whole new
+ * body after success, and no temporary file is left behind either way. */
+static int download(const char *ok_url, const char *missing_url, const char *directory) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/target.bin", directory);
+    FILE *file = fopen(path, "wb");
+    fputs("previous content", file);
+    fclose(file);
+
+    courier_request *request = NULL;
+    courier_request_create(NULL, "GET", missing_url, &request);
+    courier_request_set_output_file(request, path);
+    courier_response *response = NULL;
+    int rc = courier_request_perform(request, &response);
+    courier_response_free(response);
+    courier_request_free(request);
+    char content[256];
+    read_file(path, content, sizeof content);
+    printf("404 %d content \"%s\" entries %d\n", rc, content, count_entries(directory));
+    if (rc != COURIER_E_HTTP_STATUS || strcmp(content, "previous content") != 0 || count_entries(directory) != 1)
+        return fail("a failed download changed the destination", rc);
+
+    courier_request_create(NULL, "GET", ok_url, &request);
+    courier_request_set_output_file(request, path);
+    rc = courier_request_perform(request, &response);
+    int64_t size = courier_response_body_size(response);
+    courier_response_free(response);
+    courier_request_free(request);
+    int length = read_file(path, content, sizeof content);
+    printf("200 %d size %lld file %d entries %d\n", rc, (long long)size, length, count_entries(directory));
+    if (rc != COURIER_OK || length != (int)size || strcmp(content, "previous content") == 0 || count_entries(directory) != 1)
+        return fail("a successful download did not replace the destination", rc);
+    courier_shutdown();
+    return 0;
+}
+
+/* https through the ABI against a real handshake: the test CA, a client certificate the server
+ * demands, and pins (one right, then only a wrong one). */
+static int tls(const char *url, const char *ca, const char *cert, const char *key, const char *pins) {
+    courier_request *request = NULL;
+    courier_response *response = NULL;
+    courier_request_create(NULL, "GET", url, &request);
+    courier_request_set_tls_ca(request, ca, NULL);
+    courier_request_set_tls_client_certificate(request, cert, key, NULL);
+    courier_request_set_tls_pins(request, pins);
+    int rc = courier_request_perform(request, &response);
+    printf("trusted %d status %d\n", rc, courier_response_status(response));
+    courier_response_free(response);
+    courier_request_free(request);
+    if (rc != COURIER_OK) return fail("https with CA, client certificate and pins", rc);
+
+    courier_request_create(NULL, "GET", url, &request);
+    courier_request_set_tls_client_certificate(request, cert, key, NULL);
+    rc = courier_request_perform(request, &response);
+    printf("untrusted %d\n", rc);
+    courier_response_free(response);
+    courier_request_free(request);
+    if (rc != COURIER_E_TLS_UNTRUSTED) return fail("https without the test CA", rc);
+
+    courier_request_create(NULL, "GET", url, &request);
+    courier_request_set_tls_ca(request, ca, NULL);
+    courier_request_set_tls_client_certificate(request, cert, key, NULL);
+    courier_request_set_tls_pins(request, "sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=");
+    rc = courier_request_perform(request, &response);
+    printf("mispinned %d\n", rc);
+    courier_response_free(response);
+    courier_request_free(request);
+    if (rc != COURIER_E_TLS_PIN_MISMATCH) return fail("https with a wrong pin", rc);
+
+    courier_request_create(NULL, "GET", url, &request);
+    courier_request_set_tls_ca(request, ca, NULL);
+    rc = courier_request_perform(request, &response);
+    printf("no client certificate %d\n", rc);
+    courier_response_free(response);
+    courier_request_free(request);
+    if (rc == COURIER_OK) return fail("a server that demands a client certificate answered without one", rc);
+    courier_shutdown();
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc >= 3 && strcmp(argv[1], "loopfail") == 0) return loopfail(argv[2]);
+    if (argc >= 3 && strcmp(argv[1], "cancel") == 0) return cancel(argv[2]);
+    if (argc >= 5 && strcmp(argv[1], "download") == 0) return download(argv[2], argv[3], argv[4]);
+    if (argc >= 7 && strcmp(argv[1], "tls") == 0) return tls(argv[2], argv[3], argv[4], argv[5], argv[6]);
+    fprintf(stderr, "usage: scenarios loopfail|cancel|download|tls ...\n");
+    return 2;
+}
