@@ -125,105 +125,134 @@ struct HTTP1ConnectionTests {
         }
     }
 
+    /// Runs blocking test code (semaphores, socket reads) on a dispatch thread: blocking one of
+    /// the few cooperative threads would stall every other test of the process.
+    func offTheCooperativePool(_ body: @escaping @Sendable () throws -> Void) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
+            DispatchQueue.global().async {
+                do {
+                    try body()
+                    continuation.resume()
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+    }
+
     static func transfer(_ path: String, options: TransferOptions = TransferOptions()) -> Transfer {
         var options = options
         options.decompress = false
         return Transfer(url: try! CourierURL(parsing: "http://test.example" + path), options: options)
     }
 
-    @Test func keepAliveExchangesThenTheServerCloses() throws {
-        let rig = try Rig()
-        #expect(rig.owner.next() == .established)
-        let first = Self.transfer("/one")
-        rig.begin(first)
-        let head = rig.readRequestHead()
-        #expect(head.hasPrefix("GET /one HTTP/1.1\r\nHost: test.example\r\n"), "\(head)")
-        rig.send("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello")
-        #expect(rig.owner.next() == .finished(success: true, reusable: true, replay: false, code: nil))
-        #expect(first.responseBody == Array("hello".utf8))
-        #expect(first.status == 200)
+    @Test func keepAliveExchangesThenTheServerCloses() async throws {
+        try await offTheCooperativePool {
+            let rig = try Rig()
+            #expect(rig.owner.next() == .established)
+            let first = Self.transfer("/one")
+            rig.begin(first)
+            let head = rig.readRequestHead()
+            #expect(head.hasPrefix("GET /one HTTP/1.1\r\nHost: test.example\r\n"), "\(head)")
+            rig.send("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello")
+            #expect(rig.owner.next() == .finished(success: true, reusable: true, replay: false, code: nil))
+            #expect(first.responseBody == Array("hello".utf8))
+            #expect(first.status == 200)
 
-        // The same connection serves the next request.
-        let second = Self.transfer("/two?x=1")
-        rig.begin(second)
-        #expect(rig.readRequestHead().hasPrefix("GET /two?x=1 HTTP/1.1\r\n"))
-        rig.send("HTTP/1.1 204 No Content\r\n\r\n")
-        #expect(rig.owner.next() == .finished(success: true, reusable: true, replay: false, code: nil))
-        rig.onLoop { rig.connection.becameIdle() }
+            // The same connection serves the next request.
+            let second = Self.transfer("/two?x=1")
+            rig.begin(second)
+            #expect(rig.readRequestHead().hasPrefix("GET /two?x=1 HTTP/1.1\r\n"))
+            rig.send("HTTP/1.1 204 No Content\r\n\r\n")
+            #expect(rig.owner.next() == .finished(success: true, reusable: true, replay: false, code: nil))
+            rig.onLoop { rig.connection.becameIdle() }
 
-        // The server closes the idle connection: the owner hears of it at once.
-        shutdown(rig.server, Int32(SHUT_WR))
-        #expect(rig.owner.next() == .idleClosed)
-        rig.tearDown()
+            // The server closes the idle connection: the owner hears of it at once.
+            shutdown(rig.server, Int32(SHUT_WR))
+            #expect(rig.owner.next() == .idleClosed)
+            rig.tearDown()
+        }
     }
 
-    @Test func aStaleReusedConnectionAsksForAReplay() throws {
-        let rig = try Rig()
-        #expect(rig.owner.next() == .established)
-        rig.begin(Self.transfer("/first"))
-        _ = rig.readRequestHead()
-        rig.send("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
-        #expect(rig.owner.next() == .finished(success: true, reusable: true, replay: false, code: nil))
-        rig.begin(Self.transfer("/second"))
-        _ = rig.readRequestHead()
-        // Closed without a byte of the second response: the idempotent request may go again.
-        shutdown(rig.server, Int32(SHUT_WR))
-        #expect(rig.owner.next() == .finished(success: false, reusable: false, replay: true, code: .emptyReply))
-        rig.tearDown()
+    @Test func aStaleReusedConnectionAsksForAReplay() async throws {
+        try await offTheCooperativePool {
+            let rig = try Rig()
+            #expect(rig.owner.next() == .established)
+            rig.begin(Self.transfer("/first"))
+            _ = rig.readRequestHead()
+            rig.send("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+            #expect(rig.owner.next() == .finished(success: true, reusable: true, replay: false, code: nil))
+            rig.begin(Self.transfer("/second"))
+            _ = rig.readRequestHead()
+            // Closed without a byte of the second response: the idempotent request may go again.
+            shutdown(rig.server, Int32(SHUT_WR))
+            #expect(rig.owner.next() == .finished(success: false, reusable: false, replay: true, code: .emptyReply))
+            rig.tearDown()
+        }
     }
 
-    @Test func truncatedBodyFailsWithoutReplay() throws {
-        let rig = try Rig()
-        #expect(rig.owner.next() == .established)
-        let transfer = Self.transfer("/cut")
-        rig.begin(transfer)
-        _ = rig.readRequestHead()
-        rig.send("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhalf")
-        shutdown(rig.server, Int32(SHUT_WR))
-        #expect(rig.owner.next() == .finished(success: false, reusable: false, replay: false, code: .truncatedBody))
-        rig.tearDown()
+    @Test func truncatedBodyFailsWithoutReplay() async throws {
+        try await offTheCooperativePool {
+            let rig = try Rig()
+            #expect(rig.owner.next() == .established)
+            let transfer = Self.transfer("/cut")
+            rig.begin(transfer)
+            _ = rig.readRequestHead()
+            rig.send("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhalf")
+            shutdown(rig.server, Int32(SHUT_WR))
+            #expect(rig.owner.next() == .finished(success: false, reusable: false, replay: false, code: .truncatedBody))
+            rig.tearDown()
+        }
     }
 
-    @Test func unsolicitedBytesRetireAnIdleConnection() throws {
-        let rig = try Rig()
-        #expect(rig.owner.next() == .established)
-        rig.onLoop { rig.connection.becameIdle() }
-        rig.send("HTTP/1.1 200 OK\r\n\r\n")
-        #expect(rig.owner.next() == .idleClosed)
-        rig.tearDown()
+    @Test func unsolicitedBytesRetireAnIdleConnection() async throws {
+        try await offTheCooperativePool {
+            let rig = try Rig()
+            #expect(rig.owner.next() == .established)
+            rig.onLoop { rig.connection.becameIdle() }
+            rig.send("HTTP/1.1 200 OK\r\n\r\n")
+            #expect(rig.owner.next() == .idleClosed)
+            rig.tearDown()
+        }
     }
 
-    @Test func theFirstByteDeadlineFires() throws {
-        let rig = try Rig()
-        #expect(rig.owner.next() == .established)
-        var options = TransferOptions()
-        options.timeouts.firstByte = .milliseconds(50)
-        rig.begin(Self.transfer("/silent", options: options))
-        _ = rig.readRequestHead()
-        #expect(rig.owner.next() == .finished(success: false, reusable: false, replay: false, code: .firstByteTimeout))
-        rig.tearDown()
+    @Test func theFirstByteDeadlineFires() async throws {
+        try await offTheCooperativePool {
+            let rig = try Rig()
+            #expect(rig.owner.next() == .established)
+            var options = TransferOptions()
+            options.timeouts.firstByte = .milliseconds(50)
+            rig.begin(Self.transfer("/silent", options: options))
+            _ = rig.readRequestHead()
+            #expect(rig.owner.next() == .finished(success: false, reusable: false, replay: false, code: .firstByteTimeout))
+            rig.tearDown()
+        }
     }
 
-    @Test func aCloseDelimitedBodyEndsAtTheClose() throws {
-        let rig = try Rig()
-        #expect(rig.owner.next() == .established)
-        let transfer = Self.transfer("/until-close")
-        rig.begin(transfer)
-        _ = rig.readRequestHead()
-        rig.send("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nall of it")
-        shutdown(rig.server, Int32(SHUT_WR))
-        #expect(rig.owner.next() == .finished(success: true, reusable: false, replay: false, code: nil))
-        #expect(transfer.responseBody == Array("all of it".utf8))
-        rig.tearDown()
+    @Test func aCloseDelimitedBodyEndsAtTheClose() async throws {
+        try await offTheCooperativePool {
+            let rig = try Rig()
+            #expect(rig.owner.next() == .established)
+            let transfer = Self.transfer("/until-close")
+            rig.begin(transfer)
+            _ = rig.readRequestHead()
+            rig.send("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nall of it")
+            shutdown(rig.server, Int32(SHUT_WR))
+            #expect(rig.owner.next() == .finished(success: true, reusable: false, replay: false, code: nil))
+            #expect(transfer.responseBody == Array("all of it".utf8))
+            rig.tearDown()
+        }
     }
 
-    @Test func abortingTheExchange() throws {
-        let rig = try Rig()
-        #expect(rig.owner.next() == .established)
-        rig.begin(Self.transfer("/slow"))
-        _ = rig.readRequestHead()
-        rig.onLoop { rig.connection.abort(CourierError(.cancelled)) }
-        #expect(rig.owner.next() == .finished(success: false, reusable: false, replay: false, code: .cancelled))
-        rig.tearDown()
+    @Test func abortingTheExchange() async throws {
+        try await offTheCooperativePool {
+            let rig = try Rig()
+            #expect(rig.owner.next() == .established)
+            rig.begin(Self.transfer("/slow"))
+            _ = rig.readRequestHead()
+            rig.onLoop { rig.connection.abort(CourierError(.cancelled)) }
+            #expect(rig.owner.next() == .finished(success: false, reusable: false, replay: false, code: .cancelled))
+            rig.tearDown()
+        }
     }
 }

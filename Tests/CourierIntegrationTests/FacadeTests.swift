@@ -63,7 +63,9 @@ struct FacadeTests {
         let reply = try await api.send(op).decode(EchoReply.self)
         #expect(reply.body.count == payload.utf8.count)
         #expect(reply.body == payload)
-        try? await Task.sleep(for: .milliseconds(50))
+        // Handlers run in order on the engine's queue: once this one has run, every progress
+        // report before it has too.
+        await withCheckedContinuation { done in op.onFinish { _ in done.resume() } }
         let last = progress.withLock { $0.last }
         #expect(last == TransferProgress(completed: UInt64(payload.utf8.count), expected: UInt64(payload.utf8.count)))
     }
@@ -77,7 +79,7 @@ struct FacadeTests {
         op.onDownloadProgress { p in updates.withLock { $0.append(p) } }
         let response = try await engine.send(op)
         #expect(response.body.isEmpty)
-        try? await Task.sleep(for: .milliseconds(50))
+        await withCheckedContinuation { done in op.onFinish { _ in done.resume() } }
         let all = updates.withLock { $0 }
         #expect(all.last?.completed == UInt64(TestServers.largeSize))
         #expect(all.last?.fraction == 1)
@@ -165,26 +167,135 @@ struct FacadeTests {
     }
 
     @Test func cancellationFromTheTaskAndTheEngine() async {
+        await QueueWidthGate.shared.holdingSlots { await self.cancellationFromTheTaskAndTheEngineBody() }
+    }
+
+    private func cancellationFromTheTaskAndTheEngineBody() async {
         let engine = Engine(host: s.scripted)
-        let task = Task { try await engine.send(engine.operation(path: "/silence", params: ["s": "5"])) }
-        try? await Task.sleep(for: .milliseconds(100))
+        let group = "task-cancel-\(UUID().uuidString.prefix(8))"
+        let task = Task { try await engine.send(engine.operation(path: "/silence", params: ["s": "5", "group": group])) }
+        // Cancelled once the request is on the wire, not before it starts.
+        #expect(await waitForScriptedServer(group: group, seen: 1))
         task.cancel()
         let result = await task.result
         #expect((try? result.get()) == nil)
         if case .failure(let error as CourierError) = result { #expect(error.code == .cancelled) }
 
-        let a = engine.operation(path: "/silence", params: ["s": "5"])
-        let b = engine.operation(path: "/silence", params: ["s": "5"])
+        let engineGroup = "engine-cancel-\(UUID().uuidString.prefix(8))"
+        let a = engine.operation(path: "/silence", params: ["s": "5", "group": engineGroup])
+        let b = engine.operation(path: "/silence", params: ["s": "5", "group": engineGroup])
         let other = Engine(host: s.scripted)
-        let unaffected = other.operation(path: "/slow", params: ["ms": "300"])
+        let unaffected = other.operation(path: "/slow", params: ["ms": "300", "group": engineGroup])
         async let ra = try? engine.send(a)
         async let rb = try? engine.send(b)
         async let rc = try? other.send(unaffected)
-        try? await Task.sleep(for: .milliseconds(100))
+        #expect(await waitForScriptedServer(group: engineGroup, seen: 3))
         engine.cancelAll()
         _ = await (ra, rb)
-        #expect(a.error?.code == .cancelled && b.error?.code == .cancelled)
+        #expect(a.error?.code == .cancelled && b.error?.code == .cancelled, "\(String(describing: a.error)) \(String(describing: b.error))")
         #expect(await rc?.status == 200, "another engine's operation is not cancelled")
+    }
+
+    /// Sending one operation twice, or after enqueueing it, waits for the one transfer: every
+    /// waiter gets its outcome, the server sees one request, and nobody hangs.
+    @Test func sendingAnOperationTwiceWaitsForTheOneTransfer() async throws {
+        let engine = api
+        let group = "twice-\(UUID().uuidString.prefix(8))"
+        let op = engine.operation(path: "/slow", params: ["ms": "100", "group": group])
+        async let first = engine.send(op)
+        async let second = engine.send(op)
+        let (a, b) = try await (first, second)
+        #expect(a.status == 200 && b.status == 200)
+        let enqueued = engine.operation(path: "/echo", params: ["group": group])
+        engine.enqueue(enqueued)
+        #expect(try await engine.send(enqueued).status == 200)
+        // Finished already: the stored outcome, at once.
+        #expect(try await engine.send(enqueued).status == 200)
+        #expect(await scriptedStats(group).seen == 2, "each operation went out once")
+    }
+
+    /// A download to a path is staged beside it: an error status, a cancellation or a failure
+    /// leaves the file that was there untouched; success replaces it whole; no temporary file
+    /// stays behind either way.
+    @Test func downloadsAreMovedIntoPlaceOnlyOnSuccess() async throws {
+        try await QueueWidthGate.shared.holdingSlots { try await self.downloadsAreMovedIntoPlaceOnlyOnSuccessBody() }
+    }
+
+    private func downloadsAreMovedIntoPlaceOnlyOnSuccessBody() async throws {
+        let directory = s.root + "/staged-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = directory + "/file.bin"
+        try "previous".write(toFile: path, atomically: true, encoding: .utf8)
+        func content() -> String? { try? String(contentsOfFile: path, encoding: .utf8) }
+        func entries() -> [String] { (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] }
+
+        let nginx = Engine(host: s.nginx)
+        let missing = nginx.operation(path: "/no-such-file")
+        missing.downloadPath = path
+        do {
+            _ = try await nginx.send(missing)
+            Issue.record("a 404 succeeded")
+        } catch {
+            #expect(error.code == .httpStatus)
+        }
+        #expect(content() == "previous" && entries() == ["file.bin"], "\(entries())")
+
+        let cut = Engine(host: s.scripted).operation(path: "/truncated")
+        cut.downloadPath = path
+        #expect(await (try? Engine(host: s.scripted).send(cut)) == nil)
+        #expect(content() == "previous" && entries() == ["file.bin"])
+
+        let group = "staged-cancel-\(UUID().uuidString.prefix(8))"
+        let slow = Engine(host: s.scripted).operation(path: "/silence-mid-body", params: ["s": "5", "group": group])
+        slow.downloadPath = path
+        Engine(host: s.scripted).enqueue(slow)
+        #expect(await waitForScriptedServer(group: group, seen: 1))
+        slow.cancel()
+        await withCheckedContinuation { done in slow.onFinish { _ in done.resume() } }
+        #expect(slow.error?.code == .cancelled)
+        #expect(content() == "previous" && entries() == ["file.bin"])
+
+        let good = nginx.operation(path: "/small")
+        good.downloadPath = path
+        _ = try await nginx.send(good)
+        #expect(content()?.utf8.count == 100 && content() != "previous", "the whole new body")
+        #expect(entries() == ["file.bin"])
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// The shared queue's cancel-by-predicate and by URL fragment reach every engine's
+    /// operations, and only those selected.
+    @Test func sharedQueueCancelsByPredicateAndURL() async {
+        await QueueWidthGate.shared.holdingSlots { await self.sharedQueueCancelsByPredicateAndURLBody() }
+    }
+
+    private func sharedQueueCancelsByPredicateAndURLBody() async {
+        let group = "cancel-all-\(UUID().uuidString.prefix(8))"
+        let one = Engine(host: s.scripted)
+        let two = Engine(host: s.scripted)
+        let byURL = one.operation(path: "/silence", params: ["s": "5", "group": group, "tag": "by-url"])
+        let byPredicate = two.operation(path: "/silence", params: ["s": "5", "group": group, "tag": "by-predicate"])
+        let spared = two.operation(path: "/slow", params: ["ms": "300", "group": group, "tag": "spared"])
+        for (engine, op) in [(one, byURL), (two, byPredicate), (two, spared)] { engine.enqueue(op) }
+        #expect(await waitForScriptedServer(group: group, seen: 3))
+        SharedQueue.cancelAll(urlContaining: "tag=by-url")
+        let twoID = two.id
+        SharedQueue.cancelAll { $0.engineID == twoID && $0.url.description.contains("by-predicate") && $0.method == .get }
+        for op in [byURL, byPredicate, spared] {
+            await withCheckedContinuation { done in op.onFinish { _ in done.resume() } }
+        }
+        #expect(byURL.error?.code == .cancelled)
+        #expect(byPredicate.error?.code == .cancelled)
+        #expect(spared.error == nil && spared.response?.status == 200)
+    }
+
+    @Test func operationsFromAFullURLString() async throws {
+        let op = api.operation(urlString: s.nginx + "/small?from=url")
+        let response = try await api.send(op)
+        #expect(response.status == 200 && response.body.count == 100)
+        #expect(response.url.description == s.nginx + "/small?from=url")
+        let shared = Operation(urlString: s.nginx + "/small")
+        #expect(try await Engine.shared.send(shared).status == 200)
     }
 
     @Test func curlCommandReproducesTheRequest() {

@@ -45,12 +45,12 @@ struct MisbehaviourTests {
     }
 
     @Test func slowButSteadyHitsOnlyTheTotalDeadline() async {
-        // One byte every 50 ms: never idle for 400 ms, but longer than 300 ms in total.
+        // One byte every 50 ms for a second: never idle for 2 s, but longer than 300 ms in total.
         _ = await expectError("/trickle", .totalTimeout, within: 3) {
-            $0.timeouts.idle = .milliseconds(400)
+            $0.timeouts.idle = .seconds(2)
             $0.timeouts.total = .milliseconds(300)
         }
-        let (ok, _) = await fetch(s.scripted + "/trickle") { $0.timeouts.idle = .milliseconds(400) }
+        let (ok, _) = await fetch(s.scripted + "/trickle") { $0.timeouts.idle = .seconds(2) }
         #expect(ok.error == nil && ok.responseBody.count == 20)
     }
 
@@ -97,6 +97,11 @@ struct MisbehaviourTests {
         let (chunked, _) = await fetch(s.scripted + "/chunked")
         #expect(chunked.bodyText == "chunk encoded")
         #expect(chunked.trailers["X-Check"] == "yes")
+        // Chunk extensions with whitespace and quoted values are valid (RFC 9112 section 7.1.1).
+        let (extensions, _) = await fetch(s.scripted + "/chunk-ext")
+        #expect(extensions.error == nil, "\(String(describing: extensions.error))")
+        #expect(extensions.bodyText == "chunk encoded")
+        #expect(extensions.trailers["X-Check"] == "ok")
         let (noContent, _) = await fetch(s.scripted + "/no-content-with-length")
         #expect(noContent.head?.status == 204 && noContent.error == nil && noContent.responseBody.isEmpty)
     }

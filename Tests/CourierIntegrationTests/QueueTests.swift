@@ -20,6 +20,10 @@ struct QueueTests {
     }
 
     @Test func widthBoundsConcurrencyAcrossTheProcess() async {
+        await QueueWidthGate.shared.narrowingTheWidth { await self.widthBoundsConcurrencyAcrossTheProcessBody() }
+    }
+
+    private func widthBoundsConcurrencyAcrossTheProcessBody() async {
         // Other suites run at the same time and share the width, so this test can only insist on
         // the bound. `CLITests.parallelWidthIsUsedExactly` checks, in a process of its own, that
         // the width is also reached.
@@ -45,6 +49,10 @@ struct QueueTests {
     /// queue. Five operations from each side start together with width 2; were the C side on a
     /// queue of its own, the server would see up to four at once.
     @Test func oneQueueAcrossSwiftAndC() async throws {
+        try await QueueWidthGate.shared.narrowingTheWidth { try await self.oneQueueAcrossSwiftAndCBody() }
+    }
+
+    private func oneQueueAcrossSwiftAndCBody() async throws {
         let group = "mixed-\(UUID().uuidString.prefix(8))"
         let previous = SharedQueue.width
         #expect(courier_queue_set_width(2) == COURIER_OK)
@@ -124,53 +132,49 @@ struct QueueTests {
 
     @Test func queueWaitDoesNotCountAgainstFirstByteOrTotal() async {
         await withLocalhostLimit(1) {
-            async let blocker = fetch(limitedHost + "/slow?ms=700")
-            try? await Task.sleep(for: .milliseconds(50))
+            // Submitted first, so it takes the host's only slot; the second waits behind it.
+            let blocker = StartedFetch(limitedHost + "/slow?ms=700")
             let (waiting, _) = await fetch(limitedHost + "/echo?queued=1") {
                 $0.timeouts.firstByte = .milliseconds(400)
                 $0.timeouts.total = .milliseconds(500)
             }
             #expect(waiting.error == nil, "\(String(describing: waiting.error))")
             #expect(waiting.metrics.queueWait.rawValue > 400_000_000)
-            _ = await blocker
+            _ = await blocker.finished()
         }
     }
 
     @Test func queueTimeout() async {
         await withLocalhostLimit(1) {
-            async let blocker = fetch(limitedHost + "/slow?ms=800")
-            try? await Task.sleep(for: .milliseconds(50))
+            let blocker = StartedFetch(limitedHost + "/slow?ms=800")
             let (waiting, elapsed) = await fetch(limitedHost + "/echo") { $0.timeouts.queue = .milliseconds(200) }
             #expect(waiting.error?.code == .queueTimeout)
             #expect(elapsed < 0.7)
-            _ = await blocker
+            _ = await blocker.finished()
         }
     }
 
     @Test func cancellingQueuedAndRunningOperations() async {
+        await QueueWidthGate.shared.holdingSlots { await self.cancellingQueuedAndRunningOperationsBody() }
+    }
+
+    private func cancellingQueuedAndRunningOperationsBody() async {
         await withLocalhostLimit(1) {
-            let running = Transfer(url: try! CourierURL(parsing: limitedHost + "/silence?s=5"))
-            let queued = Transfer(url: try! CourierURL(parsing: limitedHost + "/echo?cancel=queued"))
-            let started = monotonicNanos()
-            async let runningDone: Void = withCheckedContinuation { c in
-                running.delegate = CompletionWaiter { c.resume() }
-                Runtime.shared.submit(running)
-            }
-            // The queued one must be submitted second, once the first holds the host's only slot.
-            try? await Task.sleep(for: .milliseconds(100))
-            async let queuedDone: Void = withCheckedContinuation { c in
-                queued.delegate = CompletionWaiter { c.resume() }
-                Runtime.shared.submit(queued)
-            }
-            try? await Task.sleep(for: .milliseconds(100))
-            #expect(queued.machine.state == .queued)
-            Runtime.shared.cancel(queued)
-            _ = await queuedDone
-            #expect(queued.error?.code == .cancelled)
-            Runtime.shared.cancel(running)
-            _ = await runningDone
-            #expect(running.error?.code == .cancelled)
-            #expect(Double(monotonicNanos() - started) / 1e9 < 2, "cancellation is prompt")
+            let group = "cancel-\(UUID().uuidString.prefix(8))"
+            let running = StartedFetch(limitedHost + "/silence?s=5&group=\(group)")
+            let queued = StartedFetch(limitedHost + "/echo?cancel=queued")
+            // The first holds the host's slot and its request reached the server; the second waits.
+            #expect(await waitForScriptedServer(group: group, seen: 1))
+            let queuedState = queued.transfer
+            #expect(await onLoop { queuedState.machine.state } == .queued)
+            let runningState = running.transfer
+            #expect(await onLoop { runningState.machine.state } == .running)
+            Runtime.shared.cancel(queued.transfer)
+            #expect(await queued.finished().error?.code == .cancelled)
+            Runtime.shared.cancel(running.transfer)
+            let cancelled = await running.finished()
+            #expect(cancelled.error?.code == .cancelled)
+            #expect(cancelled.metrics.total.seconds < 2, "cancellation is prompt")
             // The slot is free at once: the next request runs.
             let (next, _) = await fetch(limitedHost + "/echo?after=cancel")
             #expect(next.error == nil)
@@ -178,14 +182,27 @@ struct QueueTests {
     }
 
     @Test func activityIsObservable() async {
-        let seen = Mutex<[QueueActivity]>([])
-        let observation = SharedQueue.observeActivity { activity in seen.withLock { $0.append(activity) } }
-        let (t, _) = await fetch(s.scripted + "/slow?ms=200")
-        #expect(t.error == nil)
-        try? await Task.sleep(for: .milliseconds(100))
+        let sawRunning = Mutex<(seen: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+        let observation = SharedQueue.observeActivity { activity in
+            guard activity.running > 0 else { return }
+            let waiter = sawRunning.withLock { state -> CheckedContinuation<Void, Never>? in
+                state.seen = true
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume()
+        }
+        let slow = StartedFetch(s.scripted + "/slow?ms=200")
+        // The observer is told while the request runs (coalesced per loop turn, but told).
+        await withCheckedContinuation { continuation in
+            let already = sawRunning.withLock { state -> Bool in
+                if !state.seen { state.waiter = continuation }
+                return state.seen
+            }
+            if already { continuation.resume() }
+        }
         observation.cancel()
-        let values = seen.withLock { $0 }
-        #expect(values.contains { $0.running > 0 }, "\(values)")
+        #expect(await slow.finished().error == nil)
         var iterator = SharedQueue.activityUpdates().makeAsyncIterator()
         let first = await iterator.next()
         #expect(first != nil, "the stream delivers the current state at once")

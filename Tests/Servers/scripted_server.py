@@ -208,6 +208,12 @@ def serve(conn, port, method, path, query, headers, raw_headers, body):
     if path == "/close-delimited":
         conn.sendall(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nread until the end")
         return False
+    if path == "/chunk-ext":
+        # Chunk extensions in every valid form: whitespace around ";" and "=" (BWS), quoted
+        # values holding ";" and escaped quotes (RFC 9112 section 7.1.1).
+        conn.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                     b"6 ; ws = 1\r\nchunk \r\n7;q=\"a;b \\\"c\\\"\"\r\nencoded\r\n0 ; last\r\nX-Check: ok\r\n\r\n")
+        return True
     if path == "/chunked":
         conn.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X-Check\r\n\r\n"
                      b"6\r\nchunk \r\n7\r\nencoded\r\n0\r\nX-Check: yes\r\n\r\n")

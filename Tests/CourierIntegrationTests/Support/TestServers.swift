@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import Courier
 @testable import CourierCore
@@ -273,6 +274,118 @@ func fetch(_ url: String, method: HTTPMethod = .get, headers: HTTPHeaders = [:],
     let metrics = transfer.metrics
     let elapsed = metrics.startedAt != 0 ? metrics.total.seconds : metrics.totalIncludingQueue.seconds
     return (transfer, elapsed)
+}
+
+/// A transfer submitted now whose end can be awaited later: submitting in the caller's order is
+/// what makes the loop take transfers in that order (its inbox is first in, first out), so a test
+/// that needs "the first holds the slot, the second waits" needs no sleep between them.
+final class StartedFetch: @unchecked Sendable {
+    let transfer: Transfer
+    private let state = Mutex<(done: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+
+    init(_ url: String, configure: (inout TransferOptions) -> Void = { _ in }) {
+        var options = TransferOptions()
+        configure(&options)
+        transfer = Transfer(url: try! CourierURL(parsing: url), options: options)
+        // (The delegate, and with it this capture, is released when the transfer ends.)
+        transfer.delegate = CompletionWaiter { [self] in
+            let waiter = state.withLock { value -> CheckedContinuation<Void, Never>? in
+                value.done = true
+                defer { value.waiter = nil }
+                return value.waiter
+            }
+            waiter?.resume()
+        }
+        Runtime.shared.submit(transfer)
+    }
+
+    /// Waits until the transfer has ended.
+    func finished() async -> Transfer {
+        await withCheckedContinuation { continuation in
+            let already = state.withLock { value -> Bool in
+                if !value.done { value.waiter = continuation }
+                return value.done
+            }
+            if already { continuation.resume() }
+        }
+        return transfer
+    }
+}
+
+/// Keeps the tests that narrow the process-wide queue width apart from the tests that hold a slot
+/// for seconds: suites run in parallel in one process, and a width of 2 with two five-second
+/// requests in it would stall every other test (a readers-writer lock: narrowing is exclusive,
+/// holding slots is shared).
+actor QueueWidthGate {
+    static let shared = QueueWidthGate()
+    private var narrowing = false
+    private var holders = 0
+    private var waiting: [(exclusive: Bool, continuation: CheckedContinuation<Void, Never>)] = []
+
+    /// Runs `body` while no test holds slots for long (for tests that change the width).
+    func narrowingTheWidth<T: Sendable>(_ body: @Sendable () async throws -> T) async rethrows -> T {
+        if narrowing || holders > 0 {
+            await withCheckedContinuation { waiting.append((true, $0)) }
+        } else {
+            narrowing = true
+        }
+        defer {
+            narrowing = false
+            wakeWaiters()
+        }
+        return try await body()
+    }
+
+    /// Runs `body` while the width is not narrowed (for tests that hold slots for seconds).
+    func holdingSlots<T: Sendable>(_ body: @Sendable () async throws -> T) async rethrows -> T {
+        if narrowing || waiting.contains(where: { $0.exclusive }) {
+            await withCheckedContinuation { waiting.append((false, $0)) }
+        } else {
+            holders += 1
+        }
+        defer {
+            holders -= 1
+            wakeWaiters()
+        }
+        return try await body()
+    }
+
+    private func wakeWaiters() {
+        guard !narrowing else { return }
+        if holders == 0, let index = waiting.firstIndex(where: { $0.exclusive }) {
+            narrowing = true
+            waiting.remove(at: index).continuation.resume()
+            return
+        }
+        guard !waiting.contains(where: { $0.exclusive }) else { return }
+        for waiter in waiting { holders += 1; waiter.continuation.resume() }
+        waiting.removeAll()
+    }
+}
+
+/// Reads loop-thread state on the loop thread.
+func onLoop<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        Runtime.shared.execute { continuation.resume(returning: body()) }
+    }
+}
+
+/// Waits, up to 10 s, until `condition` (evaluated on the loop thread) holds; false if it never did.
+func waitOnLoop(_ condition: @escaping @Sendable () -> Bool) async -> Bool {
+    for _ in 0..<1000 {
+        if await onLoop(condition) { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return false
+}
+
+/// Waits, up to 10 s, until the scripted server has seen `count` requests of `group`.
+func waitForScriptedServer(group: String, seen count: Int) async -> Bool {
+    for _ in 0..<500 {
+        if await scriptedStats(group).seen >= count { return true }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return false
 }
 
 /// A delegate that only waits for completion.

@@ -22,6 +22,17 @@ NGINX = os.environ["COURIER_TEST_NGINX"]
 SCRIPTED = os.environ["COURIER_TEST_SCRIPTED"]
 
 
+def wait_for_server(group, seen=1):
+    """Waits (up to 10 s) until the scripted server has seen `seen` requests of `group`: the
+    event a test needs before cancelling something that is in flight."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if stats(group)["seen"] >= seen:
+            return True
+        time.sleep(0.01)
+    return False
+
+
 def stats(group):
     with courier.Engine(SCRIPTED) as engine:
         return engine.get("/stats", params={"of": group}).json()
@@ -178,8 +189,9 @@ class Callbacks(unittest.TestCase):
 
     def test_closing_the_engine_cancels_its_requests(self):
         engine = courier.Engine(SCRIPTED)
-        request = engine.send("GET", "/slow", params={"ms": "3000"})
-        time.sleep(0.1)
+        group = "pyclose-" + uuid.uuid4().hex[:8]
+        request = engine.send("GET", "/slow", params={"ms": "3000", "group": group})
+        self.assertTrue(wait_for_server(group))
         engine.close()
         with self.assertRaises(courier.CourierError) as caught:
             request.wait(5)
@@ -187,13 +199,56 @@ class Callbacks(unittest.TestCase):
 
     def test_activity_observer(self):
         seen = []
-        observation = courier.observe_activity(lambda running, queued: seen.append(running))
+        running_seen = threading.Event()
+
+        def observe(running, queued):
+            seen.append(running)
+            if running > 0:
+                running_seen.set()
+        observation = courier.observe_activity(observe)
         try:
             with courier.Engine(SCRIPTED) as engine:
-                engine.get("/slow", params={"ms": "100"})
+                request = engine.send("GET", "/slow", params={"ms": "200"})
+                # Told while the request runs: wait for that notification, not for a while.
+                self.assertTrue(running_seen.wait(10), seen)
+                self.assertEqual(request.wait(10).status, 200)
         finally:
             observation.cancel()
-        self.assertTrue(any(running > 0 for running in seen), seen)
+
+
+class TLS(unittest.TestCase):
+    """verify=, cafile= and pins= against the suite's nginx TLS servers and test CA."""
+    HTTPS = os.environ.get("COURIER_TEST_HTTPS")
+    SELFSIGNED = os.environ.get("COURIER_TEST_SELFSIGNED")
+    CERTS = os.environ.get("COURIER_TEST_CERTS")
+
+    def setUp(self):
+        if not self.HTTPS:
+            self.skipTest("COURIER_TEST_HTTPS not set")
+
+    def test_cafile_trusts_the_test_ca(self):
+        with courier.Engine(self.HTTPS) as engine:
+            with self.assertRaises(courier.CourierError) as untrusted:
+                engine.get("/small")
+            self.assertEqual(untrusted.exception.code, 22 | 2 << 8)
+            self.assertEqual(engine.get("/small", cafile=self.CERTS + "/ca.pem").status, 200)
+
+    def test_verify_false_accepts_a_self_signed_server(self):
+        with courier.Engine(self.SELFSIGNED) as engine:
+            with self.assertRaises(courier.CourierError):
+                engine.get("/small", cafile=self.CERTS + "/ca.pem")
+            self.assertEqual(engine.get("/small", verify=False).status, 200)
+
+    def test_pins(self):
+        with courier.Engine(self.HTTPS) as engine:
+            ca = self.CERTS + "/ca.pem"
+            self.assertEqual(engine.get("/small", cafile=ca, pins=self.CERTS + "/server.pub").status, 200)
+            with self.assertRaises(courier.CourierError) as mismatch:
+                engine.get("/small", cafile=ca, pins="sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=")
+            self.assertEqual(mismatch.exception.code, 22 | 6 << 8)
+            with self.assertRaises(courier.CourierError) as bad:
+                engine.get("/small", cafile=ca, pins="not a pin")
+            self.assertEqual(bad.exception.code & 0xff, 2)
 
 
 class Asyncio(unittest.TestCase):
@@ -216,10 +271,13 @@ class Asyncio(unittest.TestCase):
         self.assertEqual(result["seen"], 12)
 
     def test_cancelling_the_task_cancels_the_request(self):
+        group = "pytask-" + uuid.uuid4().hex[:8]
+
         async def main():
             with courier.Engine(SCRIPTED) as engine:
-                task = asyncio.ensure_future(engine.fetch("GET", "/slow", params={"ms": "5000"}))
-                await asyncio.sleep(0.1)
+                task = asyncio.ensure_future(engine.fetch("GET", "/slow", params={"ms": "5000", "group": group}))
+                # Cancelled once the request is on the wire (polled off the event loop's thread).
+                self.assertTrue(await asyncio.get_running_loop().run_in_executor(None, wait_for_server, group))
                 task.cancel()
                 started = time.monotonic()
                 with self.assertRaises(asyncio.CancelledError):
