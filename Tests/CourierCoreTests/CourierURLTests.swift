@@ -202,6 +202,30 @@ struct RedirectDecisionTests {
         }
     }
 
+    /// The rewriting of the request for the next hop, as a pure function.
+    @Test func hopRewritesTheRequest() throws {
+        var headers: HTTPHeaders = ["Authorization": "Bearer t", "Cookie": "a=1", "Proxy-Authorization": "Basic x",
+                                    "Host": "a.example", "Content-Type": "text/plain", "Content-Length": "4", "X-Kept": "yes"]
+        var method = HTTPMethod.post
+        var body = RequestBody.bytes(Array("body".utf8))
+        var hostSet = true
+        let away = RedirectHop(url: try CourierURL(parsing: "https://b.example/next"), method: .get, dropBody: true, crossOrigin: true)
+        away.apply(method: &method, headers: &headers, body: &body, hostSetByCaller: &hostSet)
+        #expect(method == .get)
+        #expect(body == .empty)
+        #expect(!hostSet, "the caller's Host named the old origin")
+        #expect(headers.map(\.name) == ["X-Kept"], "credentials, Host and the body's fields are gone")
+
+        var sameOrigin: HTTPHeaders = ["Authorization": "Bearer t", "Content-Type": "application/json"]
+        var put = HTTPMethod.put
+        var kept = RequestBody.bytes([1, 2, 3])
+        var noHost = false
+        let stay = RedirectHop(url: try CourierURL(parsing: "https://a.example/moved"), method: .put, dropBody: false, crossOrigin: false)
+        stay.apply(method: &put, headers: &sameOrigin, body: &kept, hostSetByCaller: &noHost)
+        #expect(put == .put && kept == .bytes([1, 2, 3]))
+        #expect(sameOrigin.map(\.name) == ["Authorization", "Content-Type"], "a same-origin 307/308 keeps everything")
+    }
+
     @Test func nonRedirectsAndDisabledPolicy() {
         #expect(RedirectDecision.decide(status: 200, location: "/x", current: base, method: .get, policy: policy, redirectsSoFar: 0) == .deliver)
         #expect(RedirectDecision.decide(status: 304, location: "/x", current: base, method: .get, policy: policy, redirectsSoFar: 0) == .deliver)
