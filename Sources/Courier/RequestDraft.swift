@@ -230,7 +230,7 @@ package struct RequestDraft: Sendable {
         transfer.owner = engineID
         if let downloadPath {
             do {
-                transfer.sink = .file(try FileSink(stagingFor: downloadPath))
+                transfer.sink = .file(try FileSink(download: downloadPath))
             } catch {
                 return .failure(error)
             }

@@ -260,6 +260,25 @@ struct FacadeTests {
         _ = try await nginx.send(good)
         #expect(content()?.utf8.count == 100 && content() != "previous", "the whole new body")
         #expect(entries() == ["file.bin"])
+
+        // Through a symbolic link the file it leads to is replaced and the link kept.
+        try "previous".write(toFile: path, atomically: true, encoding: .utf8)
+        let link = directory + "/link.bin"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "file.bin")
+        let viaLink = nginx.operation(path: "/small")
+        viaLink.downloadPath = link
+        _ = try await nginx.send(viaLink)
+        #expect(content()?.utf8.count == 100)
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == "file.bin")
+        #expect(Set(entries()) == ["file.bin", "link.bin"])
+
+        // Something that is not a regular file has no place to move into: written directly,
+        // never replaced (a download to /dev/null must leave /dev/null a device).
+        let discard = nginx.operation(path: "/small")
+        discard.downloadPath = "/dev/null"
+        _ = try await nginx.send(discard)
+        var info = stat()
+        #expect(stat("/dev/null", &info) == 0 && (info.st_mode & S_IFMT) == S_IFCHR, "/dev/null is still a device")
         try? FileManager.default.removeItem(atPath: directory)
     }
 

@@ -46,6 +46,45 @@ package final class FileSink {
         }
     }
 
+    /// A sink for a download to `destination`. A regular file (or a path where nothing exists
+    /// yet) is staged: a new temporary file in the same directory as the file the path leads to
+    /// (through symbolic links, so the rename replaces the target and keeps the link), readable as
+    /// the destination would be. Anything else that exists (a device such as /dev/null, a FIFO, a
+    /// socket) has no "place" to move into and is written directly.
+    package convenience init(download destination: String) throws(CourierError) {
+        var info = stat()
+        guard stat(destination, &info) == 0 else {
+            // Nothing there yet (or a dangling link: its target is created).
+            try self.init(stagingFor: Self.resolved(destination))
+            return
+        }
+        if (info.st_mode & S_IFMT) == S_IFREG {
+            try self.init(stagingFor: Self.resolved(destination))
+        } else {
+            try self.init(path: destination)
+        }
+    }
+
+    /// The file a path leads to through symbolic links (the path itself when it is none).
+    private static func resolved(_ path: String) -> String {
+        var current = path
+        for _ in 0..<40 {
+            var info = stat()
+            guard lstat(current, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK else { return current }
+            var buffer = [UInt8](repeating: 0, count: 4097)
+            let count = buffer.withUnsafeMutableBufferPointer { readlink(current, UnsafeMutableRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), 4096) }
+            guard count > 0 else { return current }
+            let target = String(decoding: buffer[0..<count], as: UTF8.self)
+            if target.hasPrefix("/") {
+                current = target
+            } else {
+                let slash = current.utf8.lastIndex(of: UInt8(ascii: "/"))
+                current = (slash.map { String(current[...$0]) } ?? "") + target
+            }
+        }
+        return current
+    }
+
     /// Stages a download to `destination`: a new temporary file in the same directory (so the
     /// final rename never crosses file systems), readable as the destination would be.
     package init(stagingFor destination: String) throws(CourierError) {
