@@ -4,6 +4,7 @@
 #   make test      unit + integration tests (Swift, C, Python)
 #   make bench     Courier beside libcurl, wrk and URLSession (writes benchmarks/RESULTS.md)
 #   make install   PREFIX=/usr/local: courier.h, libcourier.so, courier.pc and the courier CLI
+#   make fuzz      every fuzz target under libFuzzer for FUZZ_SECONDS (default 60) each
 
 SHELL         := /bin/bash
 PREFIX        ?= /usr/local
@@ -17,7 +18,7 @@ TEST_PACKAGES  := nginx openssl valgrind python3
 DEMO_PACKAGES  := nginx python3
 BENCH_PACKAGES := nginx wrk libcurl4-openssl-dev gnuplot-nox valgrind strace python3
 
-.PHONY: install-files all deps core-packages test-deps demo-deps bench-deps llhttp build test demo bench install clean
+.PHONY: fuzz install-files all deps core-packages test-deps demo-deps bench-deps llhttp build test demo bench install clean
 
 all: build
 
@@ -104,6 +105,22 @@ bench: bench-deps
 	cc -O2 -Wall -shared -fPIC benchmarks/alloc_counter.c -o benchmarks/out/alloc_counter.so
 	$(SWIFT)c -O benchmarks/urlsession_bench.swift -o benchmarks/out/urlsession_bench
 	python3 benchmarks/run.py
+
+# libFuzzer over every target of Sources/CourierFuzzing, starting from its corpus in Tests/Fuzz/
+# (new inputs go to .build/fuzz/corpus/<target>; a crash is written to .build/fuzz/artifacts/:
+# add it to Tests/Fuzz/<target>/ and it becomes a test). FUZZ_TARGETS picks targets. Swift's own
+# backtracer is off so that libFuzzer records the crashing input.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= response url chunked headers
+fuzz: deps
+	$(SWIFT) build -c release --sanitize=fuzzer -Xswiftc -DFUZZING --scratch-path .build/fuzz --product courier-fuzz
+	@for target in $(FUZZ_TARGETS); do \
+	  mkdir -p .build/fuzz/corpus/$$target .build/fuzz/artifacts; \
+	  echo "courier: fuzzing $$target for $(FUZZ_SECONDS) s"; \
+	  SWIFT_BACKTRACE=enable=no COURIER_FUZZ_TARGET=$$target .build/fuzz/release/courier-fuzz -max_total_time=$(FUZZ_SECONDS) \
+	    -timeout=10 -print_final_stats=1 -artifact_prefix=.build/fuzz/artifacts/ \
+	    .build/fuzz/corpus/$$target Tests/Fuzz/$$target || exit 1; \
+	done
 
 # A release build with the Swift runtime linked in (-static-stdlib), so the installed
 # library and CLI need nothing from the Swift toolchain at run time; its own scratch path keeps

@@ -38,12 +38,16 @@ let package = Package(
         .systemLibrary(name: "CourierHeader"),
         // The curl-compatible command-line tool.
         .executableTarget(name: "courier", dependencies: ["Courier", "CourierCore"]),
+        // Fuzz targets (the response path, URL, chunked and header parsing), shared by
+        // `courier-fuzz` (libFuzzer with -DFUZZING, or a replay tool) and the corpus replay tests.
+        .target(name: "CourierFuzzing", dependencies: ["CourierCore", "CUV"]),
+        .executableTarget(name: "courier-fuzz", dependencies: ["CourierFuzzing"]),
         // `make bench`'s fixed entry point: N requests, C in flight, one JSON line.
         .executableTarget(name: "courier-bench", dependencies: ["Courier", "CourierCore", "CUV", "CourierCABI", "CourierHeader"]),
         // `make demo`: the library half of the demonstration.
         .executableTarget(name: "courier-demo", dependencies: ["Courier"]),
 
-        .testTarget(name: "CourierCoreTests", dependencies: ["CourierCore", "CZlib"]),
+        .testTarget(name: "CourierCoreTests", dependencies: ["CourierCore", "CZlib", "CourierFuzzing"]),
         .testTarget(name: "CourierIntegrationTests", dependencies: ["Courier", "CourierCore", "courier", "CourierCABI", "CourierHeader"]),
     ]
 )

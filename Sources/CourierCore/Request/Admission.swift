@@ -6,7 +6,7 @@
 /// transfer, so no header is searched again on the way out.
 package enum Admission {
     /// Why `transfer` cannot be sent, or nil when it can (then it is ready to encode).
-    static func check(_ transfer: Transfer) -> CourierError? {
+    package static func check(_ transfer: Transfer) -> CourierError? {
         guard transfer._method.isValidToken else {
             return CourierError(.invalidArgument, "method \"\(transfer._method.rawValue.debugEscaped)\" is not a token")
         }

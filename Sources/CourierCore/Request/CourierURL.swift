@@ -189,7 +189,10 @@ public struct CourierURL: Sendable, Hashable, CustomStringConvertible {
                 }
                 portBytes = after.dropFirst()
             }
-            guard !hostBytes.isEmpty, hostBytes.allSatisfy({ Self.isHexDigit($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".") }) else {
+            // Only a real IPv6 address goes in brackets (RFC 3986 IP-literal): "[.1]" or "[1]"
+            // would otherwise become a host that no longer parses once printed without them.
+            guard !hostBytes.isEmpty, hostBytes.allSatisfy({ Self.isHexDigit($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".") }),
+                  SocketAddress(ipLiteral: String(decoding: hostBytes, as: UTF8.self), port: 0)?.isIPv6 == true else {
                 throw CourierError(.invalidURL, "invalid IPv6 address in \"\(original)\"")
             }
         } else if let colon = authority.lastIndex(of: UInt8(ascii: ":")) {

@@ -63,7 +63,7 @@ package final class Transfer: @unchecked Sendable {
     // MARK: Loop-thread state
 
     /// The phase and every end-of-exchange decision (see `TransferStateMachine`).
-    @exclusivity(unchecked) package internal(set) var machine = TransferStateMachine()
+    @exclusivity(unchecked) package var machine = TransferStateMachine()
     @exclusivity(unchecked) var hostKey = -1
     @exclusivity(unchecked) var poolKey = -1
     /// The connection serving the exchange while the machine is `.running`.

@@ -42,6 +42,9 @@ package struct SocketAddress: Sendable, CustomStringConvertible {
 
     package var family: Int32 { Int32(storage.ss_family) }
 
+    /// Whether this is an IPv6 address.
+    package var isIPv6: Bool { family == AF_INET6 }
+
     /// The port, in host byte order.
     package var port: UInt16 {
         get {

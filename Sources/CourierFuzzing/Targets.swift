@@ -1,0 +1,14 @@
+/// The fuzz targets by name: what `courier-fuzz` runs, what `make fuzz` runs each for a while, and
+/// what the tests replay over the committed corpora (`Tests/Fuzz/<name>/`).
+package enum FuzzTargets {
+    package static let all: [(name: String, run: @Sendable (UnsafeRawBufferPointer) -> Void)] = [
+        ("response", ResponsePath.run),
+        ("url", URLParsing.run),
+        ("chunked", ChunkedDecoding.run),
+        ("headers", HeaderEncoding.run),
+    ]
+
+    package static func named(_ name: String) -> (@Sendable (UnsafeRawBufferPointer) -> Void)? {
+        all.first { $0.name == name }?.run
+    }
+}
