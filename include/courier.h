@@ -209,9 +209,10 @@ int courier_queue_activity(int *running, int *queued);
  * passed back untouched and must stay valid until unobserved. Thread safety: any thread. */
 int courier_queue_observe(courier_activity_fn observer, void *user, int *token);
 
-/* Removes an observer. Thread safety: any thread. Called from another thread, the observer may
- * still run once if a notification is already in progress on the loop thread (so keep `user`
- * valid until then); called from a callback on the loop thread, it never runs again. */
+/* Removes an observer: once this returns it is never called again, so `user` may be freed.
+ * Thread safety: any thread. From another thread it waits for a notification in progress on the
+ * loop thread to finish (an observer must not wait for the thread that unobserves it); from a
+ * callback on the loop thread it returns at once. */
 int courier_queue_unobserve(int token);
 
 /* ---------------------------------------------------------------------------------------------

@@ -117,6 +117,29 @@ static int on_status_complete(llhttp_t *llhttp) {
     return 0;
 }
 
+/* Fast mode: a new field's name, as offsets from the region. */
+static inline __attribute__((always_inline)) void record_name(h1p_parser *p, const char *at, size_t length) {
+    uint32_t start = (uint32_t)(at - p->region);
+    uint32_t end = start + (uint32_t)length;
+    h1p_field *f = &p->fields[p->recorded++];
+    f->name_start = start;
+    f->name_end = end;
+    f->value_start = end;
+    f->value_end = end;
+    p->value_seen = 0;
+    p->region_length = end;
+}
+
+/* Fast mode: the value of the field recorded last. */
+static inline __attribute__((always_inline)) void record_value(h1p_parser *p, const char *at, size_t length) {
+    h1p_field *f = &p->fields[p->recorded - 1];
+    uint32_t start = (uint32_t)(at - p->region);
+    f->value_start = start;
+    f->value_end = start + (uint32_t)length;
+    p->value_seen = 1;
+    p->region_length = f->value_end;
+}
+
 /* Everything but the fast path of on_header_field: limits, continued names, the slow mode. */
 static __attribute__((noinline)) int header_field_slow(h1p_parser *p, const char *at, size_t length) {
     if (count_bytes(p, length) != 0) return -1;
@@ -131,15 +154,7 @@ static __attribute__((noinline)) int header_field_slow(h1p_parser *p, const char
     if (!p->slow) {
         if (starts && p->recorded < p->field_capacity) {
             if (p->region == NULL) p->region = at;
-            uint32_t start = (uint32_t)(at - p->region);
-            uint32_t end = start + (uint32_t)length;
-            h1p_field *f = &p->fields[p->recorded++];
-            f->name_start = start;
-            f->name_end = end;
-            f->value_start = end;
-            f->value_end = end;
-            p->value_seen = 0;
-            p->region_length = end;
+            record_name(p, at, length);
             return 0;
         }
         if (go_slow(p) != 0) return -1;
@@ -156,15 +171,7 @@ static int on_header_field(llhttp_t *llhttp, const char *at, size_t length) {
         p->head_bytes = bytes;
         p->field_open = 1;
         p->field_count++;
-        uint32_t start = (uint32_t)(at - p->region);
-        uint32_t end = start + (uint32_t)length;
-        h1p_field *f = &p->fields[p->recorded++];
-        f->name_start = start;
-        f->name_end = end;
-        f->value_start = end;
-        f->value_end = end;
-        p->value_seen = 0;
-        p->region_length = end;
+        record_name(p, at, length);
         return 0;
     }
     return header_field_slow(p, at, length);
@@ -179,12 +186,7 @@ static __attribute__((noinline)) int header_value_slow(h1p_parser *p, const char
     if (count_bytes(p, length) != 0) return -1;
     if (!p->slow) {
         if (!p->value_seen && p->recorded > 0) {
-            h1p_field *f = &p->fields[p->recorded - 1];
-            uint32_t start = (uint32_t)(at - p->region);
-            f->value_start = start;
-            f->value_end = start + (uint32_t)length;
-            p->value_seen = 1;
-            p->region_length = f->value_end;
+            record_value(p, at, length);
             return 0;
         }
         if (go_slow(p) != 0) return -1;
@@ -197,12 +199,7 @@ static int on_header_value(llhttp_t *llhttp, const char *at, size_t length) {
     uint64_t bytes = p->head_bytes + length;
     if (LIKELY(!p->slow && !p->value_seen && p->recorded > 0 && bytes <= p->max_head_bytes)) {
         p->head_bytes = bytes;
-        h1p_field *f = &p->fields[p->recorded - 1];
-        uint32_t start = (uint32_t)(at - p->region);
-        f->value_start = start;
-        f->value_end = start + (uint32_t)length;
-        p->value_seen = 1;
-        p->region_length = f->value_end;
+        record_value(p, at, length);
         return 0;
     }
     return header_value_slow(p, at, length);

@@ -139,11 +139,12 @@ final class MemoryStream: ByteStream {
     }
 }
 
-/// A small deterministic generator (SplitMix64), so a fuzz input always splits the same way.
-struct SplitRandom {
+/// A small deterministic generator (SplitMix64), so a fuzz input always splits the same way
+/// (and a failing seed of a randomized test can be replayed).
+package struct SplitRandom {
     private var state: UInt64
-    init(seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
-    mutating func next() -> UInt64 {
+    package init(seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

@@ -1,3 +1,4 @@
+import CourierFuzzing
 import Testing
 @testable import CourierCore
 
@@ -126,7 +127,7 @@ struct ConnectionPoolStateTests {
     /// attempt, lease or idle connection is caught), besides the invariants above.
     @Test(arguments: 0..<40)
     func randomSequencesKeepInvariants(seed: Int) {
-        var rng = SplitMix(seed: UInt64(seed))
+        var rng = SplitRandom(seed: UInt64(seed))
         var pool = Pool(defaultLimit: 1 + Int(rng.next() % 4))
         var nextRequest = 0
         var nextConnection = 100
@@ -213,18 +214,5 @@ struct ConnectionPoolStateTests {
             #expect(entry.map { $0.leased } ?? 0 == leased.count, "leased connections")
             #expect(entry.map { Set($0.waiting.elements) } ?? [] == waiting, "waiting requests")
         }
-    }
-}
-
-/// A small deterministic generator, so a failing seed can be replayed.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

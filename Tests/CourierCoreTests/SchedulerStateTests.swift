@@ -1,3 +1,4 @@
+import CourierFuzzing
 import Testing
 @testable import CourierCore
 
@@ -98,7 +99,7 @@ struct SchedulerStateTests {
 
     @Test(arguments: 0..<40)
     func randomSequencesKeepInvariant(seed: Int) {
-        var rng = SplitMix(seed: UInt64(seed) &* 7919)
+        var rng = SplitRandom(seed: UInt64(seed) &* 7919)
         var s = Scheduler(width: Int(rng.next() % 5), defaultHostLimit: 1 + Int(rng.next() % 3))
         var running: [(String, Int)] = []
         var queued: [(String, Int, Priority)] = []

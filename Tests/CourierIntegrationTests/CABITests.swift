@@ -164,7 +164,7 @@ struct CABITests {
     }
 
     @Test func pythonBinding() async throws {
-        let result = try await runProcess("/usr/bin/env", ["python3", "-m", "unittest", "discover", "-s", "cbindings/python/tests", "-v"],
+        let result = try await runProcess("/usr/bin/env", ["python3", "-X", "faulthandler", "-m", "unittest", "discover", "-s", "cbindings/python/tests", "-v"],
                                           environment: ["COURIER_LIBRARY": Self.library, "COURIER_TEST_NGINX": s.nginx,
                                                         "COURIER_TEST_SCRIPTED": await s.privateScripted(),
                                                         "COURIER_TEST_HTTPS": s.https, "COURIER_TEST_SELFSIGNED": "https://localhost:\(s.tlsPorts["selfsigned"]!)",

@@ -181,6 +181,41 @@ struct QueueTests {
         }
     }
 
+    /// Once `cancel` returns the observer never runs again: cancelling from another thread waits
+    /// for a notification in progress (what lets C and Python free what their observer uses).
+    @Test func cancellingAnObserverWaitsForANotificationInProgress() async {
+        let state = Mutex<(inside: Bool, finished: Bool, callsAfterCancel: Int, cancelled: Bool)>((false, false, 0, false))
+        let observation = SharedQueue.observeActivity { _ in
+            let first = state.withLock { value -> Bool in
+                if value.cancelled { value.callsAfterCancel += 1 }
+                defer { value.inside = true }
+                return !value.inside
+            }
+            guard first else { return }
+            usleep(100_000)  // a slow observer, in the middle of a round when cancel comes
+            state.withLock { $0.finished = true }
+        }
+        let request = StartedFetch(s.scripted + "/slow?ms=50")
+        // Wait (off the cooperative pool) until the observer is inside its first call.
+        let cancelledWhileInside = await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                for _ in 0..<1000 where !state.withLock({ $0.inside }) { usleep(1000) }
+                let wasInside = state.withLock { $0.inside && !$0.finished }
+                observation.cancel()
+                let finished = state.withLock { value -> Bool in
+                    value.cancelled = true
+                    return value.finished
+                }
+                continuation.resume(returning: (wasInside, finished))
+            }
+        }
+        #expect(cancelledWhileInside.0, "cancel came while the observer ran")
+        #expect(cancelledWhileInside.1, "cancel returned only once the observer's round had ended")
+        _ = await request.finished()
+        _ = await StartedFetch(s.scripted + "/echo").finished()
+        #expect(state.withLock { $0.callsAfterCancel } == 0, "called after cancel returned")
+    }
+
     @Test func activityIsObservable() async {
         let sawRunning = Mutex<(seen: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
         let observation = SharedQueue.observeActivity { activity in

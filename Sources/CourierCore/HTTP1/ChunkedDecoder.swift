@@ -111,7 +111,7 @@ package struct ChunkedDecoder {
     private mutating func step(_ byte: UInt8) -> CourierError? {
         switch state {
         case .size(let digits):
-            if let value = Self.hexValue(byte) {
+            if let value = ByteClass.hexValue(byte) {
                 if remaining == 0 && value == 0 { return countLine() }
                 guard digits < 16 else { return Self.bad("chunk size does not fit in 64 bits") }
                 remaining = remaining << 4 | UInt64(value)
@@ -121,17 +121,17 @@ package struct ChunkedDecoder {
             guard lineBytes > 0 else { return Self.bad("chunk size expected, found \(Self.show(byte))") }
             return afterSize(byte)
         case .sizeSpace:
-            if Self.isSpace(byte) { return countLine() }
+            if ByteClass.isSpace(byte) { return countLine() }
             guard byte == UInt8(ascii: ";") else { return Self.bad("only \";\" may follow whitespace after a chunk size") }
             state = .extensionNameStart
             return countLine()
         case .extensionNameStart:
-            if Self.isSpace(byte) { return countLine() }
-            guard Self.isTokenByte(byte) else { return Self.bad("chunk extension name expected, found \(Self.show(byte))") }
+            if ByteClass.isSpace(byte) { return countLine() }
+            guard ByteClass.isToken(byte) else { return Self.bad("chunk extension name expected, found \(Self.show(byte))") }
             state = .extensionName
             return countLine()
         case .extensionName:
-            if Self.isTokenByte(byte) { return countLine() }
+            if ByteClass.isToken(byte) { return countLine() }
             switch byte {
             case UInt8(ascii: "="): state = .extensionValueStart
             case UInt8(ascii: ";"): state = .extensionNameStart
@@ -149,17 +149,17 @@ package struct ChunkedDecoder {
             }
             return countLine()
         case .extensionValueStart:
-            if Self.isSpace(byte) { return countLine() }
+            if ByteClass.isSpace(byte) { return countLine() }
             if byte == UInt8(ascii: "\"") {
                 state = .extensionQuoted
-            } else if Self.isTokenByte(byte) {
+            } else if ByteClass.isToken(byte) {
                 state = .extensionToken
             } else {
                 return Self.bad("chunk extension value expected, found \(Self.show(byte))")
             }
             return countLine()
         case .extensionToken:
-            if Self.isTokenByte(byte) { return countLine() }
+            if ByteClass.isToken(byte) { return countLine() }
             return afterValue(byte)
         case .extensionQuoted:
             switch byte {
@@ -178,7 +178,7 @@ package struct ChunkedDecoder {
         case .extensionValueEnd:
             return afterValue(byte)
         case .extensionValueSpace:
-            if Self.isSpace(byte) { return countLine() }
+            if ByteClass.isSpace(byte) { return countLine() }
             guard byte == UInt8(ascii: ";") else { return Self.bad("only \";\" may follow whitespace after a chunk extension") }
             state = .extensionNameStart
             return countLine()
@@ -203,7 +203,7 @@ package struct ChunkedDecoder {
                 return nil
             }
             if byte == 0x0A { return Self.bad("bare LF ending the chunked body") }
-            guard Self.isTokenByte(byte) else { return Self.badTrailer("a trailer field name expected, found \(Self.show(byte))") }
+            guard ByteClass.isToken(byte) else { return Self.badTrailer("a trailer field name expected, found \(Self.show(byte))") }
             guard fieldBudget > 0 else { return CourierError(.headerCountExceeded, "too many trailer fields") }
             fieldBudget -= 1
             trailerName = [byte]
@@ -211,7 +211,7 @@ package struct ChunkedDecoder {
             state = .trailerName
             return spendTrailerByte()
         case .trailerName:
-            if Self.isTokenByte(byte) {
+            if ByteClass.isToken(byte) {
                 trailerName.append(byte)
             } else if byte == UInt8(ascii: ":") {
                 state = .trailerValue
@@ -236,8 +236,8 @@ package struct ChunkedDecoder {
                     // OWS around the value is not part of it (RFC 9110 section 5.5).
                     var start = 0
                     var end = value.count
-                    while start < end, Self.isSpace(value[start]) { start += 1 }
-                    while end > start, Self.isSpace(value[end - 1]) { end -= 1 }
+                    while start < end, ByteClass.isSpace(value[start]) { start += 1 }
+                    while end > start, ByteClass.isSpace(value[end - 1]) { end -= 1 }
                     trailers.appendField(name: name, value: UnsafeRawBufferPointer(rebasing: value[start..<end]))
                 }
             }
@@ -282,31 +282,6 @@ package struct ChunkedDecoder {
     private mutating func spendTrailerByte() -> CourierError? {
         byteBudget -= 1
         return byteBudget < 0 ? CourierError(.headerBytesExceeded, "trailer section too large") : nil
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
-        }
-    }
-
-    private static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }
-
-    /// tchar (RFC 9110 section 5.6.2).
-    private static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
-             UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
-             UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
-            return true
-        default:
-            return false
-        }
     }
 
     private static func show(_ byte: UInt8) -> String {

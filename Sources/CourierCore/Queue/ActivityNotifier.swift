@@ -10,6 +10,10 @@ import Synchronization
 /// `uv_prepare` handle (runs before the loop blocks again).
 final class ActivityNotifier: @unchecked Sendable {
     private let lock = Lock()
+    /// Held while observers are called: removing one from another thread waits for a round in
+    /// progress, so after `remove` returns the observer is never called again (a C or Python
+    /// caller may then free what the observer uses).
+    private let delivering = Lock()
     @exclusivity(unchecked) private var observers: [Int: @Sendable (QueueActivity) -> Void] = [:]
     @exclusivity(unchecked) private var nextID = 0
     private let hasObservers = Atomic<Bool>(false)
@@ -36,12 +40,15 @@ final class ActivityNotifier: @unchecked Sendable {
         }
     }
 
-    /// Removes an observer (any thread).
-    func remove(_ id: Int) {
+    /// Removes an observer (any thread). Off the loop thread it waits for a notification round in
+    /// progress to end; on the loop thread (an observer removing itself or another) no later round
+    /// calls it.
+    func remove(_ id: Int, onLoopThread: Bool) {
         lock.withLock {
             observers[id] = nil
             hasObservers.store(!observers.isEmpty, ordering: .relaxed)
         }
+        if !onLoopThread { delivering.withLock {} }
     }
 
     // MARK: Loop thread
@@ -79,8 +86,10 @@ final class ActivityNotifier: @unchecked Sendable {
         let current = snapshot
         guard current != lastNotified else { return }
         lastNotified = current
-        let listeners = lock.withLock { Array(observers.values) }
-        for observer in listeners { observer(current) }
+        delivering.withLock {
+            let listeners = lock.withLock { Array(observers.values) }
+            for observer in listeners { observer(current) }
+        }
     }
 
     /// Unbinds from the loop (shutdown): the snapshot reads as empty again.

@@ -110,9 +110,9 @@ package final class Runtime: @unchecked Sendable {
         return id
     }
 
-    /// Removes an observer.
+    /// Removes an observer; once this returns it is never called again.
     package func removeActivityObserver(_ id: Int) {
-        notifier.remove(id)
+        notifier.remove(id, onLoopThread: isOnLoopThread)
     }
 
     /// Whether the caller is the loop thread (where delegates run).

@@ -460,7 +460,7 @@ public struct CourierURL: Sendable, Hashable, CustomStringConvertible {
         var index = bytes.startIndex
         while index < bytes.endIndex {
             if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.endIndex,
-               let hi = hexValue(bytes[index + 1]), let lo = hexValue(bytes[index + 2]) {
+               let hi = ByteClass.hexValue(bytes[index + 1]), let lo = ByteClass.hexValue(bytes[index + 2]) {
                 out.append(hi << 4 | lo)
                 index += 3
             } else {
@@ -471,14 +471,6 @@ public struct CourierURL: Sendable, Hashable, CustomStringConvertible {
         return String(decoding: out, as: UTF8.self)
     }
 
-    private static func hexValue(_ b: UInt8) -> UInt8? {
-        switch b {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return b - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return b - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return b - UInt8(ascii: "A") + 10
-        default: return nil
-        }
-    }
 
     /// RFC 3986 section 5.2.4, on whole segments: "." disappears, ".." removes the segment before it
     /// and never climbs above the root.

@@ -324,17 +324,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
     }
 
     /// tchar from RFC 9110 section 5.6.2.
-    package static func isTokenByte(_ b: UInt8) -> Bool {
-        if CourierURL.isAlpha(b) || CourierURL.isDigit(b) { return true }
-        switch b {
-        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
-             UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
-             UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
-            return true
-        default:
-            return false
-        }
-    }
+    package static func isTokenByte(_ b: UInt8) -> Bool { ByteClass.isToken(b) }
 }
 
 extension String {

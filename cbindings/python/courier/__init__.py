@@ -99,9 +99,14 @@ class Observation:
         self._token = token.value
 
     def cancel(self):
+        # The trampoline lives until courier_queue_unobserve returns, after which C never calls
+        # it again (the call waits for a notification in progress, with the GIL released).
         if self._token:
             lib.courier_queue_unobserve(self._token)
             self._token = 0
+
+    def __del__(self):
+        self.cancel()
 
 
 def observe_activity(function):

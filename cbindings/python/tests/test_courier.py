@@ -172,8 +172,8 @@ class Callbacks(unittest.TestCase):
             with self.assertRaises(ValueError):
                 bad.wait(10)
         self.assertEqual(sorted(seen, key=str), [(200, None)] * 10)
-        self.assertEqual(len(self.unraisable), 1)
-        self.assertIsInstance(self.unraisable[0].exc_value, ValueError)
+        raised = [u for u in self.unraisable if isinstance(u.exc_value, ValueError)]
+        self.assertEqual(len(raised), 1, [(u.exc_value, u.err_msg, u.object) for u in self.unraisable])
 
     def test_progress_and_errors_reach_callbacks(self):
         events = []
