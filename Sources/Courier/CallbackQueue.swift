@@ -1,3 +1,4 @@
+import CourierCore
 import Dispatch
 
 /// Where an operation's handlers run.
@@ -12,7 +13,8 @@ public enum CallbackQueue: Sendable {
 
     func run(_ body: @escaping @Sendable () -> Void) {
         switch self {
-        case .loopThread: body()
+        case .loopThread:
+            if Runtime.shared.isOnLoopThread { body() } else { Runtime.shared.executeOrRunHere(body) }
         case .dispatch(let queue): queue.async(execute: body)
         }
     }

@@ -25,6 +25,9 @@ public final class Engine: Sendable {
         public var callbackQueue: CallbackQueue? = nil
         /// Scheme used when `host` names none.
         public var defaultScheme: CourierURL.Scheme = .https
+        /// The HTTP cache GET responses are stored in and answered from; nil (the default) caches
+        /// nothing. Engines may share one.
+        public var cache: Cache? = nil
 
         /// The defaults.
         public init() {}
@@ -47,6 +50,8 @@ public final class Engine: Sendable {
     /// The settings.
     public let configuration: Configuration
     let callbackQueue: CallbackQueue
+    /// The configuration's cache, unwrapped once.
+    private let cacheCore: ResponseCache?
 
     /// An engine for `host`, which may be a bare host ("api.example.com", "localhost:8080") or a
     /// URL with scheme, port and API path ("http://127.0.0.1:8080/v1").
@@ -80,6 +85,7 @@ public final class Engine: Sendable {
         self.baseURLError = baseURLError
         basePath = RequestDraft.basePath(of: baseURL)
         callbackQueue = configuration.callbackQueue ?? .dispatch(DispatchQueue(label: "courier.engine.\(id)"))
+        cacheCore = configuration.cache?.core
     }
 
     /// An operation for `path` under the engine's base URL. Parameters go to the query string for
@@ -90,18 +96,19 @@ public final class Engine: Sendable {
         guard let baseURL else {
             return Operation(method: method, base: nil, target: path, parameters: params, engineID: id,
                              options: configuration.options, acceptableStatus: configuration.acceptableStatus,
-                             defaultHeaders: defaultHeaders, callbackQueue: callbackQueue,
+                             defaultHeaders: defaultHeaders, callbackQueue: callbackQueue, cache: cacheCore,
                              presetError: baseURLError ?? CourierError(.invalidURL, "the engine has no host; use operation(urlString:)"))
         }
         return Operation(method: method, base: baseURL, target: target, parameters: params, engineID: id,
                          options: configuration.options, acceptableStatus: configuration.acceptableStatus,
-                         defaultHeaders: defaultHeaders, callbackQueue: callbackQueue)
+                         defaultHeaders: defaultHeaders, callbackQueue: callbackQueue, cache: cacheCore)
     }
 
     /// An operation for a full URL (which may be on another host than the engine's).
     public func operation(urlString: String, params: [String: String] = [:], method: HTTPMethod = .get) -> Operation {
         Operation(method: method, base: nil, target: urlString, parameters: params, engineID: id, options: configuration.options,
-                  acceptableStatus: configuration.acceptableStatus, defaultHeaders: defaultHeaders, callbackQueue: callbackQueue)
+                  acceptableStatus: configuration.acceptableStatus, defaultHeaders: defaultHeaders, callbackQueue: callbackQueue,
+                  cache: cacheCore)
     }
 
     /// Puts an operation in the shared queue; its handlers report the outcome. Enqueueing the same
@@ -126,6 +133,18 @@ public final class Engine: Sendable {
             operation.cancel()
         }
         return try result.get()
+    }
+
+    /// Sends an operation and yields every response it delivers: one, or two for
+    /// `CachePolicy.cachedThenFresh` (the stored response, then the network's), each with its
+    /// `cachePhase`, so the two can never be mistaken for each other. The sequence ends after the
+    /// final response and throws what the error handlers would get. Ending the iteration early,
+    /// or cancelling the iterating task, cancels the operation.
+    public func responses(_ operation: Operation) -> ResponseSequence {
+        let channel = ResponseChannel()
+        operation.addChannel(channel)
+        operation.start()
+        return ResponseSequence(channel: channel, operation: operation)
     }
 
     /// Cancels every queued and running operation of this engine.

@@ -65,6 +65,14 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
     /// The engine's `id`, for `SharedQueue.cancelAll(where:)`.
     public var engineID: Int { draft.engineID }
 
+    /// How this request uses its engine's cache (shortcut for `options.cachePolicy`). With
+    /// `.cachedThenFresh` the completion and finish handlers may run twice: first with the stored
+    /// response (`Response.isPreview`, phase `.cached(stale:)`), then with the final one.
+    public var cachePolicy: CachePolicy {
+        get { options.cachePolicy }
+        set { options.cachePolicy = newValue }
+    }
+
     /// Queue priority (shortcut for `options.priority`).
     public var priority: Priority {
         get { options.priority }
@@ -119,9 +127,10 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
     /// The designated initializer, for `Engine`.
     init(method: HTTPMethod, base: CourierURL?, target: String, parameters: [String: String], engineID: Int,
          options: TransferOptions, acceptableStatus: Range<Int>, defaultHeaders: HTTPHeaders,
-         callbackQueue: CallbackQueue, presetError: CourierError? = nil) {
+         callbackQueue: CallbackQueue, cache: ResponseCache? = nil, presetError: CourierError? = nil) {
         draft = RequestDraft(method: method, base: base, target: target, parameters: parameters, engineID: engineID,
                              options: options, defaultHeaders: defaultHeaders, presetError: presetError)
+        draft.cache = cache
         self.acceptableStatus = acceptableStatus
         self.callbackQueue = callbackQueue
     }
@@ -246,9 +255,35 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
         if let done { continuation.resume(returning: done) }
     }
 
+    /// Adds a channel `Engine.responses` reads from (before `start`); it gets the preview, if
+    /// any, and the final outcome.
+    func addChannel(_ channel: ResponseChannel) {
+        let done = lock.withLock { () -> Result<Response, CourierError>? in
+            if let outcome { return outcome }
+            if waiters == nil { waiters = Waiters() }
+            waiters!.channels.append(channel)
+            return nil
+        }
+        if let done { channel.finish(done) }
+    }
+
+    /// A cached-then-fresh preview: completion and finish handlers, and channels, get it; the
+    /// operation stays in flight.
+    fileprivate func deliverPreview(_ response: Response) {
+        let (completions, finishes, channels) = lock.withLock { (completionHandlers, finishHandlers, waiters?.channels ?? []) }
+        for channel in channels { channel.push(response) }
+        guard !completions.isEmpty || !finishes.isEmpty else { return }
+        callbackQueue.run {
+            completions.forEach { $0(response) }
+            finishes.forEach { $0(.success(response)) }
+        }
+    }
+
     /// Runs the handlers of the outcome once, then drops every handler (breaking cycles through
     /// captured values).
-    fileprivate func complete(_ result: Result<Response, CourierError>, response: Response?) {
+    /// `onLoopThread`: the outcome comes from the loop (false: from the caller's thread, a cache
+    /// answer or a failure before submission).
+    fileprivate func complete(_ result: Result<Response, CourierError>, response: Response?, onLoopThread: Bool = false) {
         // Handlers are moved out (swapped with empty lists), not copied: no retain/release pairs.
         var completions = HandlerList<@Sendable (Response) -> Void>()
         var errors = HandlerList<@Sendable (CourierError, Response?) -> Void>()
@@ -271,12 +306,21 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
         if !downloadHandlers.isEmpty { swap(&downloads, &downloadHandlers) }
         if waiters != nil { swap(&waiting, &waiters) }
         lock.unlock()
-        if let waiting { for waiter in waiting.list { waiter.resume(returning: result) } }
+        if let waiting {
+            for waiter in waiting.list { waiter.resume(returning: result) }
+            for channel in waiting.channels { channel.finish(result) }
+        }
         guard !completions.isEmpty || !errors.isEmpty || !finishes.isEmpty else { return }
         switch callbackQueue {
-        case .loopThread:
+        case .loopThread where onLoopThread:
             // Straight from the loop: no closure to allocate, no thread hop.
             Self.deliver(result, response, completions, errors, finishes)
+        case .loopThread:
+            // Answered on the caller's thread (by the cache, or refused): the handlers still run
+            // on the loop.
+            Runtime.shared.executeOrRunHere { [completions, errors, finishes] in
+                Self.deliver(result, response, completions, errors, finishes)
+            }
         case .dispatch(let queue):
             queue.async { [completions, errors, finishes] in Self.deliver(result, response, completions, errors, finishes) }
         }
@@ -348,6 +392,8 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
 /// The continuations of `Engine.send` callers waiting for one operation.
 final class Waiters {
     var list: [CheckedContinuation<Result<Response, CourierError>, Never>] = []
+    /// Readers of `Engine.responses`.
+    var channels: [ResponseChannel] = []
 }
 
 /// Handlers of one kind: the first is stored inline, so the usual single handler costs no array.
@@ -371,6 +417,10 @@ struct HandlerList<Handler: Sendable>: Sendable {
 extension Operation: TransferDelegate {
     package func transferDidReceiveHead(_ transfer: Transfer) {}
 
+    package func transferDidDeliverPreview(_ transfer: Transfer, preview: Transfer) {
+        deliverPreview(Response(finished: preview))
+    }
+
     package func transferDidProgress(_ transfer: Transfer) {
         let (uploads, downloads) = lock.withLock { (uploadHandlers, downloadHandlers) }
         if !uploads.isEmpty, transfer.requestBodyLength > 0 {
@@ -390,10 +440,12 @@ extension Operation: TransferDelegate {
             // The last progress report always says "done", whatever the throttle skipped.
             transferDidProgress(transfer)
         }
+        // A cache answer may end on the caller's thread.
+        let onLoop = transfer.cachePhase == .fresh
         if let error = verdict.error {
-            complete(.failure(error), response: response)
+            complete(.failure(error), response: response, onLoopThread: onLoop)
         } else {
-            complete(.success(response!), response: response)
+            complete(.success(response!), response: response, onLoopThread: onLoop)
         }
     }
 }

@@ -15,6 +15,8 @@ package struct RequestDraft: Sendable {
     package let defaultHeaders: HTTPHeaders
     package var options: TransferOptions
     package let engineID: Int
+    /// The engine's HTTP cache, when it has one.
+    package var cache: ResponseCache?
 
     /// What most requests leave unset, in a box made only when one of them is set: a request
     /// built and dropped by the thousand then carries (and destroys) one nil reference instead of
@@ -226,7 +228,7 @@ package struct RequestDraft: Sendable {
             requestHeaders.add(name: "Content-Type", value: contentType)
         }
         let transfer = Transfer(authority: target.authority, path: target.path, query: target.query, method: method,
-                                headers: consume requestHeaders, body: requestBody, options: options)
+                                headers: consume requestHeaders, body: requestBody, options: options, cache: cache)
         transfer.owner = engineID
         if let downloadPath {
             do {

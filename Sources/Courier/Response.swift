@@ -31,6 +31,23 @@ public struct Response: Sendable {
     /// Timings and connection facts.
     public var metrics: TransferMetrics { transfer.metrics }
 
+    /// Where it came from: the origin (`.fresh`), storage (`.cached(stale:)`), a 304 confirming
+    /// the stored one (`.notModified`), the stored one standing in for a failing origin
+    /// (`.staleOnError`), or the cache itself (`.generated`, a 504).
+    public var cachePhase: CachePhase { transfer.cachePhase }
+    /// MKNetworkKit's `isCachedResponse`: answered from storage without a successful exchange
+    /// with the origin (`.cached` or `.staleOnError`).
+    public var isCachedResponse: Bool {
+        switch transfer.cachePhase {
+        case .cached, .staleOnError: return true
+        case .fresh, .notModified, .generated: return false
+        }
+    }
+    /// A cached-then-fresh preview: the final response follows.
+    public var isPreview: Bool { transfer.isPreview }
+    /// curl's `%{cache_status}`: hit, miss, revalidated, stale or bypass.
+    public var cacheStatus: String { transfer.cacheStatus }
+
     /// The status code.
     public var status: Int { transfer.status }
     /// The header fields.

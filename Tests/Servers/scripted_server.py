@@ -22,6 +22,7 @@ ACTIVE = {}      # group -> requests in progress
 PEAK = {}        # group -> highest concurrent requests seen
 SEEN = {}        # group -> total requests
 CONNECTIONS = {}  # group -> connections accepted that carried a request of the group
+RESOURCES = {}    # name -> how /res/<name> answers (set with POST /res-config?name=<name>)
 
 
 def read_request(conn, buffer):
@@ -84,6 +85,8 @@ def handle(conn, port):
             query = dict(urllib.parse.parse_qsl(url.query))
             path = url.path
             group = query.get("group", "")
+            if path.startswith("/res/"):
+                group = "res-" + path[len("/res/"):]
             with STATS_LOCK:
                 ACTIVE[group] = ACTIVE.get(group, 0) + 1
                 PEAK[group] = max(PEAK.get(group, 0), ACTIVE[group])
@@ -109,8 +112,62 @@ def handle(conn, port):
             pass
 
 
+def serve_resource(conn, method, name, headers):
+    """A cacheable resource whose answer a test chose (POST /res-config): its status, header
+    fields, body, Date offset, and validation. If-None-Match matching its ETag, or
+    If-Modified-Since equal to its Last-Modified, gets a 304 with the validators and any
+    "headers_304". "echo" names a request header whose value is appended to the body (Vary tests);
+    "fail" makes it reset the connection or close without answering (the origin is down)."""
+    config = RESOURCES.get(name)
+    if config is None:
+        conn.sendall(response(404, b"no such resource", reason="Not Found"))
+        return True
+    fail = config.get("fail")
+    if fail == "reset":
+        reset(conn)
+        return False
+    if fail == "close":
+        return False
+    fields = [list(h) for h in config.get("headers", [])]
+    if "date_offset" in config:
+        stamp = time.time() + config["date_offset"]
+        fields.append(["Date", time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(stamp))])
+    body = config.get("body", "").encode()
+    echo = config.get("echo")
+    if echo:
+        body += b" " + headers.get(echo.lower(), "-").encode()
+    etag = next((v for n, v in fields if n.lower() == "etag"), None)
+    modified = next((v for n, v in fields if n.lower() == "last-modified"), None)
+    inm = headers.get("if-none-match")
+    ims = headers.get("if-modified-since")
+    if config.get("status", 200) == 200 and ((inm is not None and etag is not None and inm == etag)
+                                              or (inm is None and ims is not None and modified is not None and ims == modified)):
+        keep = {"etag", "cache-control", "date", "expires", "vary", "last-modified"}
+        update = [f for f in fields if f[0].lower() in keep] + [list(h) for h in config.get("headers_304", [])]
+        out = ["HTTP/1.1 304 Not Modified"] + [f"{n}: {v}" for n, v in update]
+        conn.sendall(("\r\n".join(out) + "\r\n\r\n").encode("latin-1"))
+        return True
+    status = config.get("status", 200)
+    if method == "HEAD":
+        fields.append(["Content-Length", str(len(body))])
+        out = [f"HTTP/1.1 {status} Resource"] + [f"{n}: {v}" for n, v in fields]
+        conn.sendall(("\r\n".join(out) + "\r\n\r\n").encode("latin-1"))
+        return True
+    conn.sendall(response(status, body, fields, reason="Resource"))
+    return True
+
+
 def serve(conn, port, method, path, query, headers, raw_headers, body):
     """Answers one request; returns whether to keep the connection for another."""
+    if path.startswith("/res/"):
+        return serve_resource(conn, method, path[len("/res/"):], headers)
+    if path == "/res-config":
+        name = query["name"]
+        with STATS_LOCK:
+            RESOURCES[name] = json.loads(body.decode() or "{}")
+            SEEN["res-" + name] = 0
+        conn.sendall(response(200, b"configured"))
+        return True
     if path == "/echo":
         payload = json.dumps({"method": method, "path": path, "query": query, "headers": raw_headers,
                               "body": body.decode("latin-1")}).encode()

@@ -34,6 +34,7 @@ final class Executor: HTTP1ConnectionDelegate {
     @exclusivity(unchecked) private var pool: ConnectionPoolState<ConnectionRef, TransferRef>
     @exclusivity(unchecked) private var keys = PoolKeys()
     @exclusivity(unchecked) private var live = LiveTransfers()
+    @exclusivity(unchecked) private var flights = Flights()
     @exclusivity(unchecked) private var connections: [UInt64: HTTP1Connection] = [:]
     @exclusivity(unchecked) private var nextConnectionID: UInt64 = 1
     @exclusivity(unchecked) private var waitTimer: WaitDeadlineTimer!
@@ -59,13 +60,33 @@ final class Executor: HTTP1ConnectionDelegate {
         let now = monotonicNanos()
         transfer.metrics.enqueuedAt = now
         let refusal = shuttingDown ? CourierError(.shutdown) : Admission.check(transfer)
+        if refusal == nil, Flights.mayCoalesce(transfer) {
+            acceptCoalescable(transfer, at: now)
+            return
+        }
         let queueDeadline = deadlineMillis(after: transfer._options.timeouts.queue, from: loop.nowMillis)
         execute(transfer.machine.accept(refusal: refusal, queueDeadline: queueDeadline), for: transfer, at: now)
     }
 
+    /// A transfer that may follow an identical one in flight, or lead those that come after it.
+    private func acceptCoalescable(_ transfer: Transfer, at now: UInt64) {
+        let signature = Flights.signature(of: transfer)
+        if let leader = flights.leader(for: transfer, signature: signature) {
+            let action = transfer.machine.acceptFollowing()
+            if case .joinFlight = action { transfer.flightLeader = leader }
+            execute(action, for: transfer, at: now)
+            return
+        }
+        let queueDeadline = deadlineMillis(after: transfer._options.timeouts.queue, from: loop.nowMillis)
+        let action = transfer.machine.accept(refusal: nil, queueDeadline: queueDeadline)
+        if case .enqueue = action { flights.lead(transfer, signature: signature) }
+        execute(action, for: transfer, at: now)
+    }
+
     /// Cancels `transfer` wherever it is (`error` is `.cancelled` or `.shutdown`).
     func cancel(_ transfer: Transfer, _ error: CourierError) {
-        execute(transfer.machine.cancel(error), for: transfer)
+        let othersFollow = !shuttingDown && !(transfer.followers?.isEmpty ?? true)
+        execute(transfer.machine.cancel(error, othersFollow: othersFollow), for: transfer)
     }
 
     /// Cancels every live transfer `predicate` selects.
@@ -81,6 +102,23 @@ final class Executor: HTTP1ConnectionDelegate {
             break
         case .enqueue:
             enqueue(transfer, at: now)
+        case .joinFlight:
+            guard let leader = transfer.flightLeader else { preconditionFailure("a follower without a leader") }
+            live.insert(transfer)
+            if leader.followers == nil { leader.followers = [] }
+            leader.followers!.append(transfer)
+            transfer._cacheExchange?.mayStore = false
+        case .detachCaller(let error):
+            // The caller hears "cancelled" through a stand-in; the transfer itself answers to
+            // nobody but its followers from now on.
+            let standIn = Transfer.standIn(for: transfer)
+            standIn.delegate = transfer.delegate
+            transfer.delegate = nil
+            transfer.reportsHead = false
+            transfer.reportsProgress = false
+            transfer.callerLeft = true
+            transfer.owner = 0
+            standIn.conclude(error)
         case .acquireConnection:
             acquireConnection(for: transfer, allowIdle: true, at: now)
         case .replayOnFreshConnection:
@@ -102,6 +140,17 @@ final class Executor: HTTP1ConnectionDelegate {
             connection.abort(error)
         case .finish(let error, let holding):
             finish(transfer, error, releasing: holding)
+        case .finishFromStore(let phase, let holding):
+            guard let exchange = transfer._cacheExchange else { preconditionFailure("a stored answer without a cache exchange") }
+            finish(transfer, exchange.answerWithStored(transfer, phase: phase), releasing: holding)
+        case .finishWithGatewayTimeout(let holding):
+            guard let exchange = transfer._cacheExchange else { preconditionFailure("a generated answer without a cache exchange") }
+            finish(transfer, exchange.answerWithGatewayTimeout(transfer), releasing: holding)
+        case .refetchWithoutValidators:
+            guard let exchange = transfer._cacheExchange else { preconditionFailure("a refetch without a cache exchange") }
+            exchange.removeValidators(from: transfer)
+            transfer.resetResponse()
+            acquireConnection(for: transfer, allowIdle: true)
         }
     }
 
@@ -181,10 +230,31 @@ final class Executor: HTTP1ConnectionDelegate {
             next = scheduler.finished(host: transfer.hostKey)?.transfer
         case .slot:
             next = scheduler.finished(host: transfer.hostKey)?.transfer
+        case .flightPlace:
+            break
         }
         if let next { start(next) }
         activityChanged()
+        flights.land(transfer)
+        // The cache learns first, so a completion handler's next request finds what this stored.
+        transfer._cacheExchange?.transferEnded(transfer, error)
         transfer.conclude(error)
+        if let followers = transfer.followers {
+            transfer.followers = nil
+            for follower in followers {
+                follower.flightLeader = nil
+                follower.adoptResult(of: transfer)
+                execute(follower.machine.flightLanded(error), for: follower)
+            }
+        }
+        if holding == .flightPlace, let leader = transfer.flightLeader {
+            transfer.flightLeader = nil
+            leader.followers?.removeAll { $0 === transfer }
+            if leader.callerLeft, leader.followers?.isEmpty ?? true, !leader.isFinished {
+                // Nobody is waiting for this exchange any more.
+                cancel(leader, CourierError(.cancelled))
+            }
+        }
     }
 
     /// Deadlines of transfers that hold no connection.

@@ -35,6 +35,9 @@ package final class Runtime: @unchecked Sendable {
     /// Hands a transfer to the shared queue. On the loop thread (a completion submitting the next
     /// request) it is taken at once, without the inbox or a wakeup.
     package func submit(_ transfer: Transfer) {
+        // A cache answers here, on the caller's thread, without the loop; it may instead prepare
+        // the transfer (validators, a cached-then-fresh preview) for the network.
+        if let cache = transfer._cache, !transfer.machine.cancelRequested, CacheExchange.begin(transfer, cache: cache) { return }
         if isOnLoopThread {
             executor.accept(transfer)
         } else {

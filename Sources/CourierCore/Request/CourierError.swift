@@ -199,6 +199,21 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
         isTimeout ? TimeoutPhase(rawValue: code.rawValue >> 8) : nil
     }
 
+    /// Whether the error means the origin could not be reached or did not answer properly (no
+    /// connection, a timeout, a reset, a malformed, truncated or oversized response, a TLS
+    /// failure): what a cache may answer with a stored response (stale-if-error) or a generated
+    /// 504. Cancellation, shutdown, misuse and local file errors are the caller's side, not the
+    /// origin's.
+    public var isOriginFailure: Bool {
+        switch code.primary {
+        case .misuse, .invalidArgument, .invalidURL, .unsupportedScheme, .invalidHeader, .cancelled, .fileError,
+             .shutdown, .responseFormat, .httpStatus, .notFound, .noMemory, .loopUnavailable:
+            return false
+        default:
+            return true
+        }
+    }
+
     /// The error's static summary plus its detail, for logs.
     public var message: String {
         if let detail { return "\(Self.summary(for: code)): \(detail)" }

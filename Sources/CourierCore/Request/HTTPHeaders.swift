@@ -149,6 +149,13 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
         a.count == b.count && zip(a, b).allSatisfy { $0.name.lowercased() == $1.name.lowercased() && $0.value == $1.value }
     }
 
+    /// Equality that is cheap when the lists share their storage (an engine's defaults) or are
+    /// byte-identical, and exact otherwise.
+    package func sameFields(as other: HTTPHeaders) -> Bool {
+        if storage == other.storage, fields == other.fields { return true }
+        return self == other
+    }
+
     // MARK: - Package-level access for the codec
 
     /// Index of the first field named `name` (ASCII case-insensitive), without creating strings.
@@ -194,6 +201,30 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
         storage.append(13)
         storage.append(10)
         fields.append(Field(nameStart: nameStart, nameEnd: nameEnd, valueStart: valueStart, valueEnd: valueEnd))
+    }
+
+    /// Appends field `index` of `other` byte for byte (values outside ASCII kept as received).
+    package mutating func append(fieldAt index: Int, of other: HTTPHeaders) {
+        let f = other.fields[index]
+        other.storage.withUnsafeBytes { raw in
+            appendField(name: UnsafeRawBufferPointer(rebasing: raw[Int(f.nameStart)..<Int(f.nameEnd)]),
+                        value: UnsafeRawBufferPointer(rebasing: raw[Int(f.valueStart)..<Int(f.valueEnd)]))
+        }
+    }
+
+    /// The name of field `index` in lower case.
+    package func lowercasedName(at index: Int) -> String {
+        let f = fields[index]
+        return String(decoding: storage[Int(f.nameStart)..<Int(f.nameEnd)].lazy.map(Self.asciiLower), as: UTF8.self)
+    }
+
+    /// The raw bytes of field `index`'s name and value.
+    package func withFieldBytes<R>(at index: Int, _ body: (_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> R) -> R {
+        let f = fields[index]
+        return storage.withUnsafeBytes { raw in
+            body(UnsafeRawBufferPointer(rebasing: raw[Int(f.nameStart)..<Int(f.nameEnd)]),
+                 UnsafeRawBufferPointer(rebasing: raw[Int(f.valueStart)..<Int(f.valueEnd)]))
+        }
     }
 
     // Incremental building, for the response decoder: llhttp may hand a name or a value over in

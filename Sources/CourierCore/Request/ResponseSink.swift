@@ -132,6 +132,17 @@ package final class FileSink {
         return nil
     }
 
+    /// Starts the file over (a stored response replaces a partial one that had begun to arrive).
+    /// A descriptor that cannot be rewound (a pipe) with bytes already written is an error.
+    package func rewind() -> CourierError? {
+        guard bytesWritten > 0 else { return nil }
+        guard ftruncate(fd, 0) == 0, lseek(fd, 0, SEEK_SET) == 0 else {
+            return CourierError(.fileWrite, "\(path): the partial response cannot be replaced: \(String(cString: strerror(errno)))")
+        }
+        bytesWritten = 0
+        return nil
+    }
+
     /// Closes the file (idempotent).
     package func close() {
         if ownsDescriptor, fd >= 0 { Glibc.close(fd) }

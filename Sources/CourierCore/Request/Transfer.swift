@@ -15,6 +15,14 @@ package protocol TransferDelegate: AnyObject {
     /// The transfer ended: `transfer.error` is nil on success, and the response is in `head`,
     /// `responseBody` and `metrics`. Called exactly once per submitted transfer.
     func transferDidComplete(_ transfer: Transfer)
+    /// cached-then-fresh: the stored response, delivered before the network's answer (on the
+    /// submitting thread, before the transfer is queued). `preview` is a finished transfer of its
+    /// own; `transfer` goes on to the network.
+    func transferDidDeliverPreview(_ transfer: Transfer, preview: Transfer)
+}
+
+extension TransferDelegate {
+    package func transferDidDeliverPreview(_ transfer: Transfer, preview: Transfer) {}
 }
 
 /// One request's journey through the queue, the pool and its connections, and its result.
@@ -44,6 +52,9 @@ package final class Transfer: @unchecked Sendable {
     @exclusivity(unchecked) var _reportsHead: Bool = false
     @exclusivity(unchecked) var _progressIntervalMillis: UInt64 = 50
 
+    /// The HTTP cache the request may be answered from and stored in (nil: none).
+    @exclusivity(unchecked) var _cache: ResponseCache?
+
     // MARK: The result
 
     @exclusivity(unchecked) var _head: ResponseHead?
@@ -59,6 +70,12 @@ package final class Transfer: @unchecked Sendable {
     @exclusivity(unchecked) var _requestBodyLength: UInt64 = 0
     /// Request body bytes written so far in the current exchange.
     @exclusivity(unchecked) var _requestBodyBytesSent: UInt64 = 0
+    /// Where the response came from (the origin unless a cache answered).
+    @exclusivity(unchecked) var _cachePhase: CachePhase = .fresh
+    /// The transfer's business with its cache, when it has one.
+    @exclusivity(unchecked) var _cacheExchange: CacheExchange?
+    /// A cached-then-fresh preview: another response (the network's) follows.
+    @exclusivity(unchecked) var _isPreview = false
 
     // MARK: Loop-thread state
 
@@ -73,6 +90,16 @@ package final class Transfer: @unchecked Sendable {
     @exclusivity(unchecked) var userSetHost = false
     @exclusivity(unchecked) var userSetAcceptEncoding = false
     @exclusivity(unchecked) var requestAsksToClose = false
+    /// The response's body is not the result (a redirect to follow, a 304, or an error a stored
+    /// response stands in for): it is read and dropped.
+    @exclusivity(unchecked) var discardsBody = false
+    /// Coalescing (`Flights`): a leader's signature while registered (0: not), the transfers
+    /// following it, and a follower's leader.
+    @exclusivity(unchecked) var flightSignature = 0
+    @exclusivity(unchecked) var followers: [Transfer]?
+    @exclusivity(unchecked) var flightLeader: Transfer?
+    /// A leader whose own caller cancelled: it runs on for its followers only.
+    @exclusivity(unchecked) var callerLeft = false
     // Intrusive list of live transfers: O(1) link/unlink with no allocation per request.
     @exclusivity(unchecked) var liveNext: Transfer?
     @exclusivity(unchecked) unowned(unsafe) var livePrevious: Transfer?
@@ -85,7 +112,8 @@ package final class Transfer: @unchecked Sendable {
 
     /// A transfer to `path?query` at the origin (and with the credentials) of `authority`.
     package init(authority: CourierURL, path: String, query: String?, method: HTTPMethod, headers: HTTPHeaders,
-                 body: RequestBody, options: TransferOptions) {
+                 body: RequestBody, options: TransferOptions, cache: ResponseCache? = nil) {
+        self._cache = cache
         self._authority = authority
         self._path = path
         self._query = query
@@ -107,6 +135,35 @@ package final class Transfer: @unchecked Sendable {
         transfer.metrics = metrics
         transfer.machine = .alreadyFinished
         return transfer
+    }
+
+    /// A finished transfer with no response that stands for `transfer` to its caller, when the
+    /// caller leaves a transfer that goes on for others (a coalescing leader).
+    static func standIn(for transfer: Transfer) -> Transfer {
+        let standIn = Transfer(authority: transfer._authority, path: transfer._path, query: transfer._query, method: transfer._method,
+                               headers: HTTPHeaders(), body: .empty, options: transfer._options)
+        standIn.machine = .alreadyFinished
+        standIn.metrics = transfer.metrics
+        standIn.metrics.completedAt = 0
+        return standIn
+    }
+
+    /// Takes the result of the transfer this one followed (coalescing): the same response, URL
+    /// and metrics; the body is shared, not copied.
+    func adoptResult(of leader: Transfer) {
+        _authority = leader._authority
+        _path = leader._path
+        _query = leader._query
+        _head = leader._head
+        _status = leader._status
+        _trailers = leader._trailers
+        _responseBody = leader._responseBody
+        _expectedBodyLength = leader._expectedBodyLength
+        _cachePhase = leader._cachePhase
+        let enqueuedAt = _metrics.enqueuedAt
+        _metrics = leader._metrics
+        _metrics.enqueuedAt = enqueuedAt
+        _metrics.coalesced = true
     }
 
     /// Whether the request goes to `origin`, compared field by field in place (copying the URL to
@@ -152,6 +209,7 @@ package final class Transfer: @unchecked Sendable {
         expectedBodyLength = nil
         contentDecoder = nil
         requestBodyBytesSent = 0
+        discardsBody = false
         metrics.firstByte = 0
         metrics.bodyBytesReceived = 0
         metrics.bodyBytesDecoded = 0
@@ -171,6 +229,7 @@ package final class Transfer: @unchecked Sendable {
         case .follow(let hop):
             // The 3xx body is read and dropped so the connection can be reused.
             machine.redirectChosen(hop)
+            discardsBody = true
             _head = consume head
             return nil
         case .deliver:
@@ -178,6 +237,12 @@ package final class Transfer: @unchecked Sendable {
         }
         let headStatus = head.status
         status = headStatus
+        if let exchange = _cacheExchange, exchange.headArrived(self, head, contentLength: contentLength) == .discardBody {
+            // A 304, or an error the stored response stands in for: read and dropped.
+            discardsBody = true
+            _head = consume head
+            return nil
+        }
         let contentEncoding = _options.decompress ? head.headers["Content-Encoding"] : nil
         // The last use: moved into the transfer, not copied.
         _head = consume head
@@ -204,7 +269,7 @@ package final class Transfer: @unchecked Sendable {
     /// Body bytes as received (still encoded).
     func receiveBody(_ bytes: UnsafeRawBufferPointer, nowMillis: UInt64) -> CourierError? {
         metrics.bodyBytesReceived &+= UInt64(bytes.count)
-        if machine.followsRedirect { return nil }
+        if discardsBody { return nil }
         let error: CourierError?
         if let decoder = contentDecoder {
             error = decoder.decode(bytes) { self.deliver($0) }
@@ -227,15 +292,17 @@ package final class Transfer: @unchecked Sendable {
         case .discard:
             return nil
         case .file(let file):
+            _cacheExchange?.collect(bytes)
             return file.write(bytes)
         case .stream(let handler):
+            _cacheExchange?.collect(bytes)
             return handler(bytes) ? nil : CourierError(.cancelled, "the body handler stopped the transfer")
         }
     }
 
     /// The response ended cleanly: finish content decoding.
     func completeBody() -> CourierError? {
-        if machine.followsRedirect { return nil }
+        if discardsBody { return nil }
         if let decoder = contentDecoder, let error = decoder.finish() { return error }
         return nil
     }
@@ -347,4 +414,15 @@ extension Transfer {
         get { _requestBodyBytesSent }
         _modify { yield &_requestBodyBytesSent }
     }
+    package var cache: ResponseCache? {
+        get { _cache }
+        _modify { yield &_cache }
+    }
+    package internal(set) var cachePhase: CachePhase {
+        get { _cachePhase }
+        _modify { yield &_cachePhase }
+    }
+    package var isPreview: Bool { _isPreview }
+    /// What `-w '%{cache_status}'` prints: hit, miss, revalidated, stale or bypass.
+    package var cacheStatus: String { CacheExchange.statusWord(of: self) }
 }

@@ -39,6 +39,8 @@ public struct TransferMetrics: Sendable, Hashable {
     public var redirects = 0
     /// Replays after a stale keep-alive connection.
     public var staleRetries = 0
+    /// The response was another, identical request's (coalescing): this one sent nothing.
+    public var coalesced = false
     /// Request bytes written (head and body), over all exchanges.
     public var bytesSent: UInt64 = 0
     /// Response body bytes received on the wire for the final response (before decoding).

@@ -52,6 +52,18 @@ public struct RedirectPolicy: Sendable, Hashable {
     public static let none = RedirectPolicy(follow: false)
 }
 
+/// When identical GET and HEAD requests in flight share one network request (coalescing).
+public enum Coalescing: Sendable, Hashable {
+    /// When the request's engine has a cache (the default): identical requests to a cached
+    /// resource would get the same answer anyway, as in a browser. Without a cache, two identical
+    /// GETs are two requests, as libcurl and httpx send them (some servers answer each differently).
+    case withCache
+    /// Always (MKNetworkKit's behaviour).
+    case always
+    /// Never.
+    case never
+}
+
 /// Per-transfer knobs that the core acts on.
 ///
 /// The settings live in one shared copy-on-write box: every operation starts from its engine's
@@ -68,6 +80,8 @@ public struct TransferOptions: Sendable, Hashable {
         var reuseConnection = true
         var tls = TLSConfiguration()
         var poolIdleTimeout: Nanoseconds = .seconds(60)
+        var cachePolicy = CachePolicy.useProtocol
+        var coalescing = Coalescing.withCache
     }
 
     private final class Box: @unchecked Sendable {
@@ -133,6 +147,20 @@ public struct TransferOptions: Sendable, Hashable {
     public var poolIdleTimeout: Nanoseconds {
         get { box.values.poolIdleTimeout }
         set { unique().values.poolIdleTimeout = newValue }
+    }
+
+    /// How the request uses its engine's cache (when it has one).
+    public var cachePolicy: CachePolicy {
+        get { box.values.cachePolicy }
+        set { unique().values.cachePolicy = newValue }
+    }
+    /// Whether an identical GET or HEAD already in flight may answer this one too (one network
+    /// request for both; each caller keeps its own handle and may cancel alone). Applies to
+    /// responses collected in memory; downloads to files and streamed bodies always make their own
+    /// request.
+    public var coalescing: Coalescing {
+        get { box.values.coalescing }
+        set { unique().values.coalescing = newValue }
     }
 
     /// The defaults.

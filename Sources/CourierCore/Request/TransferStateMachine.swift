@@ -26,6 +26,9 @@ package struct TransferStateMachine: Sendable {
         case running
         /// Terminal: the delegate has been (or is being) told.
         case finished
+        /// Coalesced: an identical transfer already in flight will answer this one too. Next:
+        /// `.finished` (that transfer ended, or this one was cancelled).
+        case joined
     }
 
     /// What a transfer holds when it ends, so the executor gives back exactly that.
@@ -39,6 +42,8 @@ package struct TransferStateMachine: Sendable {
         /// A running slot of the queue (no connection: the exchange or the connect attempt that
         /// served it has already let go).
         case slot
+        /// A place among the followers of an identical transfer in flight.
+        case flightPlace
     }
 
     /// What the executor must do next.
@@ -47,6 +52,11 @@ package struct TransferStateMachine: Sendable {
         case none
         /// Put the transfer in the shared queue.
         case enqueue
+        /// Follow the identical transfer in flight: its result will be this one's.
+        case joinFlight
+        /// Cancelled while others follow it: end this caller's part as cancelled (`error`) and
+        /// keep the exchange going for them.
+        case detachCaller(CourierError)
         /// Ask the pool for a connection; an idle one may be reused.
         case acquireConnection
         /// Forget the response so far and ask the pool for a fresh connection (never an idle one):
@@ -60,6 +70,34 @@ package struct TransferStateMachine: Sendable {
         /// End the transfer with this error (nil: success), giving back what it holds, then tell
         /// its delegate.
         case finish(CourierError?, releasing: Holding)
+        /// End the transfer successfully with the stored response it validated (`.notModified`,
+        /// `.staleOnError`) instead of what the origin sent.
+        case finishFromStore(CachePhase, releasing: Holding)
+        /// End the transfer successfully with a 504 the cache generates: a stored response that
+        /// had to be validated could not be (RFC 9111 section 4.2.4).
+        case finishWithGatewayTimeout(releasing: Holding)
+        /// The origin's 304 is about another response than the one validated: forget it and ask
+        /// again without preconditions.
+        case refetchWithoutValidators
+    }
+
+    /// The transfer's part in a cache's work.
+    package enum CacheRole: Equatable, Sendable {
+        /// None: no stored response depends on this exchange.
+        case none
+        /// It validates a stored response: `conditional` when the request carries the stored
+        /// response's validators (a 304 answers it), `staleOnError` when the stored response may
+        /// stand in for a failing origin.
+        case validating(conditional: Bool, staleOnError: Bool)
+    }
+
+    /// What to do with a final response head that just arrived.
+    package enum HeadVerdict: Equatable, Sendable {
+        /// It is the result: deliver its body.
+        case deliver
+        /// The stored response will be the result (a 304 for it, or an origin error it stands in
+        /// for): drop this response's body.
+        case discardBody
     }
 
     package private(set) var state: State = .created
@@ -75,6 +113,12 @@ package struct TransferStateMachine: Sendable {
     package private(set) var queueDeadline: UInt64 = .max
     /// The whole transfer (from leaving the queue, across hops) must end by then.
     package private(set) var totalDeadline: UInt64 = .max
+    /// What the transfer does for a cache.
+    package private(set) var cacheRole: CacheRole = .none
+    /// Decided when the final head arrived: the stored response answers instead.
+    package private(set) var servesStored: CachePhase?
+    /// Decided when the final head arrived: a 304 for another response; ask again.
+    private var refetchPending = false
 
     package init() {}
 
@@ -94,8 +138,24 @@ package struct TransferStateMachine: Sendable {
         switch state {
         case .created:
             cancelRequested = true
-        case .queued, .waitingForConnection, .running, .finished:
+        case .queued, .waitingForConnection, .running, .finished, .joined:
             preconditionFailure("cancelBeforeSubmitting after submission (state \(state))")
+        }
+    }
+
+    /// The loop takes a transfer that an identical one already in flight will answer (it can
+    /// be sent: the loop checked).
+    package mutating func acceptFollowing() -> Action {
+        switch state {
+        case .created:
+            if cancelRequested {
+                state = .finished
+                return .finish(CourierError(.cancelled), releasing: .nothing)
+            }
+            state = .joined
+            return .joinFlight
+        case .queued, .waitingForConnection, .running, .finished, .joined:
+            preconditionFailure("a transfer was submitted twice (state \(state))")
         }
     }
 
@@ -115,8 +175,30 @@ package struct TransferStateMachine: Sendable {
             state = .queued
             self.queueDeadline = queueDeadline
             return .enqueue
-        case .queued, .waitingForConnection, .running, .finished:
+        case .queued, .waitingForConnection, .running, .finished, .joined:
             preconditionFailure("a transfer was submitted twice (state \(state))")
+        }
+    }
+
+    /// The transfer validates a stored response (set by the cache before submission).
+    package mutating func validates(conditional: Bool, staleOnError: Bool) {
+        switch state {
+        case .created:
+            cacheRole = .validating(conditional: conditional, staleOnError: staleOnError)
+        case .queued, .waitingForConnection, .running, .finished, .joined:
+            preconditionFailure("a cache role set after submission (state \(state))")
+        }
+    }
+
+    /// The cache answered the request from storage (or generated the answer) before it was
+    /// submitted: it ends here, holding nothing.
+    package mutating func answeredByCache() -> Action {
+        switch state {
+        case .created:
+            state = .finished
+            return .finish(nil, releasing: .nothing)
+        case .queued, .waitingForConnection, .running, .finished, .joined:
+            preconditionFailure("a cache answer after submission (state \(state))")
         }
     }
 
@@ -129,7 +211,7 @@ package struct TransferStateMachine: Sendable {
             state = .waitingForConnection
             self.totalDeadline = totalDeadline
             return .acquireConnection
-        case .created, .waitingForConnection, .running, .finished:
+        case .created, .waitingForConnection, .running, .finished, .joined:
             preconditionFailure("the scheduler started a transfer in state \(state)")
         }
     }
@@ -139,7 +221,7 @@ package struct TransferStateMachine: Sendable {
         switch state {
         case .waitingForConnection:
             state = .running
-        case .created, .queued, .running, .finished:
+        case .created, .queued, .running, .finished, .joined:
             preconditionFailure("the pool assigned a connection to a transfer in state \(state)")
         }
     }
@@ -149,8 +231,8 @@ package struct TransferStateMachine: Sendable {
         switch state {
         case .waitingForConnection:
             state = .finished
-            return .finish(error, releasing: .slot)
-        case .created, .queued, .running, .finished:
+            return failed(error, releasing: .slot)
+        case .created, .queued, .running, .finished, .joined:
             preconditionFailure("a connect failure for a transfer in state \(state)")
         }
     }
@@ -164,8 +246,32 @@ package struct TransferStateMachine: Sendable {
         case .running:
             redirect = hop
             followsRedirect = true
-        case .created, .queued, .waitingForConnection, .finished:
+        case .created, .queued, .waitingForConnection, .finished, .joined:
             preconditionFailure("a redirect chosen outside an exchange (state \(state))")
+        }
+    }
+
+    /// The final (not a followed redirect's) head arrived with `status`; `updateSelectsStored`
+    /// says whether, as a 304, it is about the stored response being validated (section 4.3.4).
+    package mutating func finalHeadArrived(status: Int, updateSelectsStored: Bool) -> HeadVerdict {
+        switch state {
+        case .running:
+            guard case .validating(let conditional, let staleOnError) = cacheRole else { return .deliver }
+            if status == 304, conditional {
+                if updateSelectsStored {
+                    servesStored = .notModified
+                } else {
+                    refetchPending = true
+                }
+                return .discardBody
+            }
+            if staleOnError, CacheRules.isOriginErrorStatus(status) {
+                servesStored = .staleOnError
+                return .discardBody
+            }
+            return .deliver
+        case .created, .queued, .waitingForConnection, .finished, .joined:
+            preconditionFailure("a response head outside an exchange (state \(state))")
         }
     }
 
@@ -183,33 +289,74 @@ package struct TransferStateMachine: Sendable {
                     state = .waitingForConnection
                     return .followRedirect(hop)
                 }
+                if refetchPending {
+                    refetchPending = false
+                    guard goOn else {
+                        state = .finished
+                        return .finish(CourierError(shuttingDown ? .shutdown : .cancelled), releasing: .slot)
+                    }
+                    // Once: the second request carries no validators, so no 304 can answer it.
+                    cacheRole = .validating(conditional: false, staleOnError: staleOnErrorAllowed)
+                    state = .waitingForConnection
+                    return .refetchWithoutValidators
+                }
                 state = .finished
+                if let phase = servesStored { return .finishFromStore(phase, releasing: .slot) }
                 return .finish(nil, releasing: .slot)
             case .failure(let error, let replay):
                 if replay, mayReplay, !replayed, goOn {
                     replayed = true
                     redirect = nil
                     followsRedirect = false
+                    servesStored = nil
+                    refetchPending = false
                     state = .waitingForConnection
                     return .replayOnFreshConnection
                 }
                 state = .finished
-                return .finish(error, releasing: .slot)
+                return failed(error, releasing: .slot)
             }
-        case .created, .queued, .waitingForConnection, .finished:
+        case .created, .queued, .waitingForConnection, .finished, .joined:
             preconditionFailure("an exchange ended for a transfer in state \(state)")
         }
     }
 
+    private var staleOnErrorAllowed: Bool {
+        if case .validating(_, let staleOnError) = cacheRole { return staleOnError }
+        return false
+    }
+
+    /// How a transfer that failed with `error` ends: a validation whose origin failed is answered
+    /// by the stored response when it may stand in, else by a generated 504 (RFC 9111 section
+    /// 4.2.4); a cancellation is a cancellation whatever the role.
+    private func failed(_ error: CourierError, releasing holding: Holding) -> Action {
+        guard case .validating(_, let staleOnError) = cacheRole, !cancelRequested, error.isOriginFailure else {
+            return .finish(error, releasing: holding)
+        }
+        return staleOnError ? .finishFromStore(.staleOnError, releasing: holding) : .finishWithGatewayTimeout(releasing: holding)
+    }
+
     // MARK: Ending early
 
-    /// Cancel wherever it is (`error` is `.cancelled`, or `.shutdown`).
-    package mutating func cancel(_ error: CourierError) -> Action {
+    /// Cancel wherever it is (`error` is `.cancelled`, or `.shutdown`). `othersFollow`: coalesced
+    /// transfers wait for this one's result, so only its caller leaves; the exchange goes on.
+    package mutating func cancel(_ error: CourierError, othersFollow: Bool = false) -> Action {
+        if othersFollow {
+            switch state {
+            case .queued, .waitingForConnection, .running:
+                return .detachCaller(error)
+            case .created, .finished, .joined:
+                break
+            }
+        }
         switch state {
         case .created:
             // Not accepted yet: `accept` ends it.
             cancelRequested = true
             return .none
+        case .joined:
+            state = .finished
+            return .finish(error, releasing: .flightPlace)
         case .queued:
             state = .finished
             return .finish(error, releasing: .queuePlace)
@@ -224,13 +371,25 @@ package struct TransferStateMachine: Sendable {
         }
     }
 
+    /// The identical transfer this one followed ended with `error` (nil: success); its result is
+    /// now this one's.
+    package mutating func flightLanded(_ error: CourierError?) -> Action {
+        switch state {
+        case .joined:
+            state = .finished
+            return .finish(error, releasing: .nothing)
+        case .created, .queued, .waitingForConnection, .running, .finished:
+            preconditionFailure("a flight landed for a transfer in state \(state)")
+        }
+    }
+
     /// The deadline a transfer without a connection waits under (queue, or total while waiting
     /// for a connection); `.max` when none applies in this state.
     package var waitDeadline: UInt64 {
         switch state {
         case .queued: return queueDeadline
         case .waitingForConnection: return totalDeadline
-        case .created, .running, .finished: return .max
+        case .created, .running, .finished, .joined: return .max
         }
     }
 
@@ -241,12 +400,12 @@ package struct TransferStateMachine: Sendable {
         case .queued:
             guard now >= queueDeadline else { return .none }
             state = .finished
-            return .finish(CourierError(.queueTimeout), releasing: .queuePlace)
+            return failed(CourierError(.queueTimeout), releasing: .queuePlace)
         case .waitingForConnection:
             guard now >= totalDeadline else { return .none }
             state = .finished
-            return .finish(CourierError(.totalTimeout, "while waiting for a connection"), releasing: .slotAndPoolWait)
-        case .created, .running, .finished:
+            return failed(CourierError(.totalTimeout, "while waiting for a connection"), releasing: .slotAndPoolWait)
+        case .created, .running, .finished, .joined:
             return .none
         }
     }

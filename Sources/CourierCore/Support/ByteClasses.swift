@@ -27,6 +27,10 @@ package enum ByteClass {
         }
     }
 
+    /// DIGIT.
+    @inline(__always)
+    package static func isDigit(_ byte: UInt8) -> Bool { byte &- UInt8(ascii: "0") < 10 }
+
     /// SP or HTAB: optional whitespace (OWS, BWS).
     @inline(__always)
     package static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }

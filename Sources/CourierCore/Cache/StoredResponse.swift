@@ -1,0 +1,99 @@
+/// One response as the cache keeps it: immutable, shared by the memory tier, the disk writer and
+/// every transfer it answers.
+///
+/// What is stored is what the caller was given: the status line, the header fields as received
+/// minus those RFC 9111 section 3.1 leaves out (and the fields a qualified no-cache names), and the
+/// body as delivered (decoded from gzip/deflate when the request asked for that, `bodyDecoded`).
+/// The times are wall-clock epoch seconds of the exchange that produced (or last validated) it.
+/// Everything the freshness rules need is derived once here, so a lookup is arithmetic.
+package final class StoredResponse: @unchecked Sendable {
+    /// The primary cache key: the target URI without credentials or fragment.
+    package let key: String
+    /// The field names Vary lists, lower-cased, without duplicates (empty: none).
+    package let varyNames: [String]
+    /// The request's values of `varyNames` (and of Authorization), normalised (`CacheKey.variant`).
+    package let variantKey: String
+    package let status: Int
+    package let versionMinor: UInt8
+    package let reason: String
+    package let headers: HTTPHeaders
+    package let body: [UInt8]
+    /// When the request that produced it was sent, and when its response arrived.
+    package let requestTime: Int64
+    package let responseTime: Int64
+    /// The body was content-decoded (Content-Encoding present, and the request asked for decoding).
+    package let bodyDecoded: Bool
+
+    // Derived.
+    package let directives: CacheDirectives
+    /// Seconds the response is fresh for, from its own headers (section 4.2.1, 4.2.2).
+    package let freshnessLifetime: Int64
+    /// The age it had when it arrived (section 4.2.3's corrected_initial_age).
+    package let correctedInitialAge: Int64
+    package let etag: String?
+    package let lastModified: String?
+
+    package init(key: String, varyNames: [String], variantKey: String, status: Int, versionMinor: UInt8, reason: String,
+                 headers: HTTPHeaders, body: [UInt8], requestTime: Int64, responseTime: Int64, bodyDecoded: Bool) {
+        self.key = key
+        self.varyNames = varyNames
+        self.variantKey = variantKey
+        self.status = status
+        self.versionMinor = versionMinor
+        self.reason = reason
+        self.headers = headers
+        self.body = body
+        self.requestTime = requestTime
+        self.responseTime = responseTime
+        self.bodyDecoded = bodyDecoded
+        let directives = CacheDirectives(headers)
+        self.directives = directives
+        etag = headers["ETag"]
+        lastModified = headers["Last-Modified"]
+        freshnessLifetime = CacheRules.freshnessLifetime(status: status, headers: headers, directives: directives, responseTime: responseTime)
+        correctedInitialAge = CacheRules.correctedInitialAge(headers: headers, requestTime: requestTime, responseTime: responseTime)
+    }
+
+    /// Seconds since it was generated or validated by the origin, at `now` (section 4.2.3).
+    package func currentAge(now: Int64) -> Int64 {
+        let resident = max(0, now - responseTime)
+        return min(correctedInitialAge + resident, CacheDirectives.deltaSecondsLimit)
+    }
+
+    /// Whether it is fresh at `now` (section 4.2).
+    package func isFresh(now: Int64) -> Bool { freshnessLifetime > currentAge(now: now) }
+
+    /// Seconds past its freshness lifetime at `now` (0 while fresh).
+    package func staleness(now: Int64) -> Int64 { max(0, currentAge(now: now) - freshnessLifetime) }
+
+    /// Whether any validator lets it be revalidated with a conditional request.
+    package var hasValidator: Bool { etag != nil || lastModified != nil }
+
+    /// Whether it may never be served without a successful validation first: response no-cache, or
+    /// stale under must-revalidate (section 5.2.2.2, 5.2.2.4).
+    package var forbidsStaleUse: Bool { directives.noCache || directives.mustRevalidate }
+
+    /// What it costs to keep in memory, for the memory tier's byte budget.
+    package var memoryCost: Int { body.count + headers.storage.count + headers.fields.count * 16 + key.utf8.count + variantKey.utf8.count + 160 }
+
+    /// The head a stored response is served with: its own fields, with `Age` replaced by the
+    /// current age (section 4, "the cache MUST generate an Age header field").
+    package func servedHead(now: Int64) -> ResponseHead {
+        var served = headers
+        if served.contains("Age") { served.remove(name: "Age") }
+        served.add(name: "Age", value: String(currentAge(now: now)))
+        return ResponseHead(status: status, versionMinor: versionMinor, reason: reason, headers: served)
+    }
+
+    /// The head as stored, without a generated Age (a response just validated by the origin).
+    package var storedHead: ResponseHead {
+        ResponseHead(status: status, versionMinor: versionMinor, reason: reason, headers: headers)
+    }
+
+    /// The same response with the header fields and times of a validation that confirmed it.
+    package func freshened(headers updated: HTTPHeaders, requestTime: Int64, responseTime: Int64) -> StoredResponse {
+        StoredResponse(key: key, varyNames: varyNames, variantKey: variantKey, status: status, versionMinor: versionMinor,
+                       reason: reason, headers: updated, body: body, requestTime: requestTime, responseTime: responseTime,
+                       bodyDecoded: bodyDecoded)
+    }
+}
