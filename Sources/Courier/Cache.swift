@@ -83,7 +83,7 @@ public final class Cache: Sendable {
 
     /// Drops the memory tier of every cache in the process: what automatic memory-pressure
     /// handling does, for an application that learns of pressure another way.
-    public static func dropAllMemory() { MemoryPressure.dropAllMemoryTiers() }
+    public static func dropAllMemory() { CacheRegistry.shared.dropMemoryTiers() }
 
     /// Removes everything stored, in memory and on disk.
     public func removeAll() { core.removeAll() }

@@ -45,6 +45,10 @@ struct CommandLineOptions {
     var tlsMaximum: TLSConfiguration.Version?
     /// curl's --no-sessionid: no TLS session resumption.
     var noSessionID = false
+    /// `--cache-dir`: a private HTTP cache kept in this directory across invocations.
+    var cacheDirectory: String?
+    /// `-D`: where every response head goes ("-" is stdout).
+    var dumpHeader: String?
 }
 
 /// A `-d` / `--data-binary` / `--json` value: literal text or `@file` (`@-` is stdin).
@@ -64,7 +68,7 @@ enum ArgumentParser {
     /// Flags without a value.
     static let shortFlags: Set<Character> = ["i", "I", "L", "f", "s", "S", "v", "O", "Z", "h", "V", "#", "g", "k"]
     /// Flags that take a value.
-    static let shortWithValue: Set<Character> = ["X", "H", "d", "o", "m", "w", "A", "u", "E"]
+    static let shortWithValue: Set<Character> = ["X", "H", "d", "o", "m", "w", "A", "u", "E", "D"]
 
     static func parse(_ arguments: [String]) throws(UsageError) -> CommandLineOptions {
         var options = CommandLineOptions()
@@ -126,6 +130,7 @@ enum ArgumentParser {
         case "g": o.globOff = true
         case "k": o.insecure = true
         case "E": o.certificate = value
+        case "D": o.dumpHeader = value
         default: throw UsageError(message: "option -\(flag): is unknown")
         }
     }
@@ -178,6 +183,8 @@ enum ArgumentParser {
         case "--tlsv1.2": o.tlsMinimum = .tls12
         case "--tlsv1.3": o.tlsMinimum = .tls13
         case "--no-sessionid": o.noSessionID = true
+        case "--cache-dir": o.cacheDirectory = try value(argument)
+        case "--dump-header": o.dumpHeader = try value(argument)
         case "--tls-max":
             switch try value(argument) {
             case "1.2": o.tlsMaximum = .tls12

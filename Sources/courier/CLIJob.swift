@@ -18,12 +18,17 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
     private var progress: ProgressBar?
     private(set) var exitCode: Int32 = 0
     private var failedHTTPStatus: Int?
+    private let cache: ResponseCache?
+    private let headerDump: HeaderDump?
 
-    init(index: Int, rawURL: String, options: CommandLineOptions, body: [UInt8]?, showProgress: Bool) {
+    init(index: Int, rawURL: String, options: CommandLineOptions, body: [UInt8]?, showProgress: Bool,
+         cache: ResponseCache?, headerDump: HeaderDump?) {
         self.index = index
         self.rawURL = rawURL
         self.options = options
         self.body = body
+        self.cache = cache
+        self.headerDump = headerDump
         build(showProgress: showProgress)
     }
 
@@ -73,6 +78,7 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         let url = transfer.url
         transfer.delegate = self
         transfer.reportsHead = true
+        transfer.cache = cache
 
         // Output: -o files in order, then -O remote names, then stdout.
         let remoteIndex = index - options.outputs.count
@@ -142,13 +148,15 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
 
     func transferDidReceiveHead(_ transfer: Transfer) {
         guard let head = transfer.head else { return }
+        // Every head of the exchange, redirects included, as received (or as the cache served it).
+        headerDump?.write(headText(head))
         if options.fail, head.status >= 400 {
             failedHTTPStatus = head.status
             transfer.sink = .discard
             return
         }
         let headText = headText(head)
-        headerBytes = headText.utf8.count
+        headerBytes += headText.utf8.count
         if options.verbose { verboseLog(transfer, head) }
         if options.include || options.head {
             switch transfer.sink {
@@ -211,7 +219,7 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
                                         status: t?.head?.status ?? 0, head: t?.head,
                                         metrics: t?.metrics ?? TransferMetrics(), exitCode: exitCode,
                                         errorMessage: error?.message ?? (failedHTTPStatus.map { "The requested URL returned error: \($0)" } ?? ""),
-                                        headerBytes: headerBytes)
+                                        headerBytes: headerBytes, cacheStatus: t?.cacheStatus ?? "bypass")
             Terminal.write(WriteOut.render(format, report))
         }
     }

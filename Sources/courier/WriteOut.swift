@@ -11,6 +11,8 @@ struct TransferReport {
     var exitCode: Int32
     var errorMessage: String
     var headerBytes: Int
+    /// hit, miss, revalidated, stale or bypass.
+    var cacheStatus: String
 }
 
 /// curl's `--write-out` format: `%{variable}`, `%%`, and `\n`, `\r`, `\t` escapes.
@@ -59,6 +61,7 @@ enum WriteOut {
                 case "ssl_verify_result": out += String(m.tlsVerifyResult)
                 case "reused": out += m.reusedConnection ? "1" : "0"
                 case "tls_resumed": out += m.tlsResumed ? "1" : "0"
+                case "cache_status": out += r.cacheStatus
                 default: out += "%{" + name + "}"
                 }
                 i = close + 1

@@ -17,6 +17,8 @@ Usage: courier [options...] <url>...
  -H, --header <header>      Add a header ('Name:' removes one Courier would send)
  -I, --head                 Show response headers only (HEAD request)
  -i, --include              Include response headers in the output
+ -D, --dump-header <file>   Write every response head to <file> ('-' is stdout)
+     --cache-dir <dir>      Keep a private HTTP cache in <dir> across invocations
  -L, --location             Follow redirects
      --max-redirs <num>     Maximum number of redirects (default 50)
  -m, --max-time <seconds>   Maximum time for each transfer
@@ -31,6 +33,7 @@ Usage: courier [options...] <url>...
  -A, --user-agent <name>    User-Agent to send
  -v, --verbose              Show request and response headers on stderr
  -w, --write-out <format>   Print after each transfer, e.g. '%{http_code} %{time_total}\\n'
+                            (also %{cache_status}: hit, miss, revalidated, stale, bypass)
  -Z, --parallel             Run the URLs in parallel through the shared queue
      --parallel-max <num>   Parallel width (default 50)
  -g, --globoff              Do not expand [1-9] and {a,b} in URLs
@@ -77,6 +80,31 @@ do {
     exit(26)
 }
 
+// --cache-dir: the cache a browser keeps across page loads, kept across invocations (several at
+// once may share the directory). A small memory tier serves repeated URLs of one invocation.
+var cache: ResponseCache?
+if let directory = options.cacheDirectory {
+    var settings = ResponseCache.Configuration()
+    settings.directory = directory
+    settings.memoryBytes = 8 << 20
+    do {
+        cache = try ResponseCache(settings)
+    } catch {
+        Terminal.error("courier: (23) --cache-dir: \(error.message)\n")
+        exit(23)
+    }
+}
+
+var headerDump: HeaderDump?
+if let path = options.dumpHeader {
+    do {
+        headerDump = try HeaderDump(path: path)
+    } catch {
+        Terminal.error("courier: (23) \(error.message)\n")
+        exit(23)
+    }
+}
+
 let progressAllowed = !options.silent && !options.verbose && options.progressBar
     && (Terminal.stderrIsTerminal || options.forceProgressBar)
 if options.parallel {
@@ -107,7 +135,7 @@ var exitCode: Int32 = 0
 while nextURL < urls.count || !inFlight.isEmpty {
     while nextURL < urls.count, inFlight.count < window {
         let job = CLIJob(index: nextURL, rawURL: urls[nextURL], options: options, body: requestBody,
-                         showProgress: progressAllowed && !options.parallel)
+                         showProgress: progressAllowed && !options.parallel, cache: cache, headerDump: headerDump)
         job.start()
         inFlight.append(job)
         nextURL += 1
@@ -118,6 +146,9 @@ while nextURL < urls.count || !inFlight.isEmpty {
     if job.exitCode != 0 { exitCode = job.exitCode }
 }
 
+// What the cache stored is on disk before the next invocation looks.
+cache?.flush()
+headerDump?.close()
 // A clean shutdown (every connection closed, the loop thread joined) keeps valgrind runs of the
 // CLI meaningful and costs well under a millisecond.
 Runtime.shared.shutdown()

@@ -182,4 +182,120 @@ struct TransferStateMachineTests {
     @Test func finishedByConstruction() {
         #expect(Machine.alreadyFinished.state == .finished)
     }
+
+    // MARK: Validating a stored response (the cache)
+
+    /// A running exchange that validates a stored response.
+    func validating(conditional: Bool = true, staleOnError: Bool = false) -> Machine {
+        var m = Machine()
+        m.validates(conditional: conditional, staleOnError: staleOnError)
+        _ = m.accept(refusal: nil, queueDeadline: .max)
+        _ = m.started(totalDeadline: .max)
+        m.connectionAssigned()
+        return m
+    }
+
+    @Test func aMatching304IsAnsweredFromStorage() {
+        var m = validating()
+        #expect(m.finalHeadArrived(status: 304, updateSelectsStored: true) == .discardBody)
+        #expect(m.exchangeEnded(.success(reusable: true), mayReplay: true, shuttingDown: false) == .finishFromStore(.notModified, releasing: .slot))
+    }
+
+    @Test func a304ForAnotherResponseIsAskedAgainWithoutValidatorsOnce() {
+        var m = validating()
+        #expect(m.finalHeadArrived(status: 304, updateSelectsStored: false) == .discardBody)
+        #expect(m.exchangeEnded(.success(reusable: true), mayReplay: true, shuttingDown: false) == .refetchWithoutValidators)
+        #expect(m.state == .waitingForConnection)
+        #expect(m.cacheRole == .validating(conditional: false, staleOnError: false))
+        m.connectionAssigned()
+        #expect(m.finalHeadArrived(status: 304, updateSelectsStored: false) == .deliver, "an unconditional request's 304 is its answer")
+        #expect(m.exchangeEnded(.success(reusable: true), mayReplay: true, shuttingDown: false) == .finish(nil, releasing: .slot))
+    }
+
+    @Test func aNewRepresentationIsTheAnswer() {
+        var m = validating()
+        #expect(m.finalHeadArrived(status: 200, updateSelectsStored: false) == .deliver)
+        #expect(m.exchangeEnded(.success(reusable: true), mayReplay: true, shuttingDown: false) == .finish(nil, releasing: .slot))
+    }
+
+    @Test func anOriginErrorStatusIsAnsweredByTheStoredResponseWhenAllowed() {
+        var allowed = validating(staleOnError: true)
+        #expect(allowed.finalHeadArrived(status: 503, updateSelectsStored: false) == .discardBody)
+        #expect(allowed.exchangeEnded(.success(reusable: true), mayReplay: true, shuttingDown: false) == .finishFromStore(.staleOnError, releasing: .slot))
+        var forbidden = validating(staleOnError: false)
+        #expect(forbidden.finalHeadArrived(status: 503, updateSelectsStored: false) == .deliver, "5xx forwarded (section 4.3.3)")
+        var notAnError = validating(staleOnError: true)
+        #expect(notAnError.finalHeadArrived(status: 404, updateSelectsStored: false) == .deliver)
+    }
+
+    @Test func anUnreachableOriginIsAGatewayTimeoutOrTheStoredResponse() {
+        let reset = CourierError(.connectionReset)
+        var strict = validating()
+        #expect(strict.exchangeEnded(.failure(reset, replay: false), mayReplay: true, shuttingDown: false) == .finishWithGatewayTimeout(releasing: .slot))
+        var lenient = validating(staleOnError: true)
+        #expect(lenient.exchangeEnded(.failure(reset, replay: false), mayReplay: true, shuttingDown: false) == .finishFromStore(.staleOnError, releasing: .slot))
+        var connecting = Machine()
+        connecting.validates(conditional: true, staleOnError: false)
+        _ = connecting.accept(refusal: nil, queueDeadline: .max)
+        _ = connecting.started(totalDeadline: 100)
+        #expect(connecting.connectFailed(CourierError(.connectFailed)) == .finishWithGatewayTimeout(releasing: .slot))
+        var waiting = Machine()
+        waiting.validates(conditional: true, staleOnError: true)
+        _ = waiting.accept(refusal: nil, queueDeadline: .max)
+        _ = waiting.started(totalDeadline: 100)
+        #expect(waiting.waitDeadlinePassed(now: 100) == .finishFromStore(.staleOnError, releasing: .slotAndPoolWait))
+    }
+
+    @Test func aCancelledValidationIsCancelledNotAGatewayTimeout() {
+        var m = validating(staleOnError: true)
+        #expect(m.cancel(CourierError(.cancelled)) == .abortExchange(CourierError(.cancelled)))
+        #expect(m.exchangeEnded(.failure(CourierError(.cancelled), replay: false), mayReplay: true, shuttingDown: false)
+                == .finish(CourierError(.cancelled), releasing: .slot))
+    }
+
+    @Test func aStaleConnectionIsStillReplayedFirst() {
+        var m = validating()
+        _ = m.finalHeadArrived(status: 304, updateSelectsStored: true)
+        #expect(m.exchangeEnded(.failure(CourierError(.emptyReply), replay: true), mayReplay: true, shuttingDown: false) == .replayOnFreshConnection)
+        m.connectionAssigned()
+        #expect(m.servesStored == nil, "the replay starts over")
+        #expect(m.exchangeEnded(.failure(CourierError(.emptyReply), replay: true), mayReplay: true, shuttingDown: false) == .finishWithGatewayTimeout(releasing: .slot))
+    }
+
+    @Test func aCacheAnswerEndsTheTransferBeforeItIsQueued() {
+        var m = Machine()
+        #expect(m.answeredByCache() == .finish(nil, releasing: .nothing))
+        #expect(m.state == .finished)
+    }
+
+    // MARK: Coalescing
+
+    @Test func aFollowerWaitsForItsLeaderAndTakesItsOutcome() {
+        var m = Machine()
+        #expect(m.acceptFollowing() == .joinFlight)
+        #expect(m.state == .joined)
+        #expect(m.waitDeadline == .max)
+        let error = CourierError(.truncatedBody)
+        #expect(m.flightLanded(error) == .finish(error, releasing: .nothing))
+    }
+
+    @Test func aCancelledFollowerLeavesAlone() {
+        var m = Machine()
+        _ = m.acceptFollowing()
+        #expect(m.cancel(CourierError(.cancelled)) == .finish(CourierError(.cancelled), releasing: .flightPlace))
+    }
+
+    @Test func aFollowerCancelledBeforeItArrivedEndsCancelled() {
+        var m = Machine()
+        m.cancelBeforeSubmitting()
+        #expect(m.acceptFollowing() == .finish(CourierError(.cancelled), releasing: .nothing))
+    }
+
+    @Test func aLeaderCancelledWithFollowersDetachesItsCallerAndGoesOn() {
+        var m = running()
+        #expect(m.cancel(CourierError(.cancelled), othersFollow: true) == .detachCaller(CourierError(.cancelled)))
+        #expect(m.state == .running)
+        #expect(!m.cancelRequested)
+        #expect(m.cancel(CourierError(.cancelled), othersFollow: false) == .abortExchange(CourierError(.cancelled)))
+    }
 }

@@ -117,11 +117,14 @@ def serve_resource(conn, method, name, headers):
     fields, body, Date offset, and validation. If-None-Match matching its ETag, or
     If-Modified-Since equal to its Last-Modified, gets a 304 with the validators and any
     "headers_304". "echo" names a request header whose value is appended to the body (Vary tests);
-    "fail" makes it reset the connection or close without answering (the origin is down)."""
+    "fail" makes it reset the connection or close without answering (the origin is down);
+    "delay_ms" holds the answer back (coalescing tests)."""
     config = RESOURCES.get(name)
     if config is None:
         conn.sendall(response(404, b"no such resource", reason="Not Found"))
         return True
+    if "delay_ms" in config:
+        time.sleep(config["delay_ms"] / 1000)
     fail = config.get("fail")
     if fail == "reset":
         reset(conn)

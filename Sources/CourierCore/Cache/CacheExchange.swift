@@ -252,7 +252,10 @@ package final class CacheExchange: @unchecked Sendable {
     }
 
     private func freshenWithHead(_ transfer: Transfer, _ head: ResponseHead) {
-        guard head.status == 200, let stored else { return }
+        guard head.status == 200 else { return }
+        // The stored GET response this HEAD is about (looked up now when the request did not).
+        let variant: ([String]) -> String = { names in CacheKey.variant(names: names) { transfer.requestValue($0) } }
+        guard let stored = stored ?? cache.find(CacheKey.primary(transfer.url), variantKey: variant)?.0 else { return }
         if CacheRules.headContradicts(stored, headers: head.headers) {
             cache.remove([stored.key])
         } else {

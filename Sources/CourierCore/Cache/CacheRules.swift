@@ -249,8 +249,11 @@ package enum CacheRules {
         return policy == .cachedThenFresh ? .previewThenValidate(staleOnError: staleOnError) : .validate(staleOnError: staleOnError)
     }
 
+    /// Request max-age (section 5.2.1.1) and min-fresh (5.2.1.3). max-age=0 always validates: ages
+    /// are whole seconds, so a response stored this second has age 0, and a reload sending
+    /// max-age=0 means "ask the origin".
     private static func satisfiesAgeLimits(_ stored: StoredResponse, _ request: CacheRequest, age: Int64) -> Bool {
-        if let maxAge = request.directives.maxAge, age > maxAge { return false }
+        if let maxAge = request.directives.maxAge, maxAge == 0 || age > maxAge { return false }
         if let minFresh = request.directives.minFresh, stored.freshnessLifetime - age < minFresh { return false }
         return true
     }

@@ -241,7 +241,8 @@ package final class DiskTier: @unchecked Sendable {
         var total: UInt64 = 0
         forEachFile { _, name, info, isTemporary in
             guard !isTemporary else { return }
-            files.append((Int(info.st_mtim.tv_sec), UInt64(info.st_size), String(cString: name)))
+            let mtime = Int(info.st_mtim.tv_sec) &* 1_000_000_000 &+ Int(info.st_mtim.tv_nsec)
+            files.append((mtime, UInt64(info.st_size), String(cString: name)))
             total += UInt64(info.st_size)
         }
         files.sort { $0.mtime < $1.mtime }

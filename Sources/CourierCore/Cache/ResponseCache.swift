@@ -79,7 +79,7 @@ package final class ResponseCache: @unchecked Sendable {
             disk = nil
             writer = nil
         }
-        MemoryPressure.register(self)
+        CacheRegistry.shared.register(self)
     }
 
     /// The cache's "now" (epoch seconds).

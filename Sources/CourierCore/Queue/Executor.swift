@@ -39,6 +39,8 @@ final class Executor: HTTP1ConnectionDelegate {
     @exclusivity(unchecked) private var nextConnectionID: UInt64 = 1
     @exclusivity(unchecked) private var waitTimer: WaitDeadlineTimer!
     @exclusivity(unchecked) private(set) var shuttingDown = false
+    /// Memory pressure drops the caches' memory tiers; watched while any cache exists.
+    @exclusivity(unchecked) private var pressureWatcher: MemoryPressureWatcher?
 
     init(loop: EventLoop, notifier: ActivityNotifier, configuration: QueueConfiguration) {
         self.loop = loop
@@ -51,7 +53,20 @@ final class Executor: HTTP1ConnectionDelegate {
         }
         waitTimer = WaitDeadlineTimer(uvLoop: loop.uvLoop) { [unowned(unsafe) self] in waitDeadlinesPassed() }
         notifier.attach(to: loop.uvLoop)
+        if CacheRegistry.shared.hasCaches { watchMemoryPressure() }
     }
+
+    /// Starts watching for memory pressure (once; when the first cache appears).
+    func watchMemoryPressure() {
+        guard pressureWatcher == nil, !shuttingDown else { return }
+        pressureWatcher = MemoryPressureWatcher(uvLoop: loop.uvLoop)
+    }
+
+    /// The source memory pressure is learned from, if any (nil before a cache exists).
+    var memoryPressureSource: MemoryPressureWatcher.Source? { pressureWatcher?.source }
+
+    /// The loop's libuv handle, for loop-thread helpers made outside the executor (tests).
+    var uvLoop: UnsafeMutablePointer<uv_loop_t> { loop.uvLoop }
 
     // MARK: - Transfers
 
@@ -92,6 +107,11 @@ final class Executor: HTTP1ConnectionDelegate {
     /// Cancels every live transfer `predicate` selects.
     func cancelAll(where predicate: (Transfer) -> Bool) {
         for transfer in live.select(predicate) { cancel(transfer, CourierError(.cancelled)) }
+    }
+
+    /// Live transfers `predicate` selects.
+    func countLive(where predicate: (Transfer) -> Bool) -> Int {
+        live.select(predicate).count
     }
 
     /// Carries out one action of a transfer's machine. `at` is a clock reading the caller
@@ -400,6 +420,8 @@ final class Executor: HTTP1ConnectionDelegate {
         connections.removeAll()
         for ref in pool.drainIdle() { ref.connection.closeFromPool() }
         sessions.removeAll()
+        pressureWatcher?.close()
+        pressureWatcher = nil
         waitTimer.close()
         notifier.detach()
         loop.closeWakeup()

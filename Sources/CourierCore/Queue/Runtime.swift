@@ -72,6 +72,29 @@ package final class Runtime: @unchecked Sendable {
         post(.run { [self] in executor.cancelAll(where: predicate) }, startingLoop: false)
     }
 
+    /// How many transfers the loop holds (queued, running, or following another) that
+    /// `predicate` selects, reported on the loop thread (tests: "nothing is left running").
+    package func countLive(where predicate: @escaping @Sendable (Transfer) -> Bool, reply: @escaping @Sendable (Int) -> Void) {
+        execute { [self] in reply(executor.countLive(where: predicate)) }
+    }
+
+    /// Starts the memory-pressure watcher if the loop runs (the first cache was made; a loop
+    /// started later starts it itself).
+    package func watchMemoryPressure() {
+        post(.run { [self] in executor.watchMemoryPressure() }, startingLoop: false)
+    }
+
+    /// Where the loop learns of memory pressure (nil: nowhere, or no cache yet), on the loop.
+    package func memoryPressureSource(_ reply: @escaping @Sendable (MemoryPressureWatcher.Source?) -> Void) {
+        execute { [self] in reply(executor.memoryPressureSource) }
+    }
+
+    /// Runs `body` on the loop thread with the loop's libuv handle (tests that put handles of
+    /// their own on the loop).
+    package func withUVLoop(_ body: @escaping @Sendable (UnsafeMutablePointer<uv_loop_t>) -> Void) {
+        execute { [self] in body(executor.uvLoop) }
+    }
+
     /// Operations running at once, process-wide.
     package var width: Int { lock.withLock { configuration.width } }
 

@@ -6,8 +6,8 @@ import Glibc
 /// byte for the process. The facade (`Courier.Operation`) forwards to user code on a queue of the
 /// user's choosing; the C ABI forwards to C callbacks that carry the same rule in the header.
 package protocol TransferDelegate: AnyObject {
-    /// The final response head is known (after redirects). Only called when
-    /// `Transfer.reportsHead` is set.
+    /// A response head arrived: a redirect's being followed (`transfer.machine.followsRedirect`)
+    /// or the final one. Only called when `Transfer.reportsHead` is set.
     func transferDidReceiveHead(_ transfer: Transfer)
     /// Bytes went out or came in. Only called when `Transfer.reportsProgress` is set, and at most
     /// every `progressIntervalMillis`, plus once at the end of each direction.
@@ -231,6 +231,9 @@ package final class Transfer: @unchecked Sendable {
             machine.redirectChosen(hop)
             discardsBody = true
             _head = consume head
+            // A front end that shows every head (curl's -i -L, -D) hears about this one too; the
+            // machine says it is a redirect being followed.
+            if reportsHead { delegate?.transferDidReceiveHead(self) }
             return nil
         case .deliver:
             break

@@ -207,7 +207,7 @@ final class TestServers: @unchecked Sendable {
                 server {
                     listen 127.0.0.1:\(port);
                     root \(root)/html;
-                    location /gzip/ { gzip on; gzip_types *; gzip_min_length 0; }
+                    location /gzip/ { gzip on; gzip_vary on; gzip_types *; gzip_min_length 0; }
                     location = /moved { return 301 /small; }
                     location = /see-other { return 303 /small; }
                 }
