@@ -141,12 +141,54 @@ extern "C" {
 #define COURIER_TIMING_FIRST_BYTE   5   /* start to first response byte */
 #define COURIER_TIMING_TOTAL        6   /* start to completion (queue excluded) */
 
+/* Cache policies (courier_request_set_cache_policy). */
+#define COURIER_CACHE_USE_PROTOCOL           0  /* RFC 9111: fresh from storage, stale revalidated (default) */
+#define COURIER_CACHE_RELOAD                 1  /* ignore what is stored; store the new response */
+#define COURIER_CACHE_RETURN_CACHE_ELSE_LOAD 2  /* a stored response whatever its age, else the network */
+#define COURIER_CACHE_ONLY                   3  /* never the network: stored, or a generated 504 */
+#define COURIER_CACHE_STALE_IF_ERROR         4  /* the protocol, and the stored response when the origin fails */
+#define COURIER_CACHE_THEN_FRESH             5  /* the stored response at once, then the network's (two callbacks) */
+
+/* Where a response came from (courier_response_cache_phase). */
+#define COURIER_PHASE_FRESH                  0  /* from the origin, now */
+#define COURIER_PHASE_CACHED                 1  /* from storage, fresh */
+#define COURIER_PHASE_CACHED_STALE           2  /* from storage, past its freshness (allowed, or a preview) */
+#define COURIER_PHASE_NOT_MODIFIED           3  /* the origin answered 304: stored body, updated fields */
+#define COURIER_PHASE_STALE_ON_ERROR         4  /* the origin failed; the stored response stood in */
+#define COURIER_PHASE_GENERATED              5  /* a 504 the cache made (only-if-cached, unreachable origin) */
+
+/* When identical GET/HEAD requests in flight share one network request (courier_request_set_coalescing). */
+#define COURIER_COALESCE_WITH_CACHE          0  /* when the engine has a cache (default) */
+#define COURIER_COALESCE_ALWAYS              1
+#define COURIER_COALESCE_NEVER               2
+
+/* Cache statistics (courier_cache_stat). Append only. */
+#define COURIER_CACHE_STAT_HITS              1  /* answered from storage (memory and disk) */
+#define COURIER_CACHE_STAT_MEMORY_HITS       2
+#define COURIER_CACHE_STAT_DISK_HITS         3
+#define COURIER_CACHE_STAT_MISSES            4
+#define COURIER_CACHE_STAT_REVALIDATIONS     5
+#define COURIER_CACHE_STAT_NOT_MODIFIED      6  /* revalidations answered 304 */
+#define COURIER_CACHE_STAT_STALE_SERVED      7
+#define COURIER_CACHE_STAT_STORES            8
+#define COURIER_CACHE_STAT_GENERATED         9  /* 504s the cache generated */
+#define COURIER_CACHE_STAT_MEMORY_BYTES     10
+#define COURIER_CACHE_STAT_MEMORY_ENTRIES   11
+#define COURIER_CACHE_STAT_DISK_BYTES       12
+#define COURIER_CACHE_STAT_MEMORY_EVICTIONS 13
+#define COURIER_CACHE_STAT_DISK_EVICTIONS   14
+#define COURIER_CACHE_STAT_CORRUPT_REMOVED  15  /* damaged files found on disk (each a miss, removed) */
+#define COURIER_CACHE_STAT_DROPPED_WRITES   16
+
 typedef struct courier_engine courier_engine;
 typedef struct courier_request courier_request;
 typedef struct courier_response courier_response;
+typedef struct courier_cache courier_cache;
 
 /*
- * Called once when a request sent with courier_request_send() ends. `response` is NULL when no
+ * Called once when a request sent with courier_request_send() ends (twice with
+ * COURIER_CACHE_THEN_FRESH when a stale response is stored: first with that response, for which
+ * courier_response_is_preview() is 1 and the code COURIER_OK, then with the final outcome). `response` is NULL when no
  * response arrived (code says why); otherwise it is a new handle the callback now owns and must
  * release with courier_response_free() (now or later, from any thread). `code` is COURIER_OK,
  * COURIER_E_HTTP_STATUS for a status outside the engine's accepted range (the response is there),
@@ -263,6 +305,48 @@ int courier_engine_fd(courier_engine *engine);
  */
 int courier_engine_next_done(courier_engine *engine, courier_request **request, courier_response **response, int *code);
 
+/*
+ * Gives the engine an HTTP cache (RFC 9111, private: like a browser's), or none with NULL. Requests
+ * created afterwards use it: GET responses are stored and answered from it, revalidated when
+ * stale, coalesced while in flight. Several engines may share one cache. Thread safety: as
+ * courier_engine_set_accepted_status.
+ */
+int courier_engine_set_cache(courier_engine *engine, courier_cache *cache);
+
+/* ---------------------------------------------------------------------------------------------
+ * HTTP caches (shared by engines, by Swift code, and with --cache-dir by the courier CLI)
+ */
+
+/*
+ * CONSTRUCTOR. A cache with a memory tier of `memory_bytes` (-1 for the default, 16 MiB; 0 keeps
+ * nothing in memory) and, when `directory` is not NULL, a disk tier there (created when missing)
+ * of at most `disk_bytes` (0 for the default, 256 MiB). Several processes may share a directory:
+ * files are written to a temporary name and renamed, carry a checksum, and a damaged one is a
+ * miss and is removed. The memory tier is dropped automatically under memory pressure where Linux
+ * reports it (PSI, cgroup memory events). Errors: COURIER_E_FILE_WRITE (the directory cannot be
+ * made), COURIER_E_MISUSE (cache NULL). Thread safety: any thread.
+ */
+int courier_cache_create(const char *directory, int64_t memory_bytes, int64_t disk_bytes, courier_cache **cache);
+
+/* DESTRUCTOR. Engines given the cache keep using it until they are destroyed. NULL is a no-op.
+ * Thread safety: any thread, once. */
+void courier_cache_destroy(courier_cache *cache);
+
+/* One statistic (COURIER_CACHE_STAT_*) into *value; COURIER_E_INVALID_ARGUMENT for an unknown one.
+ * Thread safety: any thread. */
+int courier_cache_stat(courier_cache *cache, int which, int64_t *value);
+
+/* Empties the memory tier (what memory pressure does); the disk tier keeps everything.
+ * Thread safety: any thread. */
+int courier_cache_drop_memory(courier_cache *cache);
+
+/* Removes everything stored, in memory and on disk. Thread safety: any thread. */
+int courier_cache_clear(courier_cache *cache);
+
+/* Waits until every disk write queued so far is done (before another process reads them).
+ * Thread safety: any thread; from a callback it stalls every transfer while the disk works. */
+int courier_cache_flush(courier_cache *cache);
+
 /* ---------------------------------------------------------------------------------------------
  * Requests
  */
@@ -343,6 +427,15 @@ int courier_request_set_tls_pins(courier_request *request, const char *pins);
 /* TLS: lowest and highest version (COURIER_TLS_1_2, COURIER_TLS_1_3; 0 for the default). */
 int courier_request_set_tls_versions(courier_request *request, int minimum, int maximum);
 
+/* How the request uses its engine's cache: one of COURIER_CACHE_* (default USE_PROTOCOL). Request
+ * directives given as headers apply too ("Cache-Control: no-cache", "only-if-cached", ...). */
+int courier_request_set_cache_policy(courier_request *request, int policy);
+
+/* COURIER_COALESCE_WITH_CACHE (default), _ALWAYS or _NEVER: whether an identical GET or HEAD in
+ * flight may answer this request too. Each request keeps its own handle: cancelling one detaches
+ * only it; the network request stops when every one of them has cancelled. */
+int courier_request_set_coalescing(courier_request *request, int mode);
+
 /* Progress callback (set before sending). `user` is passed back untouched. */
 int courier_request_set_progress(courier_request *request, courier_progress_fn progress, void *user);
 
@@ -357,7 +450,8 @@ int courier_request_send(courier_request *request, courier_done_fn done, void *u
 /*
  * Sends the request; when it ends it is appended to the engine's completion queue (see
  * courier_engine_next_done and courier_engine_fd) instead of calling back. For hosts that would
- * rather poll than be called on a foreign thread. COURIER_E_MISUSE when the request has no engine
+ * rather poll than be called on a foreign thread (COURIER_CACHE_THEN_FRESH may append two entries
+ * for the request: the preview, then the final one). COURIER_E_MISUSE when the request has no engine
  * of its own or the engine was destroyed. Thread safety: any thread.
  */
 int courier_request_enqueue(courier_request *request);
@@ -365,6 +459,7 @@ int courier_request_enqueue(courier_request *request);
 /*
  * Sends the request and waits for it. Returns the outcome's code and, when a response arrived,
  * stores a new response handle in *response (owned by the caller; may be NULL when not wanted).
+ * With COURIER_CACHE_THEN_FRESH only the final response is returned.
  * COURIER_E_MISUSE on the loop thread. Thread safety: any thread but the loop thread.
  */
 int courier_request_perform(courier_request *request, courier_response **response);
@@ -415,6 +510,17 @@ double courier_response_timing(const courier_response *response, int which);
 
 /* Whether the response came over a connection that had served an earlier request. */
 int courier_response_reused_connection(const courier_response *response);
+
+/* Where the response came from: one of COURIER_PHASE_* (-COURIER_E_MISUSE for a bad handle). */
+int courier_response_cache_phase(const courier_response *response);
+
+/* 1 for the first of the two deliveries of COURIER_CACHE_THEN_FRESH (the stored response; the
+ * network's answer follows), else 0. */
+int courier_response_is_preview(const courier_response *response);
+
+/* curl's %{cache_status}: "hit", "miss", "revalidated", "stale" or "bypass" (static until the
+ * response is freed); NULL for a bad handle. */
+const char *courier_response_cache_status(courier_response *response);
 
 /* DESTRUCTOR. NULL is a no-op. Any thread. */
 void courier_response_free(courier_response *response);

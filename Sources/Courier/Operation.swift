@@ -129,8 +129,7 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
          options: TransferOptions, acceptableStatus: Range<Int>, defaultHeaders: HTTPHeaders,
          callbackQueue: CallbackQueue, cache: ResponseCache? = nil, presetError: CourierError? = nil) {
         draft = RequestDraft(method: method, base: base, target: target, parameters: parameters, engineID: engineID,
-                             options: options, defaultHeaders: defaultHeaders, presetError: presetError)
-        draft.cache = cache
+                             options: options, defaultHeaders: defaultHeaders, presetError: presetError, cache: cache)
         self.acceptableStatus = acceptableStatus
         self.callbackQueue = callbackQueue
     }

@@ -89,8 +89,10 @@ package struct RequestDraft: Sendable {
     package var presetError: CourierError? { extras?.presetError }
 
     package init(method: HTTPMethod, base: CourierURL?, target: String, parameters: [String: String], engineID: Int,
-                 options: TransferOptions, defaultHeaders: HTTPHeaders, presetError: CourierError? = nil) {
+                 options: TransferOptions, defaultHeaders: HTTPHeaders, presetError: CourierError? = nil,
+                 cache: ResponseCache? = nil) {
         self.method = method
+        self.cache = cache
         self.base = base
         self.target = target
         self.engineID = engineID

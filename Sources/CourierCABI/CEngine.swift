@@ -18,6 +18,8 @@ final class CEngine: @unchecked Sendable {
     let basePath: String
     @exclusivity(unchecked) var defaultHeaders: HTTPHeaders
     @exclusivity(unchecked) var acceptedStatus: Range<Int> = 200..<400
+    /// The HTTP cache requests created from now on use (courier_engine_set_cache).
+    @exclusivity(unchecked) var cache: ResponseCache?
     /// An eventfd whose counter is non-zero exactly while `completed` is not empty.
     let completionFD: Int32
     private let lock = Lock()

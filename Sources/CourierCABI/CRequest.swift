@@ -19,7 +19,7 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
     @exclusivity(unchecked) var progress: (courier_progress_fn, UnsafeMutableRawPointer?)?
     @exclusivity(unchecked) private var errorMessage: OwnedCString?
     /// Where the outcome goes; set by `send` before the transfer is handed over.
-    @exclusivity(unchecked) private var delivery = Delivery.none
+    @exclusivity(unchecked) private(set) var delivery = Delivery.none
 
     /// How the end is reported.
     enum Delivery: @unchecked Sendable {
@@ -123,6 +123,28 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
     // MARK: TransferDelegate (loop thread)
 
     func transferDidReceiveHead(_ transfer: Transfer) {}
+
+    /// cached-then-fresh: the stored response is delivered first, as a response of its own
+    /// (`courier_response_is_preview`), on the loop thread; the job is queued before the transfer
+    /// itself, so it always comes first. A blocking perform waits for the final one only.
+    func transferDidDeliverPreview(_ transfer: Transfer, preview: Transfer) {
+        let deferred = UncheckedSendable((self, preview))
+        Runtime.shared.executeOrRunHere {
+            let (request, preview) = deferred.value
+            guard !request.isFreed else { return }
+            let response = retainedHandle(CResponse(preview))
+            switch request.delivery {
+            case .callback(let done, let user):
+                done(borrowedHandle(request), response, COURIER_OK, user)
+            case .completionQueue:
+                if !request.engine.pushCompletion(CEngine.Completed(request: request, response: response, code: COURIER_OK)) {
+                    releaseHandle(response)
+                }
+            case .wait, .none:
+                releaseHandle(response)
+            }
+        }
+    }
 
     func transferDidProgress(_ transfer: Transfer) {
         guard let (report, user) = progress, !isFreed else { return }

@@ -70,14 +70,14 @@ public func courier_request_create(_ engineHandle: OpaquePointer?, _ method: Uns
         }
         let target = parsed.target
         draft = RequestDraft(method: verb, base: parsed, target: target, parameters: [:], engineID: engine.id,
-                             options: TransferOptions(), defaultHeaders: engine.defaultHeaders)
+                             options: TransferOptions(), defaultHeaders: engine.defaultHeaders, cache: engine.cache)
     } else {
         // A path under the engine's base: unsafe bytes are escaped when the URL is built, as for
         // Swift's Engine.operation(path:).
         guard engine.base != nil else { return CourierError.Code.invalidURL.c }
         let target = RequestDraft.target(url, under: engine.basePath)
         draft = RequestDraft(method: verb, base: engine.base, target: target, parameters: [:], engineID: engine.id,
-                             options: TransferOptions(), defaultHeaders: engine.defaultHeaders)
+                             options: TransferOptions(), defaultHeaders: engine.defaultHeaders, cache: engine.cache)
     }
     out.pointee = retainedHandle(CRequest(engine: engine, draft: consume draft, acceptedStatus: engine.acceptedStatus))
     return COURIER_OK
@@ -261,6 +261,22 @@ public func courier_request_set_tls_versions(_ handle: OpaquePointer?, _ minimum
 public func courier_request_set_progress(_ handle: OpaquePointer?, _ progress: courier_progress_fn?, _ user: UnsafeMutableRawPointer?) -> Int32 {
     configure(handle) { r throws(CourierError) in
         r.progress = progress.map { ($0, user) }
+    }
+}
+
+@_cdecl("courier_request_set_cache_policy")
+public func courier_request_set_cache_policy(_ handle: OpaquePointer?, _ policy: Int32) -> Int32 {
+    configure(handle) { r throws(CourierError) in
+        guard policy >= 0, Int(policy) < CacheCodes.policies.count else { throw invalid("cache policy \(policy)") }
+        r.draft.options.cachePolicy = CacheCodes.policies[Int(policy)]
+    }
+}
+
+@_cdecl("courier_request_set_coalescing")
+public func courier_request_set_coalescing(_ handle: OpaquePointer?, _ mode: Int32) -> Int32 {
+    configure(handle) { r throws(CourierError) in
+        guard mode >= 0, Int(mode) < CacheCodes.coalescing.count else { throw invalid("coalescing mode \(mode)") }
+        r.draft.options.coalescing = CacheCodes.coalescing[Int(mode)]
     }
 }
 

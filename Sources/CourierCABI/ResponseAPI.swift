@@ -104,3 +104,21 @@ public func courier_response_free(_ handle: OpaquePointer?) {
     response.tag = HandleTag.dead
     releaseHandle(handle)
 }
+
+@_cdecl("courier_response_cache_phase")
+public func courier_response_cache_phase(_ handle: OpaquePointer?) -> Int32 {
+    guard let response = response(handle) else { return -CourierError.Code.misuse.c }
+    return CacheCodes.phase(response.transfer.cachePhase)
+}
+
+@_cdecl("courier_response_is_preview")
+public func courier_response_is_preview(_ handle: OpaquePointer?) -> Int32 {
+    guard let response = response(handle) else { return 0 }
+    return response.transfer.isPreview ? 1 : 0
+}
+
+@_cdecl("courier_response_cache_status")
+public func courier_response_cache_status(_ handle: OpaquePointer?) -> UnsafePointer<CChar>? {
+    guard let response = response(handle) else { return nil }
+    return response.cString("\u{0}cache_status") { response.transfer.cacheStatus }
+}

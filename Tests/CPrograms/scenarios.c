@@ -6,6 +6,8 @@
  *   scenarios cancel SLOW_URL           courier_request_cancel from another thread ends a perform
  *   scenarios download OK_URL 404_URL DIR   staged downloads: a failed one leaves the file untouched
  *   scenarios tls URL CA CERT KEY PINS  https through the C ABI: CA, client certificate, pins
+ *   scenarios cache BASE FRESH STALE SLOW DIR   the HTTP cache: hits, phases, cached-then-fresh,
+ *                                       a generated 504, statistics, memory drop, coalescing
  */
 #include <courier.h>
 
@@ -209,11 +211,148 @@ static int tls(const char *url, const char *ca, const char *cert, const char *ke
     return 0;
 }
 
+/* ---- cache ---- */
+
+static int64_t stat_of(courier_cache *cache, int which) {
+    int64_t value = -1;
+    courier_cache_stat(cache, which, &value);
+    return value;
+}
+
+static int perform_phase(courier_engine *engine, const char *path, int policy, const char *header, int *status) {
+    courier_request *request = NULL;
+    if (courier_request_create(engine, "GET", path, &request) != COURIER_OK) return -100;
+    if (policy >= 0) courier_request_set_cache_policy(request, policy);
+    if (header) courier_request_add_header(request, "Cache-Control", header);
+    courier_response *response = NULL;
+    int rc = courier_request_perform(request, &response);
+    int phase = courier_response_cache_phase(response);
+    *status = courier_response_status(response);
+    if (rc != COURIER_OK && rc != COURIER_E_HTTP_STATUS) phase = -rc;
+    courier_response_free(response);
+    courier_request_free(request);
+    return phase;
+}
+
+struct deliveries {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    int count;
+    int phases[4];
+    int previews[4];
+    int codes[4];
+};
+
+static void on_delivery(courier_request *request, courier_response *response, int code, void *user) {
+    (void)request;
+    struct deliveries *d = user;
+    pthread_mutex_lock(&d->lock);
+    if (d->count < 4) {
+        d->phases[d->count] = courier_response_cache_phase(response);
+        d->previews[d->count] = courier_response_is_preview(response);
+        d->codes[d->count] = code;
+    }
+    d->count++;
+    pthread_cond_broadcast(&d->changed);
+    pthread_mutex_unlock(&d->lock);
+    courier_response_free(response);
+}
+
+/* Waits until `count` deliveries arrived (at most 10 s). */
+static int wait_deliveries(struct deliveries *d, int count) {
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 10;
+    pthread_mutex_lock(&d->lock);
+    while (d->count < count) {
+        if (pthread_cond_timedwait(&d->changed, &d->lock, &deadline) != 0) break;
+    }
+    int seen = d->count;
+    pthread_mutex_unlock(&d->lock);
+    return seen;
+}
+
+static int cache(const char *base, const char *fresh, const char *stale, const char *slow, const char *directory) {
+    courier_cache *bad = NULL;
+    int rc = courier_cache_create("/proc/courier/no", -1, 0, &bad);
+    if (rc != COURIER_E_FILE_WRITE || bad != NULL) return fail("a cache in an impossible directory", rc);
+    if (courier_cache_stat(NULL, COURIER_CACHE_STAT_HITS, NULL) != COURIER_E_MISUSE) return fail("stat of NULL", 0);
+    if (courier_engine_set_cache(NULL, NULL) != COURIER_E_MISUSE) return fail("set_cache on NULL", 0);
+    courier_cache_destroy(NULL);
+
+    courier_cache *c = NULL;
+    rc = courier_cache_create(directory, 1 << 20, 1 << 24, &c);
+    if (rc != COURIER_OK) return fail("cache_create", rc);
+    int64_t unknown = 0;
+    if (courier_cache_stat(c, 999, &unknown) != COURIER_E_INVALID_ARGUMENT) return fail("an unknown statistic", 0);
+    courier_engine *engine = NULL;
+    rc = courier_engine_create(base, &engine);
+    if (rc != COURIER_OK) return fail("engine_create", rc);
+    courier_engine_set_accepted_status(engine, 0, 1000);
+    if (courier_engine_set_cache(engine, c) != COURIER_OK) return fail("engine_set_cache", 0);
+    /* The engine keeps the cache alive after the handle goes; stats need the handle, so keep it. */
+
+    int status = 0;
+    int first = perform_phase(engine, fresh, -1, NULL, &status);
+    int second = perform_phase(engine, fresh, -1, NULL, &status);
+    printf("fresh %d then %d\n", first, second);
+    if (first != COURIER_PHASE_FRESH || second != COURIER_PHASE_CACHED) return fail("a fresh response from memory", first * 10 + second);
+
+    int generated = perform_phase(engine, "/res/never-configured", -1, "only-if-cached", &status);
+    printf("only-if-cached %d status %d\n", generated, status);
+    if (generated != COURIER_PHASE_GENERATED || status != 504) return fail("a generated 504", generated);
+
+    courier_cache_flush(c);
+    courier_cache_drop_memory(c);
+    if (stat_of(c, COURIER_CACHE_STAT_MEMORY_ENTRIES) != 0) return fail("drop_memory", 0);
+    int from_disk = perform_phase(engine, fresh, -1, NULL, &status);
+    printf("after drop %d disk hits %lld\n", from_disk, (long long)stat_of(c, COURIER_CACHE_STAT_DISK_HITS));
+    if (from_disk != COURIER_PHASE_CACHED || stat_of(c, COURIER_CACHE_STAT_DISK_HITS) != 1) return fail("a disk hit", from_disk);
+
+    /* cached-then-fresh on a stale response: two callbacks, the preview first. */
+    perform_phase(engine, stale, -1, NULL, &status);
+    struct deliveries d = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, {0}, {0}, {0}};
+    courier_request *request = NULL;
+    courier_request_create(engine, "GET", stale, &request);
+    courier_request_set_cache_policy(request, COURIER_CACHE_THEN_FRESH);
+    rc = courier_request_send(request, on_delivery, &d);
+    if (rc != COURIER_OK) return fail("send", rc);
+    int seen = wait_deliveries(&d, 2);
+    printf("then-fresh %d deliveries: %d/%d, %d/%d\n", seen, d.phases[0], d.previews[0], d.phases[1], d.previews[1]);
+    if (seen != 2 || d.phases[0] != COURIER_PHASE_CACHED_STALE || d.previews[0] != 1 || d.previews[1] != 0
+        || d.phases[1] != COURIER_PHASE_NOT_MODIFIED || d.codes[0] != COURIER_OK || d.codes[1] != COURIER_OK) {
+        return fail("cached-then-fresh", seen);
+    }
+    courier_request_free(request);
+    if (courier_request_create(engine, "GET", stale, &request) != COURIER_OK) return 1;
+    if (courier_request_set_cache_policy(request, 42) != COURIER_E_INVALID_ARGUMENT) return fail("a bad policy", 0);
+    if (courier_request_set_coalescing(request, 7) != COURIER_E_INVALID_ARGUMENT) return fail("a bad coalescing mode", 0);
+    courier_request_free(request);
+
+    /* Twenty identical GETs of a slow resource at once: one network request (the test counts). */
+    struct deliveries crowd = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, {0}, {0}, {0}};
+    courier_request *requests[20];
+    for (int i = 0; i < 20; i++) {
+        courier_request_create(engine, "GET", slow, &requests[i]);
+        courier_request_send(requests[i], on_delivery, &crowd);
+    }
+    if (wait_deliveries(&crowd, 20) != 20) return fail("coalesced requests", crowd.count);
+    for (int i = 0; i < 20; i++) courier_request_free(requests[i]);
+    printf("hits %lld misses %lld revalidations %lld not-modified %lld\n", (long long)stat_of(c, COURIER_CACHE_STAT_HITS),
+           (long long)stat_of(c, COURIER_CACHE_STAT_MISSES), (long long)stat_of(c, COURIER_CACHE_STAT_REVALIDATIONS),
+           (long long)stat_of(c, COURIER_CACHE_STAT_NOT_MODIFIED));
+    courier_engine_destroy(engine);
+    courier_cache_destroy(c);
+    courier_shutdown();
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc >= 3 && strcmp(argv[1], "loopfail") == 0) return loopfail(argv[2]);
     if (argc >= 3 && strcmp(argv[1], "cancel") == 0) return cancel(argv[2]);
     if (argc >= 5 && strcmp(argv[1], "download") == 0) return download(argv[2], argv[3], argv[4]);
     if (argc >= 7 && strcmp(argv[1], "tls") == 0) return tls(argv[2], argv[3], argv[4], argv[5], argv[6]);
+    if (argc >= 7 && strcmp(argv[1], "cache") == 0) return cache(argv[2], argv[3], argv[4], argv[5], argv[6]);
     fprintf(stderr, "usage: scenarios loopfail|cancel|download|tls ...\n");
     return 2;
 }

@@ -95,6 +95,12 @@ struct CABITests {
         let poll = try await runProcess(bin + "/poll", [s.nginx, "200", "/small"])
         #expect(poll.status == 0, "\(poll.stderr)")
         #expect(poll.stdout.contains("done 200 ok 200 idle 1"))
+        let cacheDirectory = s.root + "/c-example-cache-\(UUID().uuidString.prefix(8))"
+        let cold = try await runProcess(bin + "/cache", [s.nginx, "/small", cacheDirectory])
+        #expect(cold.status == 0, "\(cold.stderr)")
+        #expect(cold.stdout.hasPrefix("200 fresh (miss), 100 bytes\n200 not modified (revalidated), 100 bytes\n"), "\(cold.stdout)")
+        let warm = try await runProcess(bin + "/cache", [s.nginx, "/small", cacheDirectory])
+        #expect(warm.stdout.hasPrefix("200 not modified (revalidated)"), "the disk tier answered across processes: \(warm.stdout)")
         let bad = try await runProcess(bin + "/badinput", [s.nginx, "--unsafe"])
         #expect(bad.status == 0 && bad.stdout == "ok\n", "\(bad.stderr)")
     }
@@ -121,6 +127,22 @@ struct CABITests {
         let tls = try await runProcess(bin + "/scenarios", ["tls", "https://localhost:\(s.tlsPorts["clientauth"]!)/small", s.certs + "/ca.pem",
                                                             s.certs + "/client.pem", s.certs + "/client.key", s.certs + "/server.pub"])
         #expect(tls.status == 0, "\(tls.stdout)\(tls.stderr)")
+    }
+
+    /// The HTTP cache over the C ABI (Tests/CPrograms/scenarios.c `cache`): hits and their
+    /// phases, a generated 504, the memory tier dropped and a disk hit, cached-then-fresh as two
+    /// marked deliveries, bad arguments, and twenty identical GETs that reach the server once.
+    @Test func cCache() async throws {
+        let bin = try await CExamples.shared.directory()
+        let fresh = ScriptedResource("cfresh"), stale = ScriptedResource("cstale"), slow = ScriptedResource("cslow")
+        await fresh.configure(headers: [("Cache-Control", "max-age=600")], body: "fresh")
+        await stale.configure(headers: [("Cache-Control", "max-age=0"), ("ETag", "\"s\"")], body: "stale")
+        await slow.configure(headers: [("Cache-Control", "no-store")], body: "slow", delayMillis: 300)
+        let directory = s.root + "/c-cache-\(UUID().uuidString.prefix(8))"
+        let run = try await runProcess(bin + "/scenarios", ["cache", s.scripted, fresh.path, stale.path, slow.path, directory])
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        #expect(await fresh.requests() == 1)
+        #expect(await slow.requests() == 1, "coalesced")
     }
 
     /// `make install`'s layout (here from the debug build: the release build is make install's own
@@ -155,8 +177,10 @@ struct CABITests {
     @Test(.enabled(if: valgrindPath != nil, "valgrind is not installed (make test installs it)"))
     func cExamplesUnderValgrind() async throws {
         let bin = try await CExamples.shared.directory()
+        let cacheDirectory = s.root + "/valgrind-cache-\(UUID().uuidString.prefix(8))"
         for (program, arguments) in [("badinput", [s.nginx]), ("parallel", [s.nginx, "40", "/small", "3"]),
-                                     ("poll", [s.nginx, "40", "/small"])] {
+                                     ("poll", [s.nginx, "40", "/small"]), ("cache", [s.nginx, "/small", cacheDirectory]),
+                                     ("cache", [s.nginx, "/small", cacheDirectory])] {
             let run = try await runProcess(valgrindPath!, valgrindArguments + [bin + "/" + program] + arguments)
             #expect(run.status == 0, "\(program): \(run.stderr)")
             #expect(!run.stderr.contains("Invalid read") && !run.stderr.contains("Invalid write"), "\(program): \(run.stderr)")
@@ -305,7 +329,7 @@ actor CExamples {
         try FileManager.default.createSymbolicLink(atPath: directory + "/libcourier.so", withDestinationPath: "libcourier.so.1")
         let root = TestServers.packageRoot
         let compiler = ProcessInfo.processInfo.environment["CC"] ?? "cc"
-        let programs = ["get", "parallel", "poll", "badinput"].map { ($0, root + "/cbindings/examples/\($0).c") }
+        let programs = ["get", "parallel", "poll", "badinput", "cache"].map { ($0, root + "/cbindings/examples/\($0).c") }
             + [("scenarios", root + "/Tests/CPrograms/scenarios.c")]
         for (example, source) in programs {
             let result = try await runProcess("/usr/bin/env", [compiler, "-std=c11", "-D_DEFAULT_SOURCE", "-Wall", "-Wextra", "-Werror", "-g",

@@ -213,3 +213,23 @@ func waitForOperation(_ op: Courier.Operation) async -> Bool {
     }
     return false
 }
+
+@Suite("DataCache")
+struct DataCacheTests {
+    @Test func aBlobIsFetchedOnceAndKeptWhateverItsAge() async throws {
+        let resource = ScriptedResource("blob")
+        await resource.configure(body: "thumbnail bytes")
+        let directory = TestServers.shared.root + "/blobs-\(UUID().uuidString.prefix(8))"
+        let blobs = try DataCache(directory: directory, memoryEntryLimit: 2)
+        #expect(try await blobs.data(for: resource.url) == Array("thumbnail bytes".utf8))
+        blobs.cache.core.advanceClock(bySeconds: 30 * 86_400)
+        #expect(try await blobs.data(for: resource.url) == Array("thumbnail bytes".utf8))
+        #expect(await resource.requests() == 1)
+        let viaHandler = await withCheckedContinuation { done in
+            blobs.data(for: resource.url) { done.resume(returning: (try? $0.get()) ?? []) }
+        }
+        #expect(viaHandler == Array("thumbnail bytes".utf8))
+        #expect(blobs.cache.statistics.hits == 2)
+        #expect(blobs.cache.configuration.memoryEntryLimit == 2)
+    }
+}

@@ -26,12 +26,21 @@ import threading
 from . import _native
 from ._native import lib
 
-__all__ = ["Engine", "Request", "Response", "CourierError", "HTTPStatusError", "version", "queue_width",
-           "set_queue_width", "set_host_limit", "activity", "observe_activity", "shutdown"]
+__all__ = ["Engine", "Cache", "DataCache", "Request", "Response", "CourierError", "HTTPStatusError", "version",
+           "queue_width", "set_queue_width", "set_host_limit", "activity", "observe_activity", "shutdown"]
 
 PRIORITIES = {"very_low": 0, "low": 1, "normal": 2, "high": 3, "very_high": 4}
 TIMEOUTS = {"queue": 1, "connect": 2, "first_byte": 3, "idle": 4, "total": 5}
 TIMINGS = {"queue": 1, "dns": 2, "connect": 3, "tls": 4, "first_byte": 5, "total": 6}
+#: How a call uses its engine's cache (``cache=`` on a request); the C ABI's COURIER_CACHE_*.
+CACHE_POLICIES = {"protocol": 0, "reload": 1, "cache_else_load": 2, "cache_only": 3, "stale_if_error": 4,
+                  "cached_then_fresh": 5}
+#: Where a response came from (``Response.phase``), by COURIER_PHASE_* value.
+PHASES = ["fresh", "cached", "cached_stale", "not_modified", "stale_on_error", "generated"]
+COALESCING = {"with_cache": 0, "always": 1, "never": 2}
+CACHE_STATS = ["hits", "memory_hits", "disk_hits", "misses", "revalidations", "not_modified", "stale_served", "stores",
+               "generated", "memory_bytes", "memory_entries", "disk_bytes", "memory_evictions", "disk_evictions",
+               "corrupt_files_removed", "dropped_writes"]
 
 
 class CourierError(Exception):
@@ -135,8 +144,58 @@ class _Unraisable:
         self.object = obj
 
 
+class Cache:
+    """An HTTP cache (RFC 9111, private, like a browser's) engines store GET responses in and are
+    answered from: a memory tier of ``memory`` bytes (None: 16 MiB) and, with ``directory``, a disk
+    tier of ``disk`` bytes (None: 256 MiB) that other processes may share. Several engines may
+    share one cache."""
+
+    def __init__(self, directory=None, memory=None, disk=None):
+        handle = _native.cache_p()
+        _check(lib.courier_cache_create(str(directory).encode() if directory is not None else None,
+                                        -1 if memory is None else int(memory), 0 if disk is None else int(disk),
+                                        ctypes.byref(handle)))
+        self._handle = handle
+
+    def stats(self):
+        """Hits (memory and disk), misses, revalidations, 304s, bytes per tier, evictions."""
+        figures = {}
+        value = ctypes.c_int64()
+        for which, name in enumerate(CACHE_STATS, start=1):
+            _check(lib.courier_cache_stat(self._handle, which, ctypes.byref(value)))
+            figures[name] = value.value
+        return figures
+
+    def drop_memory(self):
+        """Empties the memory tier (what memory pressure does); the disk tier keeps everything."""
+        _check(lib.courier_cache_drop_memory(self._handle))
+
+    def clear(self):
+        _check(lib.courier_cache_clear(self._handle))
+
+    def flush(self):
+        """Waits until the disk tier has every response stored so far (before another process reads)."""
+        _check(lib.courier_cache_flush(self._handle))
+
+    def close(self):
+        """Releases the handle; engines given the cache keep using it."""
+        if self._handle:
+            lib.courier_cache_destroy(self._handle)
+            self._handle = None
+
+    def __del__(self):
+        self.close()
+
+
 class Response:
-    """A finished response, copied out of the library (the C handle is released at once)."""
+    """A finished response, copied out of the library (the C handle is released at once).
+
+    ``phase`` says where it came from: "fresh" (the origin, now), "cached" (storage, fresh),
+    "cached_stale", "not_modified" (the origin confirmed the stored response), "stale_on_error"
+    (the origin failed and the stored response stood in) or "generated" (a 504 the cache made).
+    ``from_cache`` is true for the phases answered from storage without the origin
+    ("cached", "cached_stale", "stale_on_error"); ``is_preview`` marks the first of the two
+    responses of ``cache="cached_then_fresh"``."""
 
     def __init__(self, handle):
         length = ctypes.c_size_t()
@@ -156,7 +215,14 @@ class Response:
                                  ctypes.string_at(value, value_length.value).decode("latin-1")))
         self.timings = {key: lib.courier_response_timing(handle, which) for key, which in TIMINGS.items()}
         self.reused_connection = bool(lib.courier_response_reused_connection(handle))
+        self.phase = PHASES[lib.courier_response_cache_phase(handle)]
+        self.is_preview = bool(lib.courier_response_is_preview(handle))
+        self.cache_status = lib.courier_response_cache_status(handle).decode()
         lib.courier_response_free(handle)
+
+    @property
+    def from_cache(self):
+        return self.phase in ("cached", "cached_stale", "stale_on_error")
 
     def header(self, name, default=None):
         """The first value of a header (case-insensitive)."""
@@ -210,6 +276,16 @@ class Request:
             raise self.error
         return self.response
 
+    def _preview(self, response_handle):
+        """cached-then-fresh: the stored response, before the final one (the request goes on)."""
+        response = Response(response_handle)
+        try:
+            if self._callback is not None:
+                self._callback(response, None)
+        except BaseException as error:  # never into C
+            self.exception = error
+            sys.unraisablehook(_Unraisable(sys.exc_info(), self._callback))
+
     def _finish(self, response_handle, code):
         response = Response(response_handle) if response_handle else None
         message = lib.courier_request_errmsg(self._handle).decode() if code else None
@@ -240,11 +316,15 @@ def _lookup(user, remove):
 
 @_native.DONE_FN
 def _done_trampoline(_request, response, code, user):
-    request = _lookup(user, remove=True)
-    if request is not None:
+    preview = bool(response) and lib.courier_response_is_preview(response) == 1
+    request = _lookup(user, remove=not preview)
+    if request is None:
+        if response:
+            lib.courier_response_free(response)
+    elif preview:
+        request._preview(response)
+    else:
         request._finish(response, code)
-    elif response:
-        lib.courier_response_free(response)
 
 
 @_native.PROGRESS_FN
@@ -263,13 +343,26 @@ class Engine:
     """Requests to one API: a base URL (``"http://127.0.0.1:8080/v1"``), default headers, the
     statuses that count as success. Use as a context manager, or call ``close()``."""
 
-    def __init__(self, base=None, headers=None, accepted_status=None):
+    def __init__(self, base=None, headers=None, accepted_status=None, cache=None, cache_dir=None, cache_memory=None):
+        """``cache``: a Cache to share with other engines; or ``cache_dir`` and/or
+        ``cache_memory`` (bytes) for a cache of the engine's own. Without any, nothing is cached."""
         self._handle = None
         self._futures = {}
+        self._streams = {}
         self._loop = None
         handle = _native.engine_p()
         _check(lib.courier_engine_create(base.encode() if base else None, ctypes.byref(handle)))
         self._handle = handle
+        if cache is None and (cache_dir is not None or cache_memory is not None):
+            try:
+                cache = Cache(cache_dir, cache_memory)
+            except BaseException:
+                self.close()
+                raise
+        #: The engine's Cache, or None.
+        self.cache = cache
+        if cache is not None:
+            _check(lib.courier_engine_set_cache(handle, cache._handle))
         for name, value in (headers or {}).items():
             code = lib.courier_engine_add_header(handle, name.encode(), value.encode())
             if code:
@@ -300,7 +393,7 @@ class Engine:
 
     def _build(self, method, url, params=None, headers=None, data=None, json=None, timeout=None,
                timeouts=None, priority=None, follow_redirects=True, max_redirects=None, decompress=True,
-               max_body=None, output=None, verify=True, cafile=None, pins=None):
+               max_body=None, output=None, verify=True, cafile=None, pins=None, cache=None, coalesce=None):
         if not self._handle:
             raise CourierError(_native.E_MISUSE, "the engine is closed")
         handle = _native.request_p()
@@ -353,6 +446,14 @@ class Engine:
                 apply(lib.courier_request_set_tls_ca(handle, str(cafile).encode(), None))
             if pins is not None:
                 apply(lib.courier_request_set_tls_pins(handle, pins.encode()))
+            if cache is not None:
+                if cache not in CACHE_POLICIES:
+                    raise CourierError(_native.E_INVALID_ARGUMENT, "unknown cache policy %r" % cache)
+                apply(lib.courier_request_set_cache_policy(handle, CACHE_POLICIES[cache]))
+            if coalesce is not None:
+                if coalesce not in COALESCING:
+                    raise CourierError(_native.E_INVALID_ARGUMENT, "unknown coalescing %r" % coalesce)
+                apply(lib.courier_request_set_coalescing(handle, COALESCING[coalesce]))
         except BaseException:
             lib.courier_request_free(handle)
             raise
@@ -390,7 +491,9 @@ class Engine:
 
     def send(self, method, url, callback=None, progress=None, **options):
         """Sends without waiting. ``callback(response, error)`` and ``progress(direction, done,
-        total)`` run on Courier's thread (keep them short). Returns a Request."""
+        total)`` run on Courier's thread (keep them short). With ``cache="cached_then_fresh"`` the
+        callback may run twice: first with the stored response (``response.is_preview``). Returns
+        a Request (whose ``wait()`` gives the final response)."""
         handle = self._build(method, url, **options)
         request = Request(self, handle, callback, progress)
         with _requests_lock:
@@ -418,15 +521,8 @@ class Engine:
             if self._loop is not None and self._futures:
                 raise RuntimeError("an Engine serves one event loop at a time")
             self._loop = loop
-        handle = self._build(method, url, **options)
+        handle = self._enqueue(loop, method, url, options)
         future = loop.create_future()
-        code = lib.courier_request_enqueue(handle)
-        if code:
-            message = lib.courier_request_errmsg(handle).decode()
-            lib.courier_request_free(handle)
-            raise _error(code, message)
-        if not self._futures:
-            loop.add_reader(lib.courier_engine_fd(self._handle), self._collect)
         self._futures[handle.value] = future
         try:
             return await future
@@ -434,21 +530,96 @@ class Engine:
             lib.courier_request_cancel(handle)
             raise
 
+    async def responses(self, method, url, **options):
+        """Every response of one request, as an async iterator: one, or two with
+        ``cache="cached_then_fresh"`` (the stored response, then the network's), each with its
+        ``phase``. Ends after the final one; raises its error. Leaving early cancels the request."""
+        loop = asyncio.get_running_loop()
+        handle = self._enqueue(loop, method, url, options)
+        queue = asyncio.Queue()
+        self._streams[handle.value] = queue
+        finished = False
+        try:
+            while True:
+                response, error, final = await queue.get()
+                if error is not None:
+                    finished = True
+                    raise error
+                yield response
+                if final:
+                    finished = True
+                    return
+        finally:
+            if not finished:
+                lib.courier_request_cancel(handle)
+
+    def _enqueue(self, loop, method, url, options):
+        if self._loop is not loop:
+            if self._loop is not None and (self._futures or self._streams):
+                raise RuntimeError("an Engine serves one event loop at a time")
+            self._loop = loop
+        handle = self._build(method, url, **options)
+        code = lib.courier_request_enqueue(handle)
+        if code:
+            message = lib.courier_request_errmsg(handle).decode()
+            lib.courier_request_free(handle)
+            raise _error(code, message)
+        if not self._futures and not self._streams:
+            loop.add_reader(lib.courier_engine_fd(self._handle), self._collect)
+        return handle
+
     def _collect(self):
         request, response, code = _native.request_p(), _native.response_p(), ctypes.c_int()
         while self._handle and lib.courier_engine_next_done(self._handle, ctypes.byref(request),
                                                             ctypes.byref(response), ctypes.byref(code)) == 0:
-            future = self._futures.pop(request.value, None)
             result = Response(response) if response.value else None
+            if result is not None and result.is_preview:
+                # cached-then-fresh's first response: a stream gets it, fetch() waits for the final.
+                stream = self._streams.get(request.value)
+                if stream is not None:
+                    stream.put_nowait((result, None, False))
+                continue
+            future = self._futures.pop(request.value, None)
+            stream = self._streams.pop(request.value, None)
             message = lib.courier_request_errmsg(request).decode() if code.value else None
             lib.courier_request_free(request)
+            error = _error(code.value, message, result) if code.value else None
             if future is not None and not future.done():
-                if code.value:
-                    future.set_exception(_error(code.value, message, result))
+                if error is not None:
+                    future.set_exception(error)
                 else:
                     future.set_result(result)
-        if not self._futures and self._handle:
+            if stream is not None:
+                stream.put_nowait((result, error, True))
+        if not self._futures and not self._streams and self._handle:
             self._loop.remove_reader(lib.courier_engine_fd(self._handle))
 
     async def get_async(self, url, **options):
         return await self.fetch("GET", url, **options)
+
+
+class DataCache:
+    """MKNetworkKit's image cache for any blob (thumbnails, avatars): the bytes of a URL through
+    an HTTP cache of their own, kept in a directory and in memory, answered from storage whatever
+    their age (``cache_else_load``) and fetched once otherwise. Decoding images is the caller's."""
+
+    def __init__(self, directory, memory=None, disk=None, headers=None):
+        self._cache = Cache(directory, memory, disk)
+        self._engine = Engine(None, headers=headers, cache=self._cache)
+
+    def get(self, url, **options):
+        """The bytes of ``url``."""
+        options.setdefault("cache", "cache_else_load")
+        return self._engine.get(url, **options).body
+
+    async def get_async(self, url, **options):
+        options.setdefault("cache", "cache_else_load")
+        return (await self._engine.fetch("GET", url, **options)).body
+
+    @property
+    def cache(self):
+        return self._cache
+
+    def close(self):
+        self._engine.close()
+        self._cache.close()

@@ -16,6 +16,7 @@ P = ctypes.POINTER
 engine_p = c_void_p
 request_p = c_void_p
 response_p = c_void_p
+cache_p = c_void_p
 
 DONE_FN = ctypes.CFUNCTYPE(None, request_p, response_p, c_int, c_void_p)
 PROGRESS_FN = ctypes.CFUNCTYPE(None, request_p, c_int, c_uint64, c_int64, c_void_p)
@@ -48,6 +49,13 @@ _SIGNATURES = {
     "courier_engine_set_accepted_status": (c_int, [engine_p, c_int, c_int]),
     "courier_engine_fd": (c_int, [engine_p]),
     "courier_engine_next_done": (c_int, [engine_p, P(request_p), P(response_p), P(c_int)]),
+    "courier_engine_set_cache": (c_int, [engine_p, cache_p]),
+    "courier_cache_create": (c_int, [c_char_p, c_int64, c_int64, P(cache_p)]),
+    "courier_cache_destroy": (None, [cache_p]),
+    "courier_cache_stat": (c_int, [cache_p, c_int, P(c_int64)]),
+    "courier_cache_drop_memory": (c_int, [cache_p]),
+    "courier_cache_clear": (c_int, [cache_p]),
+    "courier_cache_flush": (c_int, [cache_p]),
     "courier_request_create": (c_int, [engine_p, c_char_p, c_char_p, P(request_p)]),
     "courier_request_free": (None, [request_p]),
     "courier_request_add_header": (c_int, [request_p, c_char_p, c_char_p]),
@@ -68,6 +76,8 @@ _SIGNATURES = {
     "courier_request_set_tls_pins": (c_int, [request_p, c_char_p]),
     "courier_request_set_tls_versions": (c_int, [request_p, c_int, c_int]),
     "courier_request_set_progress": (c_int, [request_p, PROGRESS_FN, c_void_p]),
+    "courier_request_set_cache_policy": (c_int, [request_p, c_int]),
+    "courier_request_set_coalescing": (c_int, [request_p, c_int]),
     "courier_request_send": (c_int, [request_p, DONE_FN, c_void_p]),
     "courier_request_enqueue": (c_int, [request_p]),
     "courier_request_perform": (c_int, [request_p, P(response_p)]),
@@ -82,6 +92,9 @@ _SIGNATURES = {
     "courier_response_url": (c_char_p, [response_p]),
     "courier_response_timing": (c_double, [response_p, c_int]),
     "courier_response_reused_connection": (c_int, [response_p]),
+    "courier_response_cache_phase": (c_int, [response_p]),
+    "courier_response_is_preview": (c_int, [response_p]),
+    "courier_response_cache_status": (c_char_p, [response_p]),
     "courier_response_free": (None, [response_p]),
 }
 

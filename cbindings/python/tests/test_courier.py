@@ -292,3 +292,108 @@ class Asyncio(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def resource(label, **config):
+    """A resource on the scripted server whose answer the test chooses (see scripted_server.py);
+    returns its path. Requests reaching it are counted under "res-<name>"."""
+    name = "%s-%s" % (label, uuid.uuid4().hex[:8])
+    with courier.Engine(SCRIPTED) as engine:
+        engine.post("/res-config", params={"name": name}, data=json.dumps(config))
+    return "/res/" + name
+
+
+def requests_to(path):
+    return stats("res-" + path[len("/res/"):])["seen"]
+
+
+class Caching(unittest.TestCase):
+    def test_engine_with_a_cache_dir_answers_from_storage(self):
+        import tempfile
+        path = resource("py", headers=[["Cache-Control", "max-age=600"]], body="cached in python")
+        with tempfile.TemporaryDirectory() as directory:
+            with courier.Engine(SCRIPTED, cache_dir=directory, cache_memory=1 << 20) as engine:
+                first = engine.get(path)
+                second = engine.get(path)
+                self.assertEqual(first.phase, "fresh")
+                self.assertFalse(first.from_cache)
+                self.assertEqual(second.phase, "cached")
+                self.assertTrue(second.from_cache)
+                self.assertEqual(second.cache_status, "hit")
+                self.assertEqual(second.body, b"cached in python")
+                self.assertIsNotNone(second.header("Age"))
+                engine.cache.flush()
+                self.assertEqual(engine.cache.stats()["hits"], 1)
+            # Another engine, another cache object, the same directory: a disk hit.
+            with courier.Engine(SCRIPTED, cache_dir=directory) as engine:
+                self.assertEqual(engine.get(path).phase, "cached")
+                self.assertEqual(engine.cache.stats()["disk_hits"], 1)
+        self.assertEqual(requests_to(path), 1)
+
+    def test_policies_per_call(self):
+        path = resource("pol", headers=[["Cache-Control", "max-age=0"], ["ETag", '"p"']], body="policy")
+        cache = courier.Cache(memory=1 << 20)
+        with courier.Engine(SCRIPTED, cache=cache, accepted_status=(0, 1000)) as engine:
+            self.assertEqual(engine.get(path).phase, "fresh")
+            self.assertEqual(engine.get(path).phase, "not_modified")
+            self.assertEqual(engine.get(path, cache="cache_only").phase, "cached_stale")
+            self.assertEqual(engine.get(path, cache="reload").phase, "fresh")
+            generated = engine.get("/res/never-configured-%s" % uuid.uuid4().hex[:6], cache="cache_only")
+            self.assertEqual((generated.status, generated.phase), (504, "generated"))
+            with self.assertRaises(courier.CourierError):
+                engine.get(path, cache="sometimes")
+        self.assertEqual(cache.stats()["not_modified"], 1)
+        cache.drop_memory()
+        self.assertEqual(cache.stats()["memory_entries"], 0)
+
+    def test_a_generated_504_is_an_http_status_error_with_its_response(self):
+        with courier.Engine(SCRIPTED, cache_memory=1 << 20) as engine:
+            with self.assertRaises(courier.HTTPStatusError) as caught:
+                engine.get("/res/absent-%s" % uuid.uuid4().hex[:6], headers={"Cache-Control": "only-if-cached"})
+        self.assertEqual(caught.exception.response.status, 504)
+        self.assertEqual(caught.exception.response.phase, "generated")
+
+    def test_cached_then_fresh_calls_back_twice(self):
+        path = resource("ctf", headers=[["Cache-Control", "max-age=0"], ["ETag", '"t"']], body="then fresh")
+        with courier.Engine(SCRIPTED, cache_memory=1 << 20) as engine:
+            engine.get(path)
+            seen = []
+            request = engine.send("GET", path, callback=lambda r, e: seen.append((r.phase, r.is_preview, e)),
+                                  cache="cached_then_fresh")
+            final = request.wait(10)
+        self.assertEqual(seen, [("cached_stale", True, None), ("not_modified", False, None)])
+        self.assertEqual(final.phase, "not_modified")
+
+    def test_async_responses_yield_the_preview_then_the_final(self):
+        path = resource("actf", headers=[["Cache-Control", "max-age=0"], ["ETag", '"a"']], body="async")
+
+        async def main():
+            with courier.Engine(SCRIPTED, cache_memory=1 << 20) as engine:
+                await engine.fetch("GET", path)
+                phases = [r.phase async for r in engine.responses("GET", path, cache="cached_then_fresh")]
+                final = await engine.fetch("GET", path, cache="cached_then_fresh")
+                return phases, final.phase
+
+        phases, final = asyncio.run(main())
+        self.assertEqual(phases, ["cached_stale", "not_modified"])
+        self.assertEqual(final, "not_modified")
+
+    def test_identical_gets_in_flight_share_one_request(self):
+        path = resource("coal", headers=[["Cache-Control", "no-store"]], body="shared", delay_ms=300)
+        with courier.Engine(SCRIPTED, cache_memory=1 << 20) as engine:
+            requests = [engine.send("GET", path) for _ in range(30)]
+            bodies = [r.wait(10).body for r in requests]
+        self.assertEqual(bodies, [b"shared"] * 30)
+        self.assertEqual(requests_to(path), 1)
+
+    def test_data_cache_fetches_a_blob_once(self):
+        import tempfile
+        path = resource("blob", body="\x89PNG-ish bytes")
+        with tempfile.TemporaryDirectory() as directory:
+            blobs = courier.DataCache(directory, memory=1 << 20)
+            first = blobs.get(SCRIPTED + path)
+            second = blobs.get(SCRIPTED + path)
+            blobs.close()
+        self.assertEqual(first, second)
+        self.assertEqual(first, "\x89PNG-ish bytes".encode())
+        self.assertEqual(requests_to(path), 1)
