@@ -86,9 +86,10 @@ build: deps
 	$(SWIFT) build
 
 # One debug build for everything the tests run (unit tests, integration tests, the CLI).
+# Tests/run-tests.sh gives the run a deadline and names any test that hangs.
 test: test-deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	@Tests/run-tests.sh
 
 demo: demo-deps
 	$(SWIFT) build -c release --product courier

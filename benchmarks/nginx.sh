@@ -43,6 +43,10 @@ http {
         listen 127.0.0.1:$port backlog=4096;
         root $dir/html;
         location /gzip/ { gzip on; gzip_types *; gzip_min_length 0; }
+        # For the cache scenarios: fresh for an hour, always revalidated, never stored.
+        location /fresh/ { expires 1h; }
+        location /revalidate/ { add_header Cache-Control no-cache; }
+        location /nostore/ { add_header Cache-Control no-store; }
     }
     ${NGINX_EXTRA_SERVER:-}
 }

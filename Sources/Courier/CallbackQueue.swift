@@ -11,10 +11,19 @@ public enum CallbackQueue: Sendable {
     /// never race each other and progress always arrives before completion.
     case dispatch(DispatchQueue)
 
+    /// Runs `body` on the queue, never inside the caller's stack (a cached-then-fresh preview is
+    /// delivered while `enqueue` runs).
+    func runSoon(_ body: @escaping @Sendable () -> Void) {
+        switch self {
+        case .loopThread: Runtime.shared.executeSoon(body)
+        case .dispatch(let queue): queue.async(execute: body)
+        }
+    }
+
     func run(_ body: @escaping @Sendable () -> Void) {
         switch self {
         case .loopThread:
-            if Runtime.shared.isOnLoopThread { body() } else { Runtime.shared.executeOrRunHere(body) }
+            if Runtime.shared.isOnLoopThread { body() } else { Runtime.shared.executeSoon(body) }
         case .dispatch(let queue): queue.async(execute: body)
         }
     }

@@ -50,8 +50,6 @@ public final class Engine: Sendable {
     /// The settings.
     public let configuration: Configuration
     let callbackQueue: CallbackQueue
-    /// The configuration's cache, unwrapped once.
-    private let cacheCore: ResponseCache?
 
     /// An engine for `host`, which may be a bare host ("api.example.com", "localhost:8080") or a
     /// URL with scheme, port and API path ("http://127.0.0.1:8080/v1").
@@ -81,11 +79,15 @@ public final class Engine: Sendable {
         // Validated once here; operations that add no headers of their own send these as they are.
         prepared.prepareForSending()
         self.defaultHeaders = prepared
+        // The cache rides in the options every operation starts from: one box for the engine,
+        // nothing per request.
+        var configuration = configuration
+        if let cache = configuration.cache { configuration.options.cache = cache.core }
         self.configuration = configuration
         self.baseURLError = baseURLError
         basePath = RequestDraft.basePath(of: baseURL)
         callbackQueue = configuration.callbackQueue ?? .dispatch(DispatchQueue(label: "courier.engine.\(id)"))
-        cacheCore = configuration.cache?.core
+
     }
 
     /// An operation for `path` under the engine's base URL. Parameters go to the query string for
@@ -96,19 +98,18 @@ public final class Engine: Sendable {
         guard let baseURL else {
             return Operation(method: method, base: nil, target: path, parameters: params, engineID: id,
                              options: configuration.options, acceptableStatus: configuration.acceptableStatus,
-                             defaultHeaders: defaultHeaders, callbackQueue: callbackQueue, cache: cacheCore,
+                             defaultHeaders: defaultHeaders, callbackQueue: callbackQueue,
                              presetError: baseURLError ?? CourierError(.invalidURL, "the engine has no host; use operation(urlString:)"))
         }
         return Operation(method: method, base: baseURL, target: target, parameters: params, engineID: id,
                          options: configuration.options, acceptableStatus: configuration.acceptableStatus,
-                         defaultHeaders: defaultHeaders, callbackQueue: callbackQueue, cache: cacheCore)
+                         defaultHeaders: defaultHeaders, callbackQueue: callbackQueue)
     }
 
     /// An operation for a full URL (which may be on another host than the engine's).
     public func operation(urlString: String, params: [String: String] = [:], method: HTTPMethod = .get) -> Operation {
         Operation(method: method, base: nil, target: urlString, parameters: params, engineID: id, options: configuration.options,
-                  acceptableStatus: configuration.acceptableStatus, defaultHeaders: defaultHeaders, callbackQueue: callbackQueue,
-                  cache: cacheCore)
+                  acceptableStatus: configuration.acceptableStatus, defaultHeaders: defaultHeaders, callbackQueue: callbackQueue)
     }
 
     /// Puts an operation in the shared queue; its handlers report the outcome. Enqueueing the same

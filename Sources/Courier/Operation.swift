@@ -127,9 +127,9 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
     /// The designated initializer, for `Engine`.
     init(method: HTTPMethod, base: CourierURL?, target: String, parameters: [String: String], engineID: Int,
          options: TransferOptions, acceptableStatus: Range<Int>, defaultHeaders: HTTPHeaders,
-         callbackQueue: CallbackQueue, cache: ResponseCache? = nil, presetError: CourierError? = nil) {
+         callbackQueue: CallbackQueue, presetError: CourierError? = nil) {
         draft = RequestDraft(method: method, base: base, target: target, parameters: parameters, engineID: engineID,
-                             options: options, defaultHeaders: defaultHeaders, presetError: presetError, cache: cache)
+                             options: options, defaultHeaders: defaultHeaders, presetError: presetError)
         self.acceptableStatus = acceptableStatus
         self.callbackQueue = callbackQueue
     }
@@ -272,7 +272,7 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
         let (completions, finishes, channels) = lock.withLock { (completionHandlers, finishHandlers, waiters?.channels ?? []) }
         for channel in channels { channel.push(response) }
         guard !completions.isEmpty || !finishes.isEmpty else { return }
-        callbackQueue.run {
+        callbackQueue.runSoon {
             completions.forEach { $0(response) }
             finishes.forEach { $0(.success(response)) }
         }
@@ -317,7 +317,7 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
         case .loopThread:
             // Answered on the caller's thread (by the cache, or refused): the handlers still run
             // on the loop.
-            Runtime.shared.executeOrRunHere { [completions, errors, finishes] in
+            Runtime.shared.executeSoon { [completions, errors, finishes] in
                 Self.deliver(result, response, completions, errors, finishes)
             }
         case .dispatch(let queue):

@@ -15,8 +15,6 @@ package struct RequestDraft: Sendable {
     package let defaultHeaders: HTTPHeaders
     package var options: TransferOptions
     package let engineID: Int
-    /// The engine's HTTP cache, when it has one.
-    package var cache: ResponseCache?
 
     /// What most requests leave unset, in a box made only when one of them is set: a request
     /// built and dropped by the thousand then carries (and destroys) one nil reference instead of
@@ -89,10 +87,8 @@ package struct RequestDraft: Sendable {
     package var presetError: CourierError? { extras?.presetError }
 
     package init(method: HTTPMethod, base: CourierURL?, target: String, parameters: [String: String], engineID: Int,
-                 options: TransferOptions, defaultHeaders: HTTPHeaders, presetError: CourierError? = nil,
-                 cache: ResponseCache? = nil) {
+                 options: TransferOptions, defaultHeaders: HTTPHeaders, presetError: CourierError? = nil) {
         self.method = method
-        self.cache = cache
         self.base = base
         self.target = target
         self.engineID = engineID
@@ -230,7 +226,7 @@ package struct RequestDraft: Sendable {
             requestHeaders.add(name: "Content-Type", value: contentType)
         }
         let transfer = Transfer(authority: target.authority, path: target.path, query: target.query, method: method,
-                                headers: consume requestHeaders, body: requestBody, options: options, cache: cache)
+                                headers: consume requestHeaders, body: requestBody, options: options)
         transfer.owner = engineID
         if let downloadPath {
             do {

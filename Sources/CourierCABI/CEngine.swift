@@ -18,8 +18,9 @@ final class CEngine: @unchecked Sendable {
     let basePath: String
     @exclusivity(unchecked) var defaultHeaders: HTTPHeaders
     @exclusivity(unchecked) var acceptedStatus: Range<Int> = 200..<400
-    /// The HTTP cache requests created from now on use (courier_engine_set_cache).
-    @exclusivity(unchecked) var cache: ResponseCache?
+    /// What requests created from now on start with: the defaults, and the cache
+    /// (courier_engine_set_cache) in one shared box, so a request's options cost nothing to make.
+    @exclusivity(unchecked) var options = TransferOptions()
     /// An eventfd whose counter is non-zero exactly while `completed` is not empty.
     let completionFD: Int32
     private let lock = Lock()

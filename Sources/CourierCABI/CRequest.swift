@@ -80,7 +80,7 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
         case .failure(let error):
             // No I/O happened; reported like any other failure, from the loop thread.
             let deferred = UncheckedSendable((self, error))
-            Runtime.shared.executeOrRunHere { deferred.value.0.deliver(nil, error: deferred.value.1) }
+            Runtime.shared.executeSoon { deferred.value.0.deliver(nil, error: deferred.value.1) }
         case .success(let transfer):
             transfer.reportsProgress = progress != nil
             transfer.delegate = self
@@ -129,7 +129,7 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
     /// itself, so it always comes first. A blocking perform waits for the final one only.
     func transferDidDeliverPreview(_ transfer: Transfer, preview: Transfer) {
         let deferred = UncheckedSendable((self, preview))
-        Runtime.shared.executeOrRunHere {
+        Runtime.shared.executeSoon {
             let (request, preview) = deferred.value
             guard !request.isFreed else { return }
             let response = retainedHandle(CResponse(preview))
@@ -165,7 +165,7 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
             // Completed while send() has not returned yet (refused before any I/O). During a
             // shutdown the loop takes no more jobs and the outcome is reported on this thread.
             let deferred = UncheckedSendable((self, transfer))
-            Runtime.shared.executeOrRunHere { deferred.value.0.deliver(deferred.value.1, error: nil) }
+            Runtime.shared.executeSoon { deferred.value.0.deliver(deferred.value.1, error: nil) }
             return
         }
         deliver(transfer, error: nil)

@@ -81,11 +81,11 @@ public func courier_cache_flush(_ handle: OpaquePointer?) -> Int32 {
 public func courier_engine_set_cache(_ engineHandle: OpaquePointer?, _ cacheHandle: OpaquePointer?) -> Int32 {
     guard let engine = CEngine.fromHandle(engineHandle) else { return CourierError.Code.misuse.c }
     if cacheHandle == nil {
-        engine.cache = nil
+        engine.options.cache = nil
         return COURIER_OK
     }
     guard let cache = cache(cacheHandle) else { return CourierError.Code.misuse.c }
-    engine.cache = cache.cache
+    engine.options.cache = cache.cache
     return COURIER_OK
 }
 

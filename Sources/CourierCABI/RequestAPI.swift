@@ -70,14 +70,14 @@ public func courier_request_create(_ engineHandle: OpaquePointer?, _ method: Uns
         }
         let target = parsed.target
         draft = RequestDraft(method: verb, base: parsed, target: target, parameters: [:], engineID: engine.id,
-                             options: TransferOptions(), defaultHeaders: engine.defaultHeaders, cache: engine.cache)
+                             options: engine.options, defaultHeaders: engine.defaultHeaders)
     } else {
         // A path under the engine's base: unsafe bytes are escaped when the URL is built, as for
         // Swift's Engine.operation(path:).
         guard engine.base != nil else { return CourierError.Code.invalidURL.c }
         let target = RequestDraft.target(url, under: engine.basePath)
         draft = RequestDraft(method: verb, base: engine.base, target: target, parameters: [:], engineID: engine.id,
-                             options: TransferOptions(), defaultHeaders: engine.defaultHeaders, cache: engine.cache)
+                             options: engine.options, defaultHeaders: engine.defaultHeaders)
     }
     out.pointee = retainedHandle(CRequest(engine: engine, draft: consume draft, acceptedStatus: engine.acceptedStatus))
     return COURIER_OK

@@ -6,6 +6,7 @@ import CUV
 import CourierHeader
 
 // courier-bench URL N C [--api swift|c] [--close] [--cacert FILE] [--no-resume] [--hold] [--output PATH]
+//               [--cache memory|disk] [--cache-dir DIR] [--unique]
 //
 // N GET requests with at most C in flight through Courier's shared queue; every status and body
 // size is checked, and one JSON line is printed:
@@ -13,6 +14,11 @@ import CourierHeader
 // Wrap it in /usr/bin/time (or read getrusage as benchmarks/run.py does) for CPU and memory.
 // Completions run on the loop thread and start the next request there, the way an event-driven
 // client would; no thread hop or lock sits between one request and the next.
+//
+// --cache memory|disk gives the engine an HTTP cache (disk: in --cache-dir, with no memory tier,
+// so every hit reads a file); one request before the clock starts stores the response, so a
+// fresh one makes every timed request a hit. --unique adds ?n=<i> to each request (every request
+// a miss of its own, stored).
 
 struct Arguments {
     var url = ""
@@ -25,6 +31,9 @@ struct Arguments {
     var output: String?
     /// TLS session resumption off: every new connection pays a full handshake.
     var noResume = false
+    var cache: String?
+    var cacheDirectory: String?
+    var unique = false
 }
 
 func parseArguments() -> Arguments {
@@ -40,9 +49,16 @@ func parseArguments() -> Arguments {
         case "--hold": args.hold = true
         case "--no-resume": args.noResume = true
         case "--output": i += 1; args.output = argv[i]
+        case "--cache": i += 1; args.cache = argv[i]
+        case "--cache-dir": i += 1; args.cacheDirectory = argv[i]
+        case "--unique": args.unique = true
         default: positional.append(argv[i])
         }
         i += 1
+    }
+    guard args.cache == nil || args.cache == "memory" || (args.cache == "disk" && args.cacheDirectory != nil) else {
+        writeError("courier-bench: --cache memory, or --cache disk with --cache-dir DIR\n")
+        exit(2)
     }
     guard positional.count == 3, let n = Int(positional[1]), let c = Int(positional[2]), n > 0, c > 0 else {
         writeError("usage: courier-bench URL N C [--api swift|c] [--close] [--cacert FILE] [--no-resume] [--hold] [--output PATH]\n")
@@ -102,6 +118,10 @@ final class SwiftDriver: @unchecked Sendable {
         configuration.options.retryStaleConnection = true
         if let caFile = args.caFile { configuration.options.tls.caFile = caFile }
         if args.noResume { configuration.options.tls.sessionResumption = false }
+        if let mode = args.cache {
+            configuration.cache = try! mode == "disk" ? Cache(directory: args.cacheDirectory!, memoryCapacity: 0) : Cache()
+        }
+        unique = args.unique
         // One engine per API, as an application would have: the origin is parsed once and every
         // operation is built from it plus the path.
         let parsed = try! CourierURL(parsing: args.url)
@@ -113,8 +133,20 @@ final class SwiftDriver: @unchecked Sendable {
     }
 
     let close: Bool
+    let unique: Bool
     /// Bodies go to this file (written as they arrive) instead of memory.
     let output: String?
+
+    /// One request before the clock starts (it stores what a cached run then hits), and the disk
+    /// tier's write finished.
+    func warmUp() {
+        let done = DispatchSemaphore(value: 0)
+        let operation = engine.operation(path: url)
+        operation.onFinish { _ in done.signal() }
+        engine.enqueue(operation)
+        done.wait()
+        engine.configuration.cache?.flush()
+    }
 
     /// Starts `count` requests; later ones start from completions.
     func begin(_ count: Int) {
@@ -123,7 +155,7 @@ final class SwiftDriver: @unchecked Sendable {
 
     private func startOne() {
         started += 1
-        let operation = engine.operation(path: url)
+        let operation = engine.operation(path: unique ? url + "?n=\(started)" : url)
         // A new connection per request, closed by the client as curl's FORBID_REUSE does.
         if close { operation.options.reuseConnection = false }
         if let output { operation.downloadPath = output }
@@ -159,6 +191,7 @@ final class CDriver: @unchecked Sendable {
     let close: Bool
     let output: UnsafeMutablePointer<CChar>?
     let caFile: UnsafeMutablePointer<CChar>?
+    let cache: OpaquePointer?
     @exclusivity(unchecked) private var started = 0
     @exclusivity(unchecked) private var finished = 0
     @exclusivity(unchecked) private(set) var ok = 0
@@ -172,6 +205,18 @@ final class CDriver: @unchecked Sendable {
         precondition(courier_engine_create("\(parsed.scheme.rawValue)://\(parsed.hostHeader)", &created) == COURIER_OK)
         engine = created
         precondition(courier_engine_set_accepted_status(engine, 200, 400) == COURIER_OK)
+        if let mode = args.cache {
+            var cache: OpaquePointer?
+            precondition(courier_cache_create(mode == "disk" ? args.cacheDirectory : nil, mode == "disk" ? 0 : -1, 0, &cache) == COURIER_OK)
+            precondition(courier_engine_set_cache(engine, cache) == COURIER_OK)
+            self.cache = cache
+        } else {
+            cache = nil
+        }
+        if args.unique {
+            writeError("courier-bench: --api c does not support --unique\n")
+            exit(2)
+        }
         path = strdup(parsed.target)
         total = args.total
         close = args.close
@@ -185,6 +230,18 @@ final class CDriver: @unchecked Sendable {
 
     func begin(_ count: Int) {
         for _ in 0..<min(count, total) { startOne() }
+    }
+
+    /// As `SwiftDriver.warmUp`.
+    func warmUp() {
+        var request: OpaquePointer?
+        precondition(courier_request_create(engine, "GET", path, &request) == COURIER_OK)
+        courier_request_set_decompress(request, 0)
+        var response: OpaquePointer?
+        _ = courier_request_perform(request, &response)
+        courier_response_free(response)
+        courier_request_free(request)
+        if let cache { courier_cache_flush(cache) }
     }
 
     private func startOne() {
@@ -228,6 +285,10 @@ guard args.api == "swift" || args.api == "c" else {
 }
 let swiftDriver = args.api == "swift" ? SwiftDriver(args: args) : nil
 let cDriver = args.api == "c" ? CDriver(args: args) : nil
+if args.cache != nil {
+    swiftDriver?.warmUp()
+    cDriver?.warmUp()
+}
 let rssBefore = residentKiB()
 let clock = ContinuousClock()
 let start = clock.now

@@ -78,7 +78,6 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         let url = transfer.url
         transfer.delegate = self
         transfer.reportsHead = true
-        transfer.cache = cache
 
         // Output: -o files in order, then -O remote names, then stdout.
         let remoteIndex = index - options.outputs.count
@@ -131,6 +130,7 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         transferOptions.limits.maxBodyBytes = options.maxFileSize
         transferOptions.retryStaleConnection = true
         transferOptions.tls = tls
+        transferOptions.cache = cache
         return transferOptions
     }
 

@@ -272,7 +272,8 @@ static int wait_deliveries(struct deliveries *d, int count) {
     return seen;
 }
 
-static int cache(const char *base, const char *fresh, const char *stale, const char *slow, const char *directory) {
+static int cache(const char *base, const char *fresh, const char *stale, const char *slow, const char *release,
+                 const char *directory) {
     courier_cache *bad = NULL;
     int rc = courier_cache_create("/proc/courier/no", -1, 0, &bad);
     if (rc != COURIER_E_FILE_WRITE || bad != NULL) return fail("a cache in an impossible directory", rc);
@@ -329,13 +330,22 @@ static int cache(const char *base, const char *fresh, const char *stale, const c
     if (courier_request_set_coalescing(request, 7) != COURIER_E_INVALID_ARGUMENT) return fail("a bad coalescing mode", 0);
     courier_request_free(request);
 
-    /* Twenty identical GETs of a slow resource at once: one network request (the test counts). */
+    /* Twenty identical GETs of a held resource at once: one network request (the test counts).
+     * The server holds its answer until `release` is posted, which happens only after all twenty
+     * were sent (the loop takes jobs in order), so no machine is too slow for them to meet. */
     struct deliveries crowd = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, {0}, {0}, {0}};
     courier_request *requests[20];
     for (int i = 0; i < 20; i++) {
         courier_request_create(engine, "GET", slow, &requests[i]);
         courier_request_send(requests[i], on_delivery, &crowd);
     }
+    courier_request *opener = NULL;
+    courier_response *opened = NULL;
+    courier_request_create(engine, "POST", release, &opener);
+    rc = courier_request_perform(opener, &opened);
+    if (rc != COURIER_OK) return fail("releasing the held resource", rc);
+    courier_response_free(opened);
+    courier_request_free(opener);
     if (wait_deliveries(&crowd, 20) != 20) return fail("coalesced requests", crowd.count);
     for (int i = 0; i < 20; i++) courier_request_free(requests[i]);
     printf("hits %lld misses %lld revalidations %lld not-modified %lld\n", (long long)stat_of(c, COURIER_CACHE_STAT_HITS),
@@ -352,7 +362,7 @@ int main(int argc, char **argv) {
     if (argc >= 3 && strcmp(argv[1], "cancel") == 0) return cancel(argv[2]);
     if (argc >= 5 && strcmp(argv[1], "download") == 0) return download(argv[2], argv[3], argv[4]);
     if (argc >= 7 && strcmp(argv[1], "tls") == 0) return tls(argv[2], argv[3], argv[4], argv[5], argv[6]);
-    if (argc >= 7 && strcmp(argv[1], "cache") == 0) return cache(argv[2], argv[3], argv[4], argv[5], argv[6]);
+    if (argc >= 8 && strcmp(argv[1], "cache") == 0) return cache(argv[2], argv[3], argv[4], argv[5], argv[6], argv[7]);
     fprintf(stderr, "usage: scenarios loopfail|cancel|download|tls ...\n");
     return 2;
 }

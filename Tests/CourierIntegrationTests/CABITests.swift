@@ -96,10 +96,10 @@ struct CABITests {
         #expect(poll.status == 0, "\(poll.stderr)")
         #expect(poll.stdout.contains("done 200 ok 200 idle 1"))
         let cacheDirectory = s.root + "/c-example-cache-\(UUID().uuidString.prefix(8))"
-        let cold = try await runProcess(bin + "/cache", [s.nginx, "/small", cacheDirectory])
+        let cold = try await runProcess(bin + "/cache", [s.nginx, "/revalidate/small", cacheDirectory])
         #expect(cold.status == 0, "\(cold.stderr)")
         #expect(cold.stdout.hasPrefix("200 fresh (miss), 100 bytes\n200 not modified (revalidated), 100 bytes\n"), "\(cold.stdout)")
-        let warm = try await runProcess(bin + "/cache", [s.nginx, "/small", cacheDirectory])
+        let warm = try await runProcess(bin + "/cache", [s.nginx, "/revalidate/small", cacheDirectory])
         #expect(warm.stdout.hasPrefix("200 not modified (revalidated)"), "the disk tier answered across processes: \(warm.stdout)")
         let bad = try await runProcess(bin + "/badinput", [s.nginx, "--unsafe"])
         #expect(bad.status == 0 && bad.stdout == "ok\n", "\(bad.stderr)")
@@ -137,9 +137,10 @@ struct CABITests {
         let fresh = ScriptedResource("cfresh"), stale = ScriptedResource("cstale"), slow = ScriptedResource("cslow")
         await fresh.configure(headers: [("Cache-Control", "max-age=600")], body: "fresh")
         await stale.configure(headers: [("Cache-Control", "max-age=0"), ("ETag", "\"s\"")], body: "stale")
-        await slow.configure(headers: [("Cache-Control", "no-store")], body: "slow", delayMillis: 300)
+        await slow.configure(headers: [("Cache-Control", "no-store")], body: "slow", held: true)
         let directory = s.root + "/c-cache-\(UUID().uuidString.prefix(8))"
-        let run = try await runProcess(bin + "/scenarios", ["cache", s.scripted, fresh.path, stale.path, slow.path, directory])
+        let release = "/res-release?name=" + slow.name
+        let run = try await runProcess(bin + "/scenarios", ["cache", s.scripted, fresh.path, stale.path, slow.path, release, directory])
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
         #expect(await fresh.requests() == 1)
         #expect(await slow.requests() == 1, "coalesced")

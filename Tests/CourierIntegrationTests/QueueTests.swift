@@ -146,10 +146,10 @@ struct QueueTests {
 
     @Test func queueTimeout() async {
         await withLocalhostLimit(1) {
-            let blocker = StartedFetch(limitedHost + "/slow?ms=800")
+            let blocker = StartedFetch(limitedHost + "/slow?ms=3000")
             let (waiting, elapsed) = await fetch(limitedHost + "/echo") { $0.timeouts.queue = .milliseconds(200) }
             #expect(waiting.error?.code == .queueTimeout)
-            #expect(elapsed < 0.7)
+            #expect(elapsed < 2.5, "it left the queue at its deadline, not when the slot freed")
             _ = await blocker.finished()
         }
     }

@@ -250,7 +250,7 @@ struct TLSTests {
         #expect(elapsed < 5)
         let (plain, _) = await fetch("https://127.0.0.1:\(s.nginxPort)/small") {
             $0.tls = s.trustTestCA
-            $0.timeouts.connect = .seconds(2)
+            $0.timeouts.connect = .seconds(10)
         }
         #expect(plain.error?.code == .tlsHandshake, "\(String(describing: plain.error))")
     }

@@ -23,6 +23,7 @@ PEAK = {}        # group -> highest concurrent requests seen
 SEEN = {}        # group -> total requests
 CONNECTIONS = {}  # group -> connections accepted that carried a request of the group
 RESOURCES = {}    # name -> how /res/<name> answers (set with POST /res-config?name=<name>)
+GATES = {}        # name -> threading.Event a "hold" resource waits on (opened by POST /res-release)
 
 
 def read_request(conn, buffer):
@@ -118,13 +119,18 @@ def serve_resource(conn, method, name, headers):
     If-Modified-Since equal to its Last-Modified, gets a 304 with the validators and any
     "headers_304". "echo" names a request header whose value is appended to the body (Vary tests);
     "fail" makes it reset the connection or close without answering (the origin is down);
-    "delay_ms" holds the answer back (coalescing tests)."""
+    "delay_ms" holds the answer back; "hold" holds it until POST /res-release?name=<name> (at
+    most 60 s), so a test decides when it arrives instead of racing a delay."""
     config = RESOURCES.get(name)
     if config is None:
         conn.sendall(response(404, b"no such resource", reason="Not Found"))
         return True
     if "delay_ms" in config:
         time.sleep(config["delay_ms"] / 1000)
+    if config.get("hold"):
+        with STATS_LOCK:
+            gate = GATES.setdefault(name, threading.Event())
+        gate.wait(60)
     fail = config.get("fail")
     if fail == "reset":
         reset(conn)
@@ -169,7 +175,14 @@ def serve(conn, port, method, path, query, headers, raw_headers, body):
         with STATS_LOCK:
             RESOURCES[name] = json.loads(body.decode() or "{}")
             SEEN["res-" + name] = 0
+            GATES[name] = threading.Event()
         conn.sendall(response(200, b"configured"))
+        return True
+    if path == "/res-release":
+        with STATS_LOCK:
+            gate = GATES.setdefault(query["name"], threading.Event())
+        gate.set()
+        conn.sendall(response(200, b"released"))
         return True
     if path == "/echo":
         payload = json.dumps({"method": method, "path": path, "query": query, "headers": raw_headers,

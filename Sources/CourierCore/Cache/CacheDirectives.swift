@@ -141,7 +141,7 @@ package struct CacheDirectives: Sendable, Equatable {
     }
 
     private static func lowered(_ name: UnsafeRawBufferPointer) -> String {
-        String(decoding: name.lazy.map(HTTPHeaders.asciiLower), as: UTF8.self)
+        HTTPHeaders.lowercased(name)
     }
 }
 

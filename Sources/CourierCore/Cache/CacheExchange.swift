@@ -18,9 +18,9 @@ package final class CacheExchange: @unchecked Sendable {
     package let requestTime: Int64
     /// A copy of the body for sinks that keep none (files, streams), when the response may be
     /// stored; nil when not collecting (or when it grew past the entry limit).
-    private var tee: [UInt8]?
+    @exclusivity(unchecked) private var tee: [UInt8]?
     /// Whether what the transfer receives may be stored (a coalesced follower's leader stores).
-    package var mayStore: Bool
+    @exclusivity(unchecked) package var mayStore: Bool
 
     private init(cache: ResponseCache, request: CacheRequest, policy: CachePolicy, decision: CacheDecision,
                  stored: StoredResponse?, requestTime: Int64) {
@@ -68,10 +68,12 @@ package final class CacheExchange: @unchecked Sendable {
             }
             return false
         }
-        let key = CacheKey.primary(transfer.url)
+        let key = CacheKey.Request(authority: transfer._authority, path: transfer._path, query: transfer._query)
         var found: (StoredResponse, ResponseCache.Tier)?
         if policy != .reload {
-            found = cache.find(key) { names in CacheKey.variant(names: names) { transfer.requestValue($0) } }
+            found = cache.find(key.hash, key: { key.string }) { names in
+                CacheKey.variant(names: names, authorization: request.authorization) { transfer.requestValue($0) }
+            }
             // A body decoded for one request cannot answer one that wants it encoded, or the reverse.
             if let (response, _) = found, response.bodyDecoded != transfer._options.decompress,
                response.headers.contains("Content-Encoding") {
@@ -128,7 +130,6 @@ package final class CacheExchange: @unchecked Sendable {
         guard let stored else { return }
         let background = Transfer(authority: transfer._authority, path: transfer._path, query: transfer._query, method: .get,
                                   headers: transfer._headers, body: .empty, options: transfer._options)
-        background._cache = cache
         let exchange = CacheExchange(cache: cache, request: request, policy: .useProtocol, decision: .validate(staleOnError: false),
                                      stored: stored, requestTime: cache.now)
         background._cacheExchange = exchange
@@ -236,7 +237,7 @@ package final class CacheExchange: @unchecked Sendable {
             body = collected
         }
         guard body.count <= cache.configuration.maxEntryBytes, let varyNames = CacheRules.varyNames(head.headers) else { return }
-        let variantKey = CacheKey.variant(names: varyNames) { transfer.requestValue($0) }
+        let variantKey = CacheKey.variant(names: varyNames, authorization: request.authorization) { transfer.requestValue($0) }
         let response = StoredResponse(key: CacheKey.primary(transfer.url), varyNames: varyNames, variantKey: variantKey,
                                       status: head.status, versionMinor: head.versionMinor, reason: head.reason,
                                       headers: CacheRules.storedFields(head.headers, directives: directives), body: body,
@@ -254,7 +255,10 @@ package final class CacheExchange: @unchecked Sendable {
     private func freshenWithHead(_ transfer: Transfer, _ head: ResponseHead) {
         guard head.status == 200 else { return }
         // The stored GET response this HEAD is about (looked up now when the request did not).
-        let variant: ([String]) -> String = { names in CacheKey.variant(names: names) { transfer.requestValue($0) } }
+        let authorization = request.authorization
+        let variant: ([String]) -> String = { names in
+            CacheKey.variant(names: names, authorization: authorization) { transfer.requestValue($0) }
+        }
         guard let stored = stored ?? cache.find(CacheKey.primary(transfer.url), variantKey: variant)?.0 else { return }
         if CacheRules.headContradicts(stored, headers: head.headers) {
             cache.remove([stored.key])

@@ -20,7 +20,7 @@ import CZlib
 /// any input (it is a fuzz target).
 package enum CacheFileFormat {
     package static let magic: [UInt8] = Array("CRSP".utf8)
-    package static let version: UInt8 = 1
+    package static let version: UInt8 = 2
     package static let fixedLength = 20
     package static let trailerLength = 4
     /// Bigger metadata than this is not something the cache wrote.
@@ -59,13 +59,17 @@ package enum CacheFileFormat {
         meta.u64(UInt64(bitPattern: response.requestTime))
         meta.u64(UInt64(bitPattern: response.responseTime))
         meta.string(response.reason)
-        meta.u32(UInt32(response.headers.count))
-        for index in 0..<response.headers.count {
-            response.headers.withFieldBytes(at: index) { name, value in
-                meta.raw(name)
-                meta.raw(value)
-            }
+        // The fields as the headers hold them: their bytes and the offsets into them, so reading
+        // them back is one copy, not an append per field.
+        let headers = response.headers
+        meta.u32(UInt32(headers.count))
+        for field in headers.fields {
+            meta.u32(field.nameStart)
+            meta.u32(field.nameEnd)
+            meta.u32(field.valueStart)
+            meta.u32(field.valueEnd)
         }
+        headers.storage.withUnsafeBytes { meta.raw($0) }
         return frame(.response, meta: meta.bytes, body: response.body)
     }
 
@@ -145,19 +149,49 @@ package enum CacheFileFormat {
               let requestTime = meta.u64(), let responseTime = meta.u64(), let reason = meta.string(),
               let fieldCount = meta.u32() else { return nil }
         var headers = HTTPHeaders()
-        guard fieldCount <= 10_000 else { return nil }
+        guard fieldCount <= 10_000, meta.remaining >= Int(fieldCount) * 16 else { return nil }
+        var fields: [HTTPHeaders.Field] = []
+        fields.reserveCapacity(Int(fieldCount))
         for _ in 0..<fieldCount {
-            guard let name = meta.rawString(), let value = meta.rawString() else { return nil }
-            // What the cache wrote was a valid field; anything else was not written by it.
-            guard !name.isEmpty, name.allSatisfy(ByteClass.isToken),
-                  !value.contains(where: { $0 == 0x0d || $0 == 0x0a || $0 == 0 }) else { return nil }
-            headers.appendField(name: name, value: value)
+            guard let nameStart = meta.u32(), let nameEnd = meta.u32(), let valueStart = meta.u32(), let valueEnd = meta.u32() else { return nil }
+            fields.append(HTTPHeaders.Field(nameStart: nameStart, nameEnd: nameEnd, valueStart: valueStart, valueEnd: valueEnd))
         }
-        guard meta.atEnd else { return nil }
+        guard let storage = meta.rawString(), meta.atEnd else { return nil }
+        // Offsets inside the bytes, in order, names made of token bytes and values free of CR,
+        // LF and NUL: what the cache wrote; anything else was not.
+        var previousEnd: UInt32 = 0
+        for field in fields {
+            guard previousEnd <= field.nameStart, field.nameStart < field.nameEnd, field.nameEnd <= field.valueStart,
+                  field.valueStart <= field.valueEnd, Int(field.valueEnd) <= storage.count,
+                  Self.isToken(UnsafeRawBufferPointer(rebasing: storage[Int(field.nameStart)..<Int(field.nameEnd)])),
+                  Self.isFieldValue(UnsafeRawBufferPointer(rebasing: storage[Int(field.valueStart)..<Int(field.valueEnd)])) else { return nil }
+            previousEnd = field.valueEnd
+        }
+        headers = HTTPHeaders(laidOut: Array(storage.bindMemory(to: UInt8.self)), fields: fields)
         return StoredResponse(key: key, varyNames: varyNames, variantKey: variantKey, status: Int(status),
                               versionMinor: versionMinor, reason: reason, headers: headers, body: body,
                               requestTime: Int64(bitPattern: requestTime), responseTime: Int64(bitPattern: responseTime),
                               bodyDecoded: flags == 1)
+    }
+
+    private static func isToken(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let table = tokenTable
+        for index in 0..<bytes.count where table[Int(bytes[index])] == 0 { return false }
+        return true
+    }
+
+    nonisolated(unsafe) private static let tokenTable: UnsafeMutablePointer<UInt8> = {
+        let table = UnsafeMutablePointer<UInt8>.allocate(capacity: 256)
+        for byte in 0...255 { table[byte] = ByteClass.isToken(UInt8(byte)) ? 1 : 0 }
+        return table
+    }()
+
+    private static func isFieldValue(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        for index in 0..<bytes.count {
+            let byte = bytes[index]
+            if byte == 0x0d || byte == 0x0a || byte == 0 { return false }
+        }
+        return true
     }
 
     package static func checksum(_ bytes: ArraySlice<UInt8>) -> UInt32 {
@@ -205,6 +239,7 @@ package enum CacheFileFormat {
         }
 
         var atEnd: Bool { index == raw.count }
+        var remaining: Int { raw.count - index }
 
         mutating func u8() -> UInt8? {
             guard index < raw.count else { return nil }
@@ -219,18 +254,14 @@ package enum CacheFileFormat {
 
         mutating func u32() -> UInt32? {
             guard raw.count - index >= 4 else { return nil }
-            var value: UInt32 = 0
-            for offset in 0..<4 { value |= UInt32(raw[index + offset]) << UInt32(8 * offset) }
-            index += 4
-            return value
+            defer { index += 4 }
+            return UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: index, as: UInt32.self))
         }
 
         mutating func u64() -> UInt64? {
             guard raw.count - index >= 8 else { return nil }
-            var value: UInt64 = 0
-            for offset in 0..<8 { value |= UInt64(raw[index + offset]) << UInt64(8 * offset) }
-            index += 8
-            return value
+            defer { index += 8 }
+            return UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index, as: UInt64.self))
         }
 
         mutating func string() -> String? {

@@ -60,14 +60,51 @@ package struct CacheRequest: Sendable {
     package var pragmaNoCache: Bool
     /// The caller sent its own preconditions or a Range: the exchange is the caller's, not the cache's.
     package var isConditionalOrRange: Bool
+    /// The Authorization the request carries (part of every variant key), if any.
+    package var authorization: String?
 
+    /// Reads what matters from `headers` in one pass over the field names (a lookup per name
+    /// would scan the list nine times on every request a cache sees).
     package init(method: HTTPMethod, headers: HTTPHeaders) {
         self.method = method
-        directives = headers.contains("Cache-Control") ? CacheDirectives(headers) : CacheDirectives()
-        pragmaNoCache = headers.contains("Pragma") && CacheDirectives.pragmaNoCache(headers)
-        isConditionalOrRange = headers.contains("If-None-Match") || headers.contains("If-Modified-Since")
-            || headers.contains("If-Match") || headers.contains("If-Unmodified-Since") || headers.contains("If-Range")
-            || headers.contains("Range")
+        var cacheControl = false, pragma = false, conditional = false
+        var authorizationIndex: Int?
+        for index in headers.fields.indices {
+            switch Self.classify(headers, index) {
+            case .cacheControl: cacheControl = true
+            case .pragma: pragma = true
+            case .precondition: conditional = true
+            case .authorization: if authorizationIndex == nil { authorizationIndex = index }
+            case .other: break
+            }
+        }
+        directives = cacheControl ? CacheDirectives(headers) : CacheDirectives()
+        pragmaNoCache = pragma && !cacheControl && CacheDirectives.pragmaNoCache(headers)
+        isConditionalOrRange = conditional
+        authorization = authorizationIndex.map { _ in headers.combinedValue(for: "Authorization") ?? "" }
+    }
+
+    private enum FieldKind { case cacheControl, pragma, precondition, authorization, other }
+
+    private static let preconditions = ["if-none-match", "if-modified-since", "if-match", "if-unmodified-since", "if-range", "range"]
+
+    private static func classify(_ headers: HTTPHeaders, _ index: Int) -> FieldKind {
+        let field = headers.fields[index]
+        let length = Int(field.nameEnd &- field.nameStart)
+        guard length >= 5, length <= 19 else { return .other }
+        let first = HTTPHeaders.asciiLower(headers.storage[Int(field.nameStart)])
+        switch first {
+        case UInt8(ascii: "c"):
+            return HTTPHeaders.nameMatches(headers.storage, field, "cache-control") ? .cacheControl : .other
+        case UInt8(ascii: "p"):
+            return HTTPHeaders.nameMatches(headers.storage, field, "pragma") ? .pragma : .other
+        case UInt8(ascii: "a"):
+            return HTTPHeaders.nameMatches(headers.storage, field, "authorization") ? .authorization : .other
+        case UInt8(ascii: "i"), UInt8(ascii: "r"):
+            return preconditions.contains { HTTPHeaders.nameMatches(headers.storage, field, $0) } ? .precondition : .other
+        default:
+            return .other
+        }
     }
 
     /// Whether the method may be answered from storage: GET, and HEAD from a stored GET.
@@ -104,7 +141,7 @@ package enum CacheRules {
         if request.directives.noStore { return false }
         // must-understand: a cache that understands the status ignores no-store (section 5.2.2.3).
         if directives.noStore, !directives.mustUnderstand { return false }
-        if requestHasAuthorization,
+        if requestHasAuthorization || request.authorization != nil,
            !(directives.isPublic || directives.isPrivate || directives.mustRevalidate || directives.sharedMaxAge != nil) {
             return false
         }
@@ -127,19 +164,20 @@ package enum CacheRules {
     }
 
     /// Fields a cache never stores (section 3.1), lower-cased.
-    private static let unstoredFields: Set<String> = ["connection", "proxy-connection", "keep-alive", "te", "transfer-encoding",
-                                                      "upgrade", "proxy-authenticate", "proxy-authentication-info", "proxy-authorization"]
+    private static let unstoredFields = ["connection", "proxy-connection", "keep-alive", "te", "transfer-encoding",
+                                         "upgrade", "proxy-authenticate", "proxy-authentication-info", "proxy-authorization"]
 
     /// The header fields as stored: all but those section 3.1 excludes (the fixed list, those
-    /// Connection names) and those a qualified no-cache names (section 5.2.2.4).
+    /// Connection names) and those a qualified no-cache names (section 5.2.2.4). (Names are
+    /// compared byte by byte against short lists: no string is made per field.)
     package static func storedFields(_ headers: HTTPHeaders, directives: CacheDirectives) -> HTTPHeaders {
-        var excluded = unstoredFields
-        for value in headers.values(for: "Connection") {
-            for part in value.split(separator: ",") { excluded.insert(part.trimmingSpaces.lowercased()) }
+        var excluded = unstoredFields + directives.noCacheFields
+        for index in 0..<headers.count where headers.name(at: index, is: "connection") {
+            for part in headers.value(at: index).split(separator: ",") { excluded.append(part.trimmingSpaces.lowercased()) }
         }
-        for name in directives.noCacheFields { excluded.insert(name) }
         var stored = HTTPHeaders()
-        for index in 0..<headers.count where !excluded.contains(headers.lowercasedName(at: index)) {
+        stored.reserveCapacity(bytes: headers.storage.count, fields: headers.count)
+        for index in 0..<headers.count where !excluded.contains(where: { headers.name(at: index, is: $0) }) {
             stored.append(fieldAt: index, of: headers)
         }
         return stored
@@ -148,23 +186,18 @@ package enum CacheRules {
     /// Fields a validation response does not update (section 3.2): those never stored,
     /// Content-Length, and what the stored body depends on (its content coding, already decoded,
     /// and Vary, which places it).
-    private static let keptOnUpdate: Set<String> = unstoredFields.union(["content-length", "content-encoding", "vary"])
+    private static let keptOnUpdate = unstoredFields + ["content-length", "content-encoding", "vary"]
 
     /// The stored fields updated by a 304's (or a HEAD response's) fields (section 3.2): each field
     /// the update carries replaces every stored field of that name.
     package static func updatedFields(_ stored: HTTPHeaders, with update: HTTPHeaders) -> HTTPHeaders {
-        var replaced = Set<String>()
-        for index in 0..<update.count {
-            let name = update.lowercasedName(at: index)
-            if !keptOnUpdate.contains(name) { replaced.insert(name) }
-        }
+        let replacing = (0..<update.count).filter { index in !keptOnUpdate.contains { update.name(at: index, is: $0) } }
         var merged = HTTPHeaders()
-        for index in 0..<stored.count where !replaced.contains(stored.lowercasedName(at: index)) {
+        merged.reserveCapacity(bytes: stored.storage.count + update.storage.count, fields: stored.count + update.count)
+        for index in 0..<stored.count where !replacing.contains(where: { stored.name(at: index, equalsNameAt: $0, of: update) }) {
             merged.append(fieldAt: index, of: stored)
         }
-        for index in 0..<update.count where replaced.contains(update.lowercasedName(at: index)) {
-            merged.append(fieldAt: index, of: update)
-        }
+        for index in replacing { merged.append(fieldAt: index, of: update) }
         return merged
     }
 
@@ -174,24 +207,32 @@ package enum CacheRules {
     /// heuristic of 10% of the time since Last-Modified for heuristically cacheable or public
     /// responses (section 4.2.2), else 0. s-maxage is for shared caches and is ignored.
     package static func freshnessLifetime(status: Int, headers: HTTPHeaders, directives: CacheDirectives, responseTime: Int64) -> Int64 {
+        freshnessLifetime(status: status, fields: CacheFields(headers), directives: directives, responseTime: responseTime)
+    }
+
+    package static func freshnessLifetime(status: Int, fields: CacheFields, directives: CacheDirectives, responseTime: Int64) -> Int64 {
         if let maxAge = directives.maxAge { return maxAge }
-        let date = headers["Date"].flatMap { HTTPDate.parse($0, now: responseTime) } ?? responseTime
-        if let expires = headers["Expires"] {
+        let date = fields.date.flatMap { HTTPDate.parse($0, now: responseTime) } ?? responseTime
+        if let expires = fields.expires {
             // An invalid Expires ("0") means already expired (section 5.3).
             guard let expiry = HTTPDate.parse(expires, now: responseTime) else { return 0 }
             return max(0, expiry - date)
         }
         guard isHeuristicallyCacheable(status) || directives.isPublic,
-              let modified = headers["Last-Modified"].flatMap({ HTTPDate.parse($0, now: responseTime) }), modified < date else { return 0 }
+              let modified = fields.lastModified.flatMap({ HTTPDate.parse($0, now: responseTime) }), modified < date else { return 0 }
         return min((date - modified) / 10, heuristicLimit)
     }
 
     /// corrected_initial_age (section 4.2.3): the larger of the apparent age (from Date) and the
     /// Age value plus the response delay.
     package static func correctedInitialAge(headers: HTTPHeaders, requestTime: Int64, responseTime: Int64) -> Int64 {
-        let date = headers["Date"].flatMap { HTTPDate.parse($0, now: responseTime) } ?? responseTime
+        correctedInitialAge(fields: CacheFields(headers), requestTime: requestTime, responseTime: responseTime)
+    }
+
+    package static func correctedInitialAge(fields: CacheFields, requestTime: Int64, responseTime: Int64) -> Int64 {
+        let date = fields.date.flatMap { HTTPDate.parse($0, now: responseTime) } ?? responseTime
         let apparentAge = max(0, responseTime - date)
-        let ageValue = headers["Age"].flatMap(deltaSeconds) ?? 0
+        let ageValue = fields.age.flatMap(deltaSeconds) ?? 0
         let responseDelay = max(0, responseTime - requestTime)
         return min(max(apparentAge, ageValue + responseDelay), CacheDirectives.deltaSecondsLimit)
     }

@@ -73,7 +73,9 @@ package final class DiskTier: @unchecked Sendable {
         return String(repeating: "0", count: 16 - hex.utf8.count) + hex
     }
 
-    private func path(primary key: String) -> String { directory + "/" + Self.name(CacheKey.stableHash(key)) }
+    private func path(primary key: String) -> String { path(primaryHash: CacheKey.stableHash(key)) }
+
+    private func path(primaryHash hash: UInt64) -> String { directory + "/" + Self.name(hash) }
 
     private func path(variant: String, of key: String, nonce: UInt64) -> String {
         directory + "/" + Self.name(CacheKey.stableHash(key + "\u{1}" + String(nonce) + "\u{1}" + variant))
@@ -95,8 +97,15 @@ package final class DiskTier: @unchecked Sendable {
     /// The stored response for `key` whose variant key `variantKey(varyNames)` computes, or nil.
     /// Files that are not intact are removed.
     package func find(_ key: String, variantKey: ([String]) -> String) -> StoredResponse? {
-        let primary = path(primary: key)
-        switch read(primary) {
+        find(CacheKey.stableHash(key), key: { key }, variantKey: variantKey)
+    }
+
+    /// As `find(_:variantKey:)`, by the key's hash; `key` is asked for only when a file is there.
+    package func find(_ hash: UInt64, key makeKey: () -> String, variantKey: ([String]) -> String) -> StoredResponse? {
+        let contents = read(path(primaryHash: hash))
+        guard contents != nil else { return nil }
+        let key = makeKey()
+        switch contents {
         case nil:
             return nil
         case .response(let response)?:

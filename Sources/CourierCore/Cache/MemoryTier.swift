@@ -19,6 +19,7 @@ package struct MemoryTier {
 
     /// A primary key's variants, all under the same Vary names.
     private struct Slot {
+        var key: String
         var varyNames: [String]
         var variants: [Node]
     }
@@ -28,7 +29,8 @@ package struct MemoryTier {
     package private(set) var bytes = 0
     package private(set) var count = 0
     package private(set) var evictions = 0
-    private var slots: [String: Slot] = [:]
+    /// By the key's stable hash: a lookup hashes one integer, and a miss builds no key string.
+    private var slots: [UInt64: Slot] = [:]
     private var newest: Node?
     private var oldest: Node?
 
@@ -40,7 +42,12 @@ package struct MemoryTier {
     /// The variant of `key` whose variant key `variantKey(varyNames)` computes, made the most
     /// recently used.
     package mutating func find(_ key: String, variantKey: ([String]) -> String) -> StoredResponse? {
-        guard let slot = slots[key] else { return nil }
+        find(CacheKey.stableHash(key), key: { key }, variantKey: variantKey)
+    }
+
+    /// As `find(_:variantKey:)`, by the key's hash; `key` is asked for only when the hash matches.
+    package mutating func find(_ hash: UInt64, key: () -> String, variantKey: ([String]) -> String) -> StoredResponse? {
+        guard let slot = slots[hash], slot.key == key() else { return nil }
         let wanted = variantKey(slot.varyNames)
         guard let node = slot.variants.first(where: { $0.response.variantKey == wanted }) else { return nil }
         unlink(node)
@@ -56,18 +63,19 @@ package struct MemoryTier {
             remove(variant: response.variantKey, of: response.key)
             return
         }
-        var slot = slots[response.key] ?? Slot(varyNames: response.varyNames, variants: [])
-        if slot.varyNames != response.varyNames {
-            // The origin changed what the resource varies on: the old variants no longer apply.
+        var slot = slots[response.keyHash] ?? Slot(key: response.key, varyNames: response.varyNames, variants: [])
+        if slot.varyNames != response.varyNames || slot.key != response.key {
+            // The origin changed what the resource varies on (or another key had this hash): the
+            // old variants no longer apply.
             for old in slot.variants { drop(old) }
-            slot = Slot(varyNames: response.varyNames, variants: [])
+            slot = Slot(key: response.key, varyNames: response.varyNames, variants: [])
         }
         if let index = slot.variants.firstIndex(where: { $0.response.variantKey == response.variantKey }) {
             drop(slot.variants[index])
             slot.variants.remove(at: index)
         }
         slot.variants.append(node)
-        slots[response.key] = slot
+        slots[response.keyHash] = slot
         linkNewest(node)
         bytes += node.cost
         count += 1
@@ -79,16 +87,20 @@ package struct MemoryTier {
 
     /// Forgets every variant of `key`.
     package mutating func remove(_ key: String) {
-        guard let slot = slots.removeValue(forKey: key) else { return }
+        let hash = CacheKey.stableHash(key)
+        guard let slot = slots[hash], slot.key == key else { return }
+        slots[hash] = nil
         for node in slot.variants { drop(node) }
     }
 
     /// Forgets one variant.
     package mutating func remove(variant: String, of key: String) {
-        guard var slot = slots[key], let index = slot.variants.firstIndex(where: { $0.response.variantKey == variant }) else { return }
+        let hash = CacheKey.stableHash(key)
+        guard var slot = slots[hash], slot.key == key,
+              let index = slot.variants.firstIndex(where: { $0.response.variantKey == variant }) else { return }
         drop(slot.variants[index])
         slot.variants.remove(at: index)
-        slots[key] = slot.variants.isEmpty ? nil : slot
+        slots[hash] = slot.variants.isEmpty ? nil : slot
     }
 
     /// Forgets everything (the memory-pressure response).

@@ -101,8 +101,14 @@ package final class ResponseCache: @unchecked Sendable {
     /// The stored variant of `key` for a request whose variant key `variantKey(names)` computes:
     /// from memory, else from disk (then kept in memory too).
     package func find(_ key: String, variantKey: ([String]) -> String) -> (StoredResponse, Tier)? {
-        if let found = lock.withLock({ memory.find(key, variantKey: variantKey) }) { return (found, .memory) }
-        guard let disk, let found = disk.find(key, variantKey: variantKey) else { return nil }
+        find(CacheKey.stableHash(key), key: { key }, variantKey: variantKey)
+    }
+
+    /// As `find(_:variantKey:)`, by the key's hash: `key` is built only when a response with that
+    /// hash exists (a miss makes no string).
+    package func find(_ hash: UInt64, key: () -> String, variantKey: ([String]) -> String) -> (StoredResponse, Tier)? {
+        if let found = lock.withLock({ memory.find(hash, key: key, variantKey: variantKey) }) { return (found, .memory) }
+        guard let disk, let found = disk.find(hash, key: key, variantKey: variantKey) else { return nil }
         lock.withLock { memory.insert(found) }
         return (found, .disk)
     }

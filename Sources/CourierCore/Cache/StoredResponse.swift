@@ -9,6 +9,8 @@
 package final class StoredResponse: @unchecked Sendable {
     /// The primary cache key: the target URI without credentials or fragment.
     package let key: String
+    /// `CacheKey.stableHash(key)`: the memory tier's index and the disk tier's file name.
+    package let keyHash: UInt64
     /// The field names Vary lists, lower-cased, without duplicates (empty: none).
     package let varyNames: [String]
     /// The request's values of `varyNames` (and of Authorization), normalised (`CacheKey.variant`).
@@ -32,10 +34,13 @@ package final class StoredResponse: @unchecked Sendable {
     package let correctedInitialAge: Int64
     package let etag: String?
     package let lastModified: String?
+    /// `headers` without Age: what a served head starts from.
+    private let headersWithoutAge: HTTPHeaders
 
     package init(key: String, varyNames: [String], variantKey: String, status: Int, versionMinor: UInt8, reason: String,
                  headers: HTTPHeaders, body: [UInt8], requestTime: Int64, responseTime: Int64, bodyDecoded: Bool) {
         self.key = key
+        keyHash = CacheKey.stableHash(key)
         self.varyNames = varyNames
         self.variantKey = variantKey
         self.status = status
@@ -46,12 +51,16 @@ package final class StoredResponse: @unchecked Sendable {
         self.requestTime = requestTime
         self.responseTime = responseTime
         self.bodyDecoded = bodyDecoded
-        let directives = CacheDirectives(headers)
+        let fields = CacheFields(headers)
+        let directives = fields.cacheControl ? CacheDirectives(headers) : CacheDirectives()
         self.directives = directives
-        etag = headers["ETag"]
-        lastModified = headers["Last-Modified"]
-        freshnessLifetime = CacheRules.freshnessLifetime(status: status, headers: headers, directives: directives, responseTime: responseTime)
-        correctedInitialAge = CacheRules.correctedInitialAge(headers: headers, requestTime: requestTime, responseTime: responseTime)
+        etag = fields.etag
+        lastModified = fields.lastModified
+        var withoutAge = headers
+        if fields.age != nil { withoutAge.remove(name: "Age") }
+        headersWithoutAge = withoutAge
+        freshnessLifetime = CacheRules.freshnessLifetime(status: status, fields: fields, directives: directives, responseTime: responseTime)
+        correctedInitialAge = CacheRules.correctedInitialAge(fields: fields, requestTime: requestTime, responseTime: responseTime)
     }
 
     /// Seconds since it was generated or validated by the origin, at `now` (section 4.2.3).
@@ -79,8 +88,7 @@ package final class StoredResponse: @unchecked Sendable {
     /// The head a stored response is served with: its own fields, with `Age` replaced by the
     /// current age (section 4, "the cache MUST generate an Age header field").
     package func servedHead(now: Int64) -> ResponseHead {
-        var served = headers
-        if served.contains("Age") { served.remove(name: "Age") }
+        var served = headersWithoutAge
         served.add(name: "Age", value: String(currentAge(now: now)))
         return ResponseHead(status: status, versionMinor: versionMinor, reason: reason, headers: served)
     }

@@ -30,6 +30,12 @@ package final class EventLoop: @unchecked Sendable {
     /// answers "no", which routes through the inbox and stays correct).
     @exclusivity(unchecked) private var loopThread: pthread_t?
     @exclusivity(unchecked) private var startHook: (() -> Void)?
+    /// Work the loop thread put off until the end of the current turn (`deferOnLoopThread`), run
+    /// by an idle handle that is active only while something waits.
+    private let deferHandle: UnsafeMutablePointer<uv_idle_t>
+    @exclusivity(unchecked) private var deferred: [() -> Void] = []
+    @exclusivity(unchecked) private var deferredSpare: [() -> Void] = []
+    @exclusivity(unchecked) private var closing = false
 
     /// Creates the loop; `perform` runs every job, on the loop thread. Fails with
     /// `.loopUnavailable` when the system refuses the loop's descriptors (no file descriptors
@@ -52,9 +58,43 @@ package final class EventLoop: @unchecked Sendable {
             loop.deallocate()
             throw CourierError(.loopUnavailable, "uv_async_init: \(String(cString: uv_strerror(asyncStatus)))")
         }
+        let idle = UnsafeMutablePointer<uv_idle_t>.allocate(capacity: 1)
+        uv_idle_init(loop, idle)
+        LoopReadBuffers.attach(to: loop)
         uvLoop = loop
         wakeup = handle
+        deferHandle = idle
         wakeup.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+        deferHandle.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    /// Runs `body` on the loop thread after the current callback returns, in the same loop turn or
+    /// the next: for work that must not run inside its caller's stack (a response the cache
+    /// answered inside a completion handler that asked for it), without the inbox's lock or a
+    /// wakeup system call. Loop thread only.
+    package func deferOnLoopThread(_ body: @escaping () -> Void) {
+        if closing {
+            body()
+            return
+        }
+        deferred.append(body)
+        if deferred.count == 1 {
+            uv_idle_start(deferHandle) { handle in
+                Unmanaged<EventLoop>.fromOpaque(handle!.pointee.data).takeUnretainedValue().runDeferred()
+            }
+        }
+    }
+
+    /// Runs what was deferred so far; work deferred meanwhile waits for the next turn.
+    private func runDeferred() {
+        var jobs = deferred
+        deferred = deferredSpare
+        deferredSpare = []
+        if deferred.isEmpty { uv_idle_stop(deferHandle) }
+        for job in jobs { job() }
+        jobs.removeAll(keepingCapacity: true)
+        deferredSpare = jobs
+        if deferred.isEmpty { uv_idle_stop(deferHandle) }
     }
 
     /// Starts the thread that runs the loop until every handle is closed. `onThread` runs first,
@@ -84,10 +124,13 @@ package final class EventLoop: @unchecked Sendable {
     /// before `start`) must already be closing; this runs their close callbacks and frees it.
     private func abandon() {
         uv_close(UnsafeMutablePointer<uv_handle_t>(OpaquePointer(wakeup)), nil)
+        uv_close(UnsafeMutablePointer<uv_handle_t>(OpaquePointer(deferHandle)), nil)
         uv_run(uvLoop, UV_RUN_DEFAULT)
         uv_loop_close(uvLoop)
+        LoopReadBuffers.detach(from: uvLoop)
         uvLoop.deallocate()
         wakeup.deallocate()
+        deferHandle.deallocate()
     }
 
     /// Whether the caller runs on the loop thread.
@@ -126,8 +169,14 @@ package final class EventLoop: @unchecked Sendable {
     /// Closes the wakeup handle; the loop returns once every other handle is closed too.
     /// Loop thread only, as the last step of shutdown.
     package func closeWakeup() {
-        drain()
+        repeat {
+            drain()
+            runDeferred()
+        } while !deferred.isEmpty
+        closing = true
+        uv_idle_stop(deferHandle)
         uv_close(UnsafeMutablePointer<uv_handle_t>(OpaquePointer(wakeup)), nil)
+        uv_close(UnsafeMutablePointer<uv_handle_t>(OpaquePointer(deferHandle)), nil)
     }
 
     /// Waits for the loop thread to end and frees the loop. Never call on the loop thread.
@@ -136,8 +185,10 @@ package final class EventLoop: @unchecked Sendable {
         pthread_join(thread, nil)
         let status = uv_loop_close(uvLoop)
         assert(status == 0, "handles left open at shutdown: \(String(cString: uv_err_name(status)))")
+        LoopReadBuffers.detach(from: uvLoop)
         uvLoop.deallocate()
         wakeup.deallocate()
+        deferHandle.deallocate()
     }
 
     /// The loop's cached millisecond clock (updated once per loop iteration, no system call).

@@ -65,6 +65,9 @@ final class Executor: HTTP1ConnectionDelegate {
     /// The source memory pressure is learned from, if any (nil before a cache exists).
     var memoryPressureSource: MemoryPressureWatcher.Source? { pressureWatcher?.source }
 
+    /// See `EventLoop.deferOnLoopThread`.
+    func deferOnLoopThread(_ body: @escaping () -> Void) { loop.deferOnLoopThread(body) }
+
     /// The loop's libuv handle, for loop-thread helpers made outside the executor (tests).
     var uvLoop: UnsafeMutablePointer<uv_loop_t> { loop.uvLoop }
 
@@ -255,10 +258,17 @@ final class Executor: HTTP1ConnectionDelegate {
         }
         if let next { start(next) }
         activityChanged()
-        flights.land(transfer)
+        let coalesced = transfer.flightSignature != 0 || transfer.flightLeader != nil
+        if coalesced { flights.land(transfer) }
         // The cache learns first, so a completion handler's next request finds what this stored.
         transfer._cacheExchange?.transferEnded(transfer, error)
         transfer.conclude(error)
+        if coalesced { flightEnded(transfer, error) }
+    }
+
+    /// A coalesced transfer ended: a leader's followers take its result; a follower leaves its
+    /// leader, and a leader whose caller left with nobody following any more is cancelled.
+    private func flightEnded(_ transfer: Transfer, _ error: CourierError?) {
         if let followers = transfer.followers {
             transfer.followers = nil
             for follower in followers {
@@ -267,13 +277,12 @@ final class Executor: HTTP1ConnectionDelegate {
                 execute(follower.machine.flightLanded(error), for: follower)
             }
         }
-        if holding == .flightPlace, let leader = transfer.flightLeader {
-            transfer.flightLeader = nil
-            leader.followers?.removeAll { $0 === transfer }
-            if leader.callerLeft, leader.followers?.isEmpty ?? true, !leader.isFinished {
-                // Nobody is waiting for this exchange any more.
-                cancel(leader, CourierError(.cancelled))
-            }
+        guard let leader = transfer.flightLeader else { return }
+        transfer.flightLeader = nil
+        leader.followers?.removeAll { $0 === transfer }
+        if leader.callerLeft, leader.followers?.isEmpty ?? true, !leader.isFinished {
+            // Nobody is waiting for this exchange any more.
+            cancel(leader, CourierError(.cancelled))
         }
     }
 

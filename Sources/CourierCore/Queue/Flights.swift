@@ -23,7 +23,7 @@ struct Flights {
     static func mayCoalesce(_ transfer: Transfer) -> Bool {
         switch transfer._options.coalescing {
         case .never: return false
-        case .withCache: if transfer._cache == nil { return false }
+        case .withCache: if transfer._options.cache == nil { return false }
         case .always: break
         }
         guard case .memory = transfer._sink, case .empty = transfer._body else { return false }
@@ -81,7 +81,7 @@ struct Flights {
             && a._authority.scheme == b._authority.scheme && a._authority.host == b._authority.host
             && a._authority.port == b._authority.port
             && a._authority.user == b._authority.user && a._authority.password == b._authority.password
-            && a._cache === b._cache && a.machine.cacheRole == b.machine.cacheRole
+            && a.machine.cacheRole == b.machine.cacheRole
             && a._headers.sameFields(as: b._headers) && a._options == b._options
     }
 }

@@ -37,7 +37,7 @@ package final class Runtime: @unchecked Sendable {
     package func submit(_ transfer: Transfer) {
         // A cache answers here, on the caller's thread, without the loop; it may instead prepare
         // the transfer (validators, a cached-then-fresh preview) for the network.
-        if let cache = transfer._cache, !transfer.machine.cancelRequested, CacheExchange.begin(transfer, cache: cache) { return }
+        if let cache = transfer._options.cache, !transfer.machine.cancelRequested, CacheExchange.begin(transfer, cache: cache) { return }
         if isOnLoopThread {
             executor.accept(transfer)
         } else {
@@ -63,6 +63,17 @@ package final class Runtime: @unchecked Sendable {
     /// dropped job would leave a blocking caller (`courier_request_perform`) waiting forever.
     package func executeOrRunHere(_ body: @escaping @Sendable () -> Void) {
         if !post(.run(body)) { body() }
+    }
+
+    /// Runs `body` on the loop thread, never inside the caller's stack: on the loop thread at the
+    /// end of the current turn (no lock, no wakeup), from another thread through the inbox (or
+    /// right here when the runtime takes no more jobs, as `executeOrRunHere`).
+    package func executeSoon(_ body: @escaping @Sendable () -> Void) {
+        if isOnLoopThread {
+            executor.deferOnLoopThread(body)
+        } else {
+            executeOrRunHere(body)
+        }
     }
 
     /// Cancels every live transfer `predicate` selects; it runs on the loop thread.

@@ -42,6 +42,25 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
         isWireFormat = false
     }
 
+    /// Fields whose bytes are already "Name: value\r\n" lines one after another (a cache file's
+    /// copy of a stored head): kept in wire format when they are, so appending stays cheap.
+    package init(laidOut storage: [UInt8], fields: [Field]) {
+        self.storage = storage
+        self.fields = fields
+        var expected: UInt32 = 0
+        var wire = true
+        for field in fields {
+            let n = Int(field.nameEnd), v = Int(field.valueEnd)
+            guard field.nameStart == expected, field.valueStart == field.nameEnd + 2, v + 2 <= storage.count,
+                  storage[n] == UInt8(ascii: ":"), storage[n + 1] == UInt8(ascii: " "), storage[v] == 13, storage[v + 1] == 10 else {
+                wire = false
+                break
+            }
+            expected = field.valueEnd + 2
+        }
+        isWireFormat = wire && Int(expected) == storage.count
+    }
+
     /// Builds a list from (name, value) pairs, keeping their order.
     public init(_ pairs: [(String, String)]) {
         for (name, value) in pairs { add(name: name, value: value) }
@@ -215,7 +234,38 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
     /// The name of field `index` in lower case.
     package func lowercasedName(at index: Int) -> String {
         let f = fields[index]
-        return String(decoding: storage[Int(f.nameStart)..<Int(f.nameEnd)].lazy.map(Self.asciiLower), as: UTF8.self)
+        return storage.withUnsafeBytes { Self.lowercased(UnsafeRawBufferPointer(rebasing: $0[Int(f.nameStart)..<Int(f.nameEnd)])) }
+    }
+
+    /// ASCII bytes in lower case as a String, written in place (a lazy map through
+    /// `String(decoding:)` takes a generic path with dynamic casts, thousands of instructions).
+    package static func lowercased(_ bytes: UnsafeRawBufferPointer) -> String {
+        String(unsafeUninitializedCapacity: bytes.count) { buffer in
+            for index in 0..<bytes.count { buffer[index] = asciiLower(bytes[index]) }
+            return bytes.count
+        }
+    }
+
+    /// Whether field `index` is named `name` (given in lower case; ASCII case-insensitive, no
+    /// string made).
+    package func name(at index: Int, is name: String) -> Bool {
+        Self.nameMatches(storage, fields[index], name)
+    }
+
+    /// Whether field `index` has the same name as field `otherIndex` of `other`.
+    package func name(at index: Int, equalsNameAt otherIndex: Int, of other: HTTPHeaders) -> Bool {
+        let a = fields[index], b = other.fields[otherIndex]
+        let length = Int(a.nameEnd &- a.nameStart)
+        guard length == Int(b.nameEnd &- b.nameStart) else { return false }
+        return storage.withUnsafeBufferPointer { mine in
+            other.storage.withUnsafeBufferPointer { theirs in
+                for offset in 0..<length
+                where Self.asciiLower(mine[Int(a.nameStart) + offset]) != Self.asciiLower(theirs[Int(b.nameStart) + offset]) {
+                    return false
+                }
+                return true
+            }
+        }
     }
 
     /// The raw bytes of field `index`'s name and value.
@@ -341,7 +391,17 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
     static func nameMatches(_ storage: [UInt8], _ field: Field, _ name: String) -> Bool {
         let length = Int(field.nameEnd &- field.nameStart)
         guard name.utf8.count == length else { return false }
-        var i = Int(field.nameStart)
+        let start = Int(field.nameStart)
+        // Both read in place (iterating a String's UTF-8 view costs several times more).
+        if let matched = name.utf8.withContiguousStorageIfAvailable({ wanted in
+            storage.withUnsafeBufferPointer { bytes in
+                for offset in 0..<length where asciiLower(bytes[start + offset]) != asciiLower(wanted[offset]) { return false }
+                return true
+            }
+        }) {
+            return matched
+        }
+        var i = start
         for b in name.utf8 {
             if asciiLower(storage[i]) != asciiLower(b) { return false }
             i += 1

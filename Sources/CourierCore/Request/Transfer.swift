@@ -52,9 +52,6 @@ package final class Transfer: @unchecked Sendable {
     @exclusivity(unchecked) var _reportsHead: Bool = false
     @exclusivity(unchecked) var _progressIntervalMillis: UInt64 = 50
 
-    /// The HTTP cache the request may be answered from and stored in (nil: none).
-    @exclusivity(unchecked) var _cache: ResponseCache?
-
     // MARK: The result
 
     @exclusivity(unchecked) var _head: ResponseHead?
@@ -112,8 +109,7 @@ package final class Transfer: @unchecked Sendable {
 
     /// A transfer to `path?query` at the origin (and with the credentials) of `authority`.
     package init(authority: CourierURL, path: String, query: String?, method: HTTPMethod, headers: HTTPHeaders,
-                 body: RequestBody, options: TransferOptions, cache: ResponseCache? = nil) {
-        self._cache = cache
+                 body: RequestBody, options: TransferOptions) {
         self._authority = authority
         self._path = path
         self._query = query
@@ -417,9 +413,10 @@ extension Transfer {
         get { _requestBodyBytesSent }
         _modify { yield &_requestBodyBytesSent }
     }
+    /// The HTTP cache the request may be answered from and stored in (its options').
     package var cache: ResponseCache? {
-        get { _cache }
-        _modify { yield &_cache }
+        get { _options.cache }
+        set { _options.cache = newValue }
     }
     package internal(set) var cachePhase: CachePhase {
         get { _cachePhase }

@@ -82,6 +82,15 @@ public struct TransferOptions: Sendable, Hashable {
         var poolIdleTimeout: Nanoseconds = .seconds(60)
         var cachePolicy = CachePolicy.useProtocol
         var coalescing = Coalescing.withCache
+        var cache: CacheReference?
+    }
+
+    /// A cache held in the options, equal by identity (two options are equal when they use the
+    /// same cache).
+    private struct CacheReference: Hashable, @unchecked Sendable {
+        let cache: ResponseCache
+        static func == (a: CacheReference, b: CacheReference) -> Bool { a.cache === b.cache }
+        func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(cache)) }
     }
 
     private final class Box: @unchecked Sendable {
@@ -161,6 +170,13 @@ public struct TransferOptions: Sendable, Hashable {
     public var coalescing: Coalescing {
         get { box.values.coalescing }
         set { unique().values.coalescing = newValue }
+    }
+
+    /// The HTTP cache the request may be answered from and stored in (nil: none). Set once on an
+    /// engine's options, so its requests share one box and pay nothing per request for it.
+    package var cache: ResponseCache? {
+        get { box.values.cache?.cache }
+        set { unique().values.cache = newValue.map(CacheReference.init) }
     }
 
     /// The defaults.

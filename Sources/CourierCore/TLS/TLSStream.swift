@@ -130,7 +130,7 @@ package final class TLSStream: ByteStream, ByteStreamDelegate {
     /// stream closes on the way.
     private func readRecords() {
         guard let tls else { return }
-        let buffer = UnsafeMutableRawBufferPointer(start: SharedReadBuffer.plaintext, count: SharedReadBuffer.plaintextSize)
+        let buffer = tcp.plaintextBuffer
         reading: while !closed {
             switch tls.readPlaintext(into: buffer) {
             case .bytes(let count):

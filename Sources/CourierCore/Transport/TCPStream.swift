@@ -2,7 +2,7 @@ import CUV
 import Glibc
 
 /// A TCP connection on the loop: resolution, connect with fallback across the host's addresses,
-/// reads into the shared buffer, and writes that try the kernel first.
+/// reads into the loop's shared buffer (`LoopReadBuffers`), and writes that try the kernel first.
 ///
 /// Writes go out with `uv_try_write`, head and body as two iovecs: on a keep-alive connection a
 /// small request leaves in that one `writev`, with nothing allocated or copied. Only what the
@@ -50,6 +50,9 @@ package final class TCPStream: ByteStream {
     }
 
     package var hasPendingWrites: Bool { writesInFlight > 0 }
+
+    /// Where a TLS stream over this one decrypts (its loop's plaintext buffer).
+    var plaintextBuffer: UnsafeMutableRawBufferPointer { LoopReadBuffers.plaintext(of: uvLoop) }
 
     // MARK: - Opening
 
@@ -155,8 +158,9 @@ package final class TCPStream: ByteStream {
 
     // MARK: - Reading
 
-    private static let onAlloc: uv_alloc_cb = { _, _, buffer in
-        buffer!.pointee = uv_buf_init(SharedReadBuffer.base.assumingMemoryBound(to: CChar.self), UInt32(SharedReadBuffer.size))
+    private static let onAlloc: uv_alloc_cb = { handle, _, buffer in
+        let memory = LoopReadBuffers.socket(of: handle!.pointee.loop)
+        buffer!.pointee = uv_buf_init(memory.assumingMemoryBound(to: CChar.self), UInt32(LoopReadBuffers.socketSize))
     }
 
     private static let onRead: uv_read_cb = { stream, nread, _ in
@@ -166,7 +170,7 @@ package final class TCPStream: ByteStream {
     private func didRead(_ nread: Int) {
         guard !closed, let delegate else { return }
         if nread > 0 {
-            delegate.streamDidReceive(UnsafeRawBufferPointer(start: SharedReadBuffer.base, count: nread))
+            delegate.streamDidReceive(UnsafeRawBufferPointer(start: LoopReadBuffers.socket(of: uvLoop), count: nread))
         } else if nread == Int(UV_EOF.rawValue) {
             delegate.streamDidEnd(resetInsteadOfEOF().map { .failed($0) } ?? .closed(closeNotify: nil))
         } else if nread < 0 {

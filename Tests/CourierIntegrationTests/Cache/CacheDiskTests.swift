@@ -204,9 +204,11 @@ struct CacheDiskTests {
         let dir = directory()
         let urls = s.nginx + "/small?n=[1-400]"
         for attempt in 0..<3 {
+            // URLs of its own each time, too many to finish before the kill (a run over URLs the
+            // cache already holds would end before it).
             let process = Process()
             process.executableURL = URL(fileURLWithPath: CLITests.binary)
-            process.arguments = ["-s", "--cache-dir", dir, "-o", "/dev/null", urls]
+            process.arguments = ["-s", "--cache-dir", dir, "-o", "/dev/null", s.nginx + "/small?run=\(attempt)&n=[1-20000]", urls]
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()

@@ -188,12 +188,12 @@ struct CachePolicyTests {
 
     @Test func droppingTheSequenceEarlyCancelsTheOperation() async throws {
         let resource = ScriptedResource()
-        await resource.configure(headers: [("Cache-Control", "max-age=1")], body: "slow", delayMillis: 3000)
         let (api, cache) = cachedEngine()
         await resource.configure(headers: [("Cache-Control", "max-age=1")], body: "seed")
         _ = try await api.get(resource.path)
         cache.core.advanceClock(bySeconds: 30)
-        await resource.configure(headers: [("Cache-Control", "max-age=1")], body: "slow", delayMillis: 3000)
+        await resource.configure(headers: [("Cache-Control", "max-age=1")], body: "slow", held: true)
+        defer { Task { await resource.release() } }
         let op = api.operation(path: resource.path)
         op.cachePolicy = .cachedThenFresh
         for try await response in api.responses(op) {

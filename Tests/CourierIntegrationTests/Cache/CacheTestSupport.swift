@@ -18,16 +18,24 @@ struct ScriptedResource {
 
     /// Sets how it answers: status, header fields, body, and more (see scripted_server.py).
     func configure(status: Int = 200, headers: [(String, String)] = [], body: String = "", dateOffset: Int? = nil,
-                   echo: String? = nil, fail: String? = nil, headers304: [(String, String)] = [], delayMillis: Int? = nil) async {
+                   echo: String? = nil, fail: String? = nil, headers304: [(String, String)] = [], delayMillis: Int? = nil,
+                   held: Bool = false) async {
         var config: [String: Any] = ["status": status, "headers": headers.map { [$0.0, $0.1] }, "body": body,
                                      "headers_304": headers304.map { [$0.0, $0.1] }]
         if let dateOffset { config["date_offset"] = dateOffset }
         if let echo { config["echo"] = echo }
         if let fail { config["fail"] = fail }
         if let delayMillis { config["delay_ms"] = delayMillis }
+        if held { config["hold"] = true }
         let json = try! JSONSerialization.data(withJSONObject: config)
         let (t, _) = await fetch(TestServers.shared.scripted + "/res-config?name=\(name)", method: .post, body: .bytes(Array(json)))
-        precondition(t.status == 200, "the scripted server did not take the configuration")
+        if t.status != 200 { Issue.record("the scripted server did not take the configuration: \(String(describing: t.error))") }
+    }
+
+    /// Lets the answers of a `held` resource go (those waiting and every later one).
+    func release() async {
+        let (t, _) = await fetch(TestServers.shared.scripted + "/res-release?name=\(name)", method: .post)
+        if t.status != 200 { Issue.record("the scripted server did not release the resource: \(String(describing: t.error))") }
     }
 
     /// Requests that reached the server since the last `configure`.

@@ -43,6 +43,7 @@ final class TestServers: @unchecked Sendable {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("courier-tests-\(getpid())").path
         try? FileManager.default.removeItem(atPath: root)
         try! FileManager.default.createDirectory(atPath: root + "/html/gzip", withIntermediateDirectories: true)
+        try! FileManager.default.createDirectory(atPath: root + "/html/revalidate", withIntermediateDirectories: true)
         Self.writeFixtures(root + "/html")
         certs = root + "/certs"
         Self.makeCertificates(certs)
@@ -68,6 +69,9 @@ final class TestServers: @unchecked Sendable {
 
     static func writeFixtures(_ html: String) {
         _ = FileManager.default.createFile(atPath: html + "/small", contents: Data(repeating: UInt8(ascii: "s"), count: 100))
+        // Served with `Cache-Control: no-cache`: a cache revalidates it every time, however long
+        // ago the file was written (plain /small turns heuristically fresh after ten seconds).
+        _ = FileManager.default.createFile(atPath: html + "/revalidate/small", contents: Data(repeating: UInt8(ascii: "r"), count: 100))
         var large = Data(count: largeSize)
         large.withUnsafeMutableBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)
@@ -182,6 +186,7 @@ final class TestServers: @unchecked Sendable {
                         root \(root)/html;
                         location = /moved { return 301 /small; }
                         location = /to-ip { return 302 https://127.0.0.1:\(tls["ip"]!)/small; }
+                        location /revalidate/ { add_header Cache-Control no-cache; }
                     }
                 """
             }
@@ -210,6 +215,7 @@ final class TestServers: @unchecked Sendable {
                     location /gzip/ { gzip on; gzip_vary on; gzip_types *; gzip_min_length 0; }
                     location = /moved { return 301 /small; }
                     location = /see-other { return 303 /small; }
+                    location /revalidate/ { add_header Cache-Control no-cache; }
                 }
             \(tlsServer("valid", cert: "server-chain.pem", key: "server.key"))
             \(tlsServer("selfsigned", cert: "selfsigned.pem", key: "selfsigned.key"))
