@@ -94,7 +94,8 @@ class Client:
         """Whether the client can run a scenario (flags it has no equivalent for are skipped)."""
         return True
 
-    def run(self, url, n, c, close=False, output=None, hold=False, cacert=None, no_resume=False):
+    def run(self, url, n, c, close=False, output=None, hold=False, cacert=None, no_resume=False, cache=None,
+            courier_only=False):
         raise NotImplementedError
 
 
@@ -102,22 +103,31 @@ class BenchDriver(Client):
     """courier-bench, curl_bench and urlsession_bench share one command line and one JSON line."""
 
     def __init__(self, name, argv, available=True, why="", max_n=None, supports_hold=True, supports_close=True,
-                 supports_tls=True):
+                 supports_tls=True, courier=False, cache_dir=None):
         super().__init__(name, available, why)
         self.argv = argv
         self.max_n = max_n
         self.supports_hold = supports_hold
         self.supports_close = supports_close
         self.supports_tls = supports_tls
+        self.courier = courier
+        self.cache_dir = cache_dir
 
     def supports(self, params):
+        # The cache scenarios are Courier's own: libcurl and URLSession are not asked to cache.
         return ((self.supports_hold or not params.get("hold")) and (self.supports_close or not params.get("close"))
-                and (self.supports_tls or not params.get("cacert")))
+                and (self.supports_tls or not params.get("cacert"))
+                and (self.courier or not (params.get("cache") or params.get("courier_only"))))
 
-    def run(self, url, n, c, close=False, output=None, hold=False, cacert=None, no_resume=False):
+    def run(self, url, n, c, close=False, output=None, hold=False, cacert=None, no_resume=False, cache=None,
+            courier_only=False):
         if self.max_n:
             n = min(n, self.max_n)
         argv = self.argv + [url, str(n), str(c)]
+        if cache:
+            # A directory of its own per run: a disk run starts from the one response its warm-up stored.
+            directory = tempfile.mkdtemp(prefix="cache-", dir=self.cache_dir)
+            argv += ["--cache", cache, "--cache-dir", directory]
         if close:
             argv.append("--close")
         if cacert:
@@ -128,7 +138,11 @@ class BenchDriver(Client):
             argv += ["--output", output]
         if hold:
             argv.append("--hold")
-        text, wall, cpu, rss, _ = run_measured(argv)
+        try:
+            text, wall, cpu, rss, _ = run_measured(argv)
+        finally:
+            if cache:
+                shutil.rmtree(directory, ignore_errors=True)
         line = json.loads(text.strip().splitlines()[-1])
         if line["ok"] != line["requests"]:
             raise RuntimeError(f"{self.name}: {line}")
@@ -140,9 +154,10 @@ class CourierCLI(Client):
     """The courier command line: URL globbing for N requests, -Z for parallel."""
 
     def supports(self, params):
-        return not params.get("hold")
+        return not (params.get("hold") or params.get("cache") or params.get("courier_only"))
 
-    def run(self, url, n, c, close=False, output=None, hold=False, cacert=None, no_resume=False):
+    def run(self, url, n, c, close=False, output=None, hold=False, cacert=None, no_resume=False, cache=None,
+            courier_only=False):
         argv = [COURIER_CLI, "-s"]
         if c > 1:
             argv += ["-Z", "--parallel-max", str(c)]
@@ -168,9 +183,11 @@ class Wrk(Client):
     def supports(self, params):
         # wrk neither writes files nor holds idle connections; over TLS it only serves as the
         # keep-alive ceiling (it has no session cache to turn on or off).
-        return not (params.get("hold") or params.get("output") or (params.get("cacert") and params.get("close")))
+        return not (params.get("hold") or params.get("output") or (params.get("cacert") and params.get("close"))
+                    or params.get("cache") or params.get("courier_only"))
 
-    def run(self, url, n, c, close=False, output=None, hold=False, cacert=None, no_resume=False):
+    def run(self, url, n, c, close=False, output=None, hold=False, cacert=None, no_resume=False, cache=None,
+            courier_only=False):
         duration = 3 if QUICK else 5
         argv = ["wrk", "-t1", f"-c{c}", f"-d{duration}s", url]
         if close:
@@ -292,6 +309,11 @@ def main():
     os.makedirs(os.path.join(work, "html"), exist_ok=True)
     with open(os.path.join(work, "html", "small"), "wb") as f:
         f.write(b"x" * 100)
+    # The cache scenarios' locations (nginx.sh): fresh for an hour, no-cache, no-store.
+    for location in ("fresh", "revalidate", "nostore"):
+        os.makedirs(os.path.join(work, "html", location), exist_ok=True)
+        with open(os.path.join(work, "html", location, "small"), "wb") as f:
+            f.write(b"x" * 100)
     with open(os.path.join(work, "html", "gig"), "wb") as f:
         f.truncate(1 << 30)
     # HTTPS: certificates from the tests' generator (a CA and a localhost chain), one TLS server
@@ -315,8 +337,8 @@ def main():
     have_wrk = shutil.which("wrk") is not None
     have_urlsession = os.path.exists(URLSESSION_BENCH)
     clients = [
-        BenchDriver("Courier (Swift API)", [COURIER_BENCH]),
-        BenchDriver("Courier (C ABI)", [COURIER_BENCH, "--api", "c"], supports_close=False),
+        BenchDriver("Courier (Swift API)", [COURIER_BENCH], courier=True, cache_dir=work),
+        BenchDriver("Courier (C ABI)", [COURIER_BENCH, "--api", "c"], supports_close=False, courier=True, cache_dir=work),
         BenchDriver("libcurl (multi)", [CURL_BENCH]),
         CourierCLI("courier CLI"),
         Wrk("wrk", available=have_wrk, why="wrk not installed"),
@@ -336,6 +358,16 @@ def main():
          dict(url=tls_base + "/small", n=int(3000 * scale), c=8, close=True, cacert=cacert, no_resume=True)),
         ("S5", "new connection per request, 8 in flight", dict(url=small, n=int(10000 * scale), c=8, close=True)),
         ("S6", "10,000 idle pooled connections", dict(url=small, n=int(10000 * scale), c=int(10000 * scale), hold=True)),
+        # The HTTP cache (issue 9). Courier only; S1 is the same request without a cache.
+        ("C1", "cache: fresh hit from memory, sequential", dict(url=base + "/fresh/small", n=int(100000 * scale), c=1, cache="memory")),
+        ("C2", "cache: fresh hit from disk (no memory tier), sequential",
+         dict(url=base + "/fresh/small", n=int(20000 * scale), c=1, cache="disk")),
+        ("C3", "cache: 304 revalidation, 1 connection", dict(url=base + "/revalidate/small", n=int(20000 * scale), c=1, cache="memory")),
+        ("C4", "cache: miss (no-store), 1 connection", dict(url=base + "/nostore/small", n=int(20000 * scale), c=1, cache="memory")),
+        ("C4n", "the same no-store GET without a cache, 1 connection",
+         dict(url=base + "/nostore/small", n=int(20000 * scale), c=1, courier_only=True)),
+        ("C5", "1,000 identical GETs at once (coalesced), cached engine",
+         dict(url=base + "/nostore/small", n=1000, c=1000, cache="memory")),
     ]
     # Warm nginx's page cache for the 1 GiB file, so no client pays for it.
     with open(os.path.join(work, "html", "gig"), "rb") as f:
@@ -380,6 +412,21 @@ def main():
                 entry["syscalls_c1"] = strace_syscalls(argv, n)
                 entry["syscalls_c32"] = strace_syscalls(drivers32[name], n) / 16
             entry["allocations"] = allocations(drivers32[name], n) / 16
+            log(f"  counting {name}: {entry}")
+        # The cache's own paths, same counting (Swift API): a memory hit, and a miss with and
+        # without a cache on the same no-store URL.
+        cache_drivers = {
+            "Courier, memory hit": lambda count: [COURIER_BENCH, base + "/fresh/small", str(count), "1", "--cache", "memory"],
+            "Courier, miss with a cache": lambda count: [COURIER_BENCH, base + "/nostore/small", str(count), "1", "--cache", "memory"],
+            "Courier, same GET without a cache": lambda count: [COURIER_BENCH, base + "/nostore/small", str(count), "1"],
+        }
+        for name, argv in cache_drivers.items():
+            entry = counting.setdefault(name, {})
+            if shutil.which("valgrind"):
+                entry["instructions"] = callgrind_instructions(argv, n)
+            if shutil.which("strace"):
+                entry["syscalls_c1"] = strace_syscalls(argv, n)
+            entry["allocations"] = allocations(argv, n)
             log(f"  counting {name}: {entry}")
         if have_wrk and shutil.which("valgrind"):
             counting.setdefault("wrk", {})["instructions"] = wrk_instructions(small)
@@ -495,6 +542,18 @@ def write_results(summary, results, counting, scenarios, clients, facts):
         lines.append(f"| {label} | {fmt(value, 3)} | {'yes' if good else 'no'} |")
     lines += ["", "| target | Courier | met |", "|---|---:|:---:|"]
     for label, value, test in absolute:
+        lines.append(f"| {label} | {fmt(value, 2)} | {'yes' if value is not None and test(value) else 'no'} |")
+    def cpu(key, name="Courier (Swift API)"):
+        return summary.get((key, name), {}).get("cpu_us")
+    miss = (cpu("C4") / cpu("C4n")) if cpu("C4") and cpu("C4n") else None
+    cache_targets = [
+        ("memory hit CPU per request ≤ 3 µs (Swift)", cpu("C1"), lambda v: v <= 3),
+        ("memory hit CPU per request ≤ 3 µs (C ABI)", cpu("C1", "Courier (C ABI)"), lambda v: v <= 3),
+        ("disk hit CPU per request ≤ 15 µs", cpu("C2"), lambda v: v <= 15),
+        ("miss with a cache ÷ without ≤ 1.10 (CPU)", miss, lambda v: v <= 1.10),
+    ]
+    lines += ["", "Cache (issue 9):", "", "| target | Courier | met |", "|---|---:|:---:|"]
+    for label, value, test in cache_targets:
         lines.append(f"| {label} | {fmt(value, 2)} | {'yes' if value is not None and test(value) else 'no'} |")
     lines += ["", "![requests per second and CPU per request](results.png)", "",
               "Notes: empty rows are combinations a client cannot run. The C ABI driver has no "

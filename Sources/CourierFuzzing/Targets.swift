@@ -6,9 +6,16 @@ package enum FuzzTargets {
         ("url", URLParsing.run),
         ("chunked", ChunkedDecoding.run),
         ("headers", HeaderEncoding.run),
+        ("cachefile", CacheFileReading.run),
+        ("cachefields", CacheFieldReading.run),
     ]
 
     package static func named(_ name: String) -> (@Sendable (UnsafeRawBufferPointer) -> Void)? {
         all.first { $0.name == name }?.run
+    }
+
+    /// Starting inputs a target builds itself (`courier-fuzz --seeds`), for formats nobody types.
+    package static func generatedSeeds(_ name: String) -> [[UInt8]]? {
+        name == "cachefile" ? CacheFileReading.seeds() : nil
     }
 }

@@ -11,6 +11,7 @@ func complain(_ text: String) {
 //   make fuzz                                   every target, FUZZ_SECONDS each (see the Makefile)
 //   COURIER_FUZZ_TARGET=response courier-fuzz Tests/Fuzz/response   libFuzzer build (-DFUZZING)
 //   courier-fuzz response FILE...               plain build: replay inputs (a crash reproduces)
+//   courier-fuzz --seeds cachefile DIR          plain build: write a target's generated seeds
 
 #if FUZZING
 nonisolated(unsafe) private var target: ((UnsafeRawBufferPointer) -> Void)?
@@ -39,6 +40,10 @@ public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> In
 struct Replay {
     static func main() {
         let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.count == 3, arguments[0] == "--seeds" {
+            writeSeeds(arguments[1], into: arguments[2])
+            return
+        }
         guard let name = arguments.first, let run = FuzzTargets.named(name) else {
             complain("usage: courier-fuzz TARGET FILE...\ntargets: \(FuzzTargets.all.map(\.name).joined(separator: ", "))\n")
             exit(2)
@@ -58,6 +63,23 @@ struct Replay {
             fclose(file)
             bytes.withUnsafeBytes { run($0) }
             print("ok \(path)")
+        }
+    }
+
+    /// Seeds that are easier to generate than to write by hand (files in the cache's format).
+    static func writeSeeds(_ name: String, into directory: String) {
+        guard let seeds = FuzzTargets.generatedSeeds(name) else {
+            complain("courier-fuzz: \(name) has no generated seeds\n")
+            exit(2)
+        }
+        for (index, seed) in seeds.enumerated() {
+            let path = directory + "/generated\(index)"
+            guard let file = fopen(path, "wb") else {
+                complain("courier-fuzz: cannot write \(path)\n")
+                exit(1)
+            }
+            _ = seed.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
+            fclose(file)
         }
     }
 }

@@ -145,7 +145,7 @@ struct CLITests {
         #expect(dataReply.header("Content-Type") == "application/x-www-form-urlencoded")
 
         let file = s.root + "/cli-body-\(UUID().uuidString)"
-        try "line1\nline2\n".write(toFile: file, atomically: true, encoding: .utf8)
+        try "line1\nline2\n".write(toFile: file, atomically: false, encoding: .utf8)
         let fromFile = try await run(["-s", "-d", "@" + file, s.scripted + "/echo"])
         #expect(try JSONDecoder().decode(EchoReply.self, from: fromFile.stdoutBytes).body == "line1line2")
         let binary = try await run(["-s", "--data-binary", "@" + file, s.scripted + "/echo"])

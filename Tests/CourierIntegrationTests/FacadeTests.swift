@@ -55,7 +55,7 @@ struct FacadeTests {
     @Test func fileUploadWithProgress() async throws {
         let path = s.root + "/upload-\(UUID().uuidString)"
         let payload = String(repeating: "0123456789", count: 50_000)
-        try payload.write(toFile: path, atomically: true, encoding: .utf8)
+        try payload.write(toFile: path, atomically: false, encoding: .utf8)
         let op = api.operation(path: "/echo", method: .post)
         op.body = .file(path: path)
         let progress = Mutex<[TransferProgress]>([])
@@ -225,7 +225,7 @@ struct FacadeTests {
         let directory = s.root + "/staged-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let path = directory + "/file.bin"
-        try "previous".write(toFile: path, atomically: true, encoding: .utf8)
+        try "previous".write(toFile: path, atomically: false, encoding: .utf8)
         func content() -> String? { try? String(contentsOfFile: path, encoding: .utf8) }
         func entries() -> [String] { (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] }
 
@@ -262,7 +262,7 @@ struct FacadeTests {
         #expect(entries() == ["file.bin"])
 
         // Through a symbolic link the file it leads to is replaced and the link kept.
-        try "previous".write(toFile: path, atomically: true, encoding: .utf8)
+        try "previous".write(toFile: path, atomically: false, encoding: .utf8)
         let link = directory + "/link.bin"
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "file.bin")
         let viaLink = nginx.operation(path: "/small")

@@ -160,7 +160,7 @@ package final class CacheExchange: @unchecked Sendable {
         switch transfer._sink {
         case .file, .stream:
             if mayStore, transfer._method == .get, (contentLength ?? 0) <= UInt64(cache.configuration.maxEntryBytes),
-               isStorable(transfer, head.status, head.headers) {
+               isStorable(head.status, head.headers) {
                 tee = []
             }
         case .memory, .discard:
@@ -221,7 +221,7 @@ package final class CacheExchange: @unchecked Sendable {
         }
         guard method == .get, mayStore else { return }
         let directives = CacheDirectives(head.headers)
-        guard isStorable(transfer, head.status, head.headers, directives) else {
+        guard isStorable(head.status, head.headers, directives) else {
             // An origin that now says no-store wants the old response gone too.
             if directives.noStore, stored != nil { cache.remove([CacheKey.primary(transfer.url)]) }
             return
@@ -246,10 +246,9 @@ package final class CacheExchange: @unchecked Sendable {
         cache.store(response)
     }
 
-    private func isStorable(_ transfer: Transfer, _ status: Int, _ headers: HTTPHeaders,
+    private func isStorable(_ status: Int, _ headers: HTTPHeaders,
                             _ directives: CacheDirectives? = nil) -> Bool {
-        CacheRules.isStorable(status: status, headers: headers, directives: directives ?? CacheDirectives(headers), request: request,
-                              requestHasAuthorization: transfer._headers.contains("Authorization"))
+        CacheRules.isStorable(status: status, headers: headers, directives: directives ?? CacheDirectives(headers), request: request)
     }
 
     private func freshenWithHead(_ transfer: Transfer, _ head: ResponseHead) {

@@ -37,6 +37,12 @@ package enum CacheFileFormat {
         package var key: String
         package var names: [String]
         package var nonce: UInt64
+
+        package init(key: String, names: [String], nonce: UInt64) {
+            self.key = key
+            self.names = names
+            self.nonce = nonce
+        }
     }
 
     /// What a file holds.
@@ -264,8 +270,10 @@ package enum CacheFileFormat {
             return UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index, as: UInt64.self))
         }
 
+        /// A length-prefixed string; nil unless it is valid UTF-8 (the cache writes nothing else, and
+        /// repairing bytes would make a key or name that was never stored).
         mutating func string() -> String? {
-            rawString().map { String(decoding: $0, as: UTF8.self) }
+            rawString().flatMap { String(validating: $0.bindMemory(to: UInt8.self), as: UTF8.self) }
         }
 
         /// The bytes of a length-prefixed string, valid as long as the file's bytes are.

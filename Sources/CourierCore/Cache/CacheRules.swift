@@ -1,6 +1,6 @@
 /// How a request uses the cache (URLRequest.CachePolicy's choices, and MKNetworkKit's
 /// cached-then-fresh).
-public enum CachePolicy: Sendable, Hashable {
+public enum CachePolicy: Sendable, Hashable, CaseIterable {
     /// RFC 9111's rules: a fresh stored response answers at once, a stale one is revalidated.
     case useProtocol
     /// Ignore what is stored and fetch; the new response is stored (a browser's hard reload).
@@ -129,11 +129,11 @@ package enum CacheRules {
         }
     }
 
-    /// Whether a response to a GET may be stored (section 3). `requestHasAuthorization`: section
-    /// 3.5 as the cache applies it: such a response is stored only when it says so explicitly
-    /// (public, private, must-revalidate or s-maxage).
+    /// Whether a response to a GET may be stored (section 3). A response to a request with
+    /// Authorization (section 3.5) is stored only when it says so explicitly (public, private,
+    /// must-revalidate or s-maxage).
     package static func isStorable(status: Int, headers: HTTPHeaders, directives: CacheDirectives,
-                                   request: CacheRequest, requestHasAuthorization: Bool) -> Bool {
+                                   request: CacheRequest) -> Bool {
         guard request.method == .get, !request.isConditionalOrRange else { return false }
         // Final statuses the cache understands; 206 (ranges are not combined) and 304 (it updates,
         // section 4.3.4) are never stored as they are.
@@ -141,7 +141,7 @@ package enum CacheRules {
         if request.directives.noStore { return false }
         // must-understand: a cache that understands the status ignores no-store (section 5.2.2.3).
         if directives.noStore, !directives.mustUnderstand { return false }
-        if requestHasAuthorization || request.authorization != nil,
+        if request.authorization != nil,
            !(directives.isPublic || directives.isPrivate || directives.mustRevalidate || directives.sharedMaxAge != nil) {
             return false
         }
@@ -231,10 +231,18 @@ package enum CacheRules {
 
     package static func correctedInitialAge(fields: CacheFields, requestTime: Int64, responseTime: Int64) -> Int64 {
         let date = fields.date.flatMap { HTTPDate.parse($0, now: responseTime) } ?? responseTime
-        let apparentAge = max(0, responseTime - date)
+        let apparentAge = elapsed(from: date, to: responseTime)
         let ageValue = fields.age.flatMap(deltaSeconds) ?? 0
-        let responseDelay = max(0, responseTime - requestTime)
+        let responseDelay = elapsed(from: requestTime, to: responseTime)
         return min(max(apparentAge, ageValue + responseDelay), CacheDirectives.deltaSecondsLimit)
+    }
+
+    /// Seconds from `start` to `end`: 0 when `end` is earlier, at most 2^31 (the delta-seconds
+    /// limit). Clock readings come from files and servers, so the difference never overflows.
+    package static func elapsed(from start: Int64, to end: Int64) -> Int64 {
+        let (difference, overflow) = end.subtractingReportingOverflow(start)
+        if overflow { return start < 0 ? CacheDirectives.deltaSecondsLimit : 0 }
+        return min(max(0, difference), CacheDirectives.deltaSecondsLimit)
     }
 
     /// A delta-seconds value (Age), saturating at 2^31; nil when it is not one.

@@ -57,7 +57,10 @@ package enum HTTPDate {
         let (year, month, day) = civil(fromDays: days)
         let weekday = Int((days % 7 + 11) % 7)  // 1970-01-01 was a Thursday
         func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
-        return "\(dayNames[weekday]), \(two(day)) \(monthNames[Int(month) - 1]) \(year) "
+        // IMF-fixdate's year is four digits (year 0 is "0000", as a parser demands).
+        let digits = String(year)
+        let fourDigitYear = String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+        return "\(dayNames[weekday]), \(two(day)) \(monthNames[Int(month) - 1]) \(fourDigitYear) "
             + "\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60)) GMT"
     }
 

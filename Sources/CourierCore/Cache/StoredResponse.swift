@@ -65,7 +65,7 @@ package final class StoredResponse: @unchecked Sendable {
 
     /// Seconds since it was generated or validated by the origin, at `now` (section 4.2.3).
     package func currentAge(now: Int64) -> Int64 {
-        let resident = max(0, now - responseTime)
+        let resident = CacheRules.elapsed(from: responseTime, to: now)
         return min(correctedInitialAge + resident, CacheDirectives.deltaSecondsLimit)
     }
 

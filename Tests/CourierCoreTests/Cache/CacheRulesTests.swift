@@ -12,8 +12,7 @@ struct CacheRulesTests {
         let headers = HTTPHeaders(fields)
         let requestHeaders = HTTPHeaders(request)
         return CacheRules.isStorable(status: status, headers: headers, directives: CacheDirectives(headers),
-                                     request: CacheRequest(method: method, headers: requestHeaders),
-                                     requestHasAuthorization: requestHeaders.contains("Authorization"))
+                                     request: CacheRequest(method: method, headers: requestHeaders))
     }
 
     func decide(_ stored: StoredResponse?, _ request: [(String, String)] = [], policy: CachePolicy = .useProtocol,
@@ -204,6 +203,18 @@ struct CacheRulesTests {
         let response = storedResponse([("Age", "99999999999999999999")])
         #expect(response.correctedInitialAge == 1 << 31)
         #expect(response.currentAge(now: .max / 2) == 1 << 31)
+    }
+
+    /// Times come from files and servers: no pair of clock readings overflows the arithmetic
+    /// (found by the cachefile fuzz target: `now - responseTime` trapped).
+    @Test func s4_2_3_clockReadingsAtTheEndsOfTheRangeSaturate() {
+        let ancient = storedResponse([("Cache-Control", "max-age=60")], requestTime: .max, responseTime: .min)
+        #expect(ancient.correctedInitialAge == 0)
+        #expect(ancient.currentAge(now: .max) == 1 << 31)
+        #expect(ancient.currentAge(now: .min) == 0)
+        #expect(CacheRules.elapsed(from: .min, to: .max) == 1 << 31)
+        #expect(CacheRules.elapsed(from: .max, to: .min) == 0)
+        #expect(CacheRules.elapsed(from: 10, to: 25) == 15)
     }
 
     // MARK: Section 4: reusing stored responses

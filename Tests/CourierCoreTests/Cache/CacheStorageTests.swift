@@ -65,6 +65,20 @@ struct CacheStorageTests {
         #expect(decoded == index)
     }
 
+    /// Strings in a file (the key, names, the reason) must be valid UTF-8: repairing them would
+    /// produce a key the cache never stored (found by the cachefile fuzz target).
+    @Test func aFileWithAStringThatIsNotUTF8IsRefused() {
+        let response = storedResponse([("A", "b")], body: "x")
+        var bytes = CacheFileFormat.encode(response)
+        let key = Array(response.key.utf8)
+        let at = bytes.firstRange(of: key)!.lowerBound + 3
+        bytes[at] = 0xA4
+        let body = bytes[0..<(bytes.count - 4)]
+        let crc = CacheFileFormat.checksum(body)
+        bytes = Array(body) + (0..<4).map { UInt8(truncatingIfNeeded: crc >> (8 * UInt32($0))) }
+        #expect(CacheFileFormat.decode(bytes) == nil)
+    }
+
     @Test func everyTruncationAndEveryFlippedByteIsRefused() {
         let bytes = CacheFileFormat.encode(storedResponse([("A", "b")], body: "some body"))
         for length in 0..<bytes.count { #expect(CacheFileFormat.decode(Array(bytes[0..<length])) == nil, "truncated to \(length)") }

@@ -39,6 +39,17 @@ struct HTTPDateTests {
         }
     }
 
+    /// IMF-fixdate always has four year digits (found by the cachefields fuzz target: year 0
+    /// was written as "0" and did not parse back).
+    @Test func everyParsedDateFormatsToAFixdateThatParsesBack() {
+        for text in ["Fri, 31 Dec 0000 23:59:59 GMT", "Mon, 01 Jan 0001 00:00:00 GMT", "Sun, 06 Nov 1994 08:49:37 GMT",
+                     "Fri, 31 Dec 9999 23:59:59 GMT"] {
+            let seconds = HTTPDate.parse(text)!
+            #expect(HTTPDate.format(seconds).hasSuffix(String(text.dropFirst(4))), "\(HTTPDate.format(seconds))")
+            #expect(HTTPDate.parse(HTTPDate.format(seconds)) == seconds)
+        }
+    }
+
     @Test func leapDaysAndEpochEdges() {
         #expect(HTTPDate.parse("Thu, 29 Feb 2024 12:00:00 GMT") != nil)
         #expect(HTTPDate.parse("Wed, 29 Feb 2023 12:00:00 GMT") == nil)

@@ -68,18 +68,18 @@ final class TestServers: @unchecked Sendable {
     static func largeFileByte(_ offset: Int) -> UInt8 { UInt8(truncatingIfNeeded: (offset &* 31) ^ (offset >> 11)) }
 
     static func writeFixtures(_ html: String) {
-        _ = FileManager.default.createFile(atPath: html + "/small", contents: Data(repeating: UInt8(ascii: "s"), count: 100))
+        try! (Data(repeating: UInt8(ascii: "s"), count: 100)).write(to: URL(fileURLWithPath: html + "/small"))
         // Served with `Cache-Control: no-cache`: a cache revalidates it every time, however long
         // ago the file was written (plain /small turns heuristically fresh after ten seconds).
-        _ = FileManager.default.createFile(atPath: html + "/revalidate/small", contents: Data(repeating: UInt8(ascii: "r"), count: 100))
+        try! (Data(repeating: UInt8(ascii: "r"), count: 100)).write(to: URL(fileURLWithPath: html + "/revalidate/small"))
         var large = Data(count: largeSize)
         large.withUnsafeMutableBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)
             for i in 0..<largeSize { bytes[i] = largeFileByte(i) }
         }
-        _ = FileManager.default.createFile(atPath: html + "/large", contents: large)
+        try! large.write(to: URL(fileURLWithPath: html + "/large"))
         let text = (0..<50_000).map { "line \($0): the quick brown fox jumps over the lazy dog\n" }.joined()
-        _ = FileManager.default.createFile(atPath: html + "/gzip/text", contents: Data(text.utf8))
+        try! Data(text.utf8).write(to: URL(fileURLWithPath: html + "/gzip/text"))
     }
 
     static var gzipText: String {
@@ -229,7 +229,7 @@ final class TestServers: @unchecked Sendable {
             \(tlsServer("tls13", cert: "server-chain.pem", key: "server.key", extra: "ssl_protocols TLSv1.3;"))
             }
             """
-            try! config.write(toFile: root + "/nginx.conf", atomically: true, encoding: .utf8)
+            try! config.write(toFile: root + "/nginx.conf", atomically: false, encoding: .utf8)
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = ["python3", packageRoot + "/Tests/Servers/supervise.py", String(getpid()), "--",
