@@ -439,8 +439,8 @@ extension Operation: TransferDelegate {
             // The last progress report always says "done", whatever the throttle skipped.
             transferDidProgress(transfer)
         }
-        // A cache answer may end on the caller's thread.
-        let onLoop = transfer.cachePhase == .fresh
+        // A cache answer (or a refusal) ends on the caller's thread.
+        let onLoop = !transfer.concludedOffLoop
         if let error = verdict.error {
             complete(.failure(error), response: response, onLoopThread: onLoop)
         } else {

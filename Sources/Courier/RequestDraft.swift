@@ -65,6 +65,8 @@ package struct RequestDraft: Sendable {
         get { extras?.parameters ?? [:] }
         set { ownExtras().parameters = newValue }
     }
+    /// Whether any parameter is set (without building an empty dictionary when none is).
+    package var hasParameters: Bool { extras.map { !$0.parameters.isEmpty } ?? false }
     package var parameterEncoding: ParameterEncoding {
         get { extras?.parameterEncoding ?? .form }
         set { ownExtras().parameterEncoding = newValue }
@@ -164,7 +166,7 @@ package struct RequestDraft: Sendable {
             path = authority.path
             query = authority.query
         }
-        if !parameters.isEmpty, ParameterEncoding.usesQuery(method) || body != nil {
+        if hasParameters, ParameterEncoding.usesQuery(method) || body != nil {
             let encoded = ParameterEncoding.formEncode(parameters, spaceAsPlus: false)
             query = query.map { $0.isEmpty ? encoded : $0 + "&" + encoded } ?? encoded
         }
@@ -195,7 +197,7 @@ package struct RequestDraft: Sendable {
     /// The body as sent, with the Content-Type it implies (nil when the caller set one).
     package func resolvedBody() -> (RequestBody, contentType: String?) {
         if let body { return (body, nil) }
-        guard !parameters.isEmpty, !ParameterEncoding.usesQuery(method) else { return (.empty, nil) }
+        guard hasParameters, !ParameterEncoding.usesQuery(method) else { return (.empty, nil) }
         switch parameterEncoding {
         case .form:
             return (.bytes(Array(ParameterEncoding.formEncode(parameters, spaceAsPlus: true).utf8)), "application/x-www-form-urlencoded")

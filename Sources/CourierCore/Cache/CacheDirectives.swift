@@ -46,9 +46,9 @@ package struct CacheDirectives: Sendable, Equatable {
 
     /// The directives of every Cache-Control line of `headers`.
     package init(_ headers: HTTPHeaders) {
-        for index in headers.fields.indices where HTTPHeaders.nameMatches(headers.storage, headers.fields[index], "cache-control") {
-            let field = headers.fields[index]
-            headers.storage.withUnsafeBytes { raw in
+        let storage = headers.storage
+        for field in headers.fields where field.nameEnd &- field.nameStart == 13 && HTTPHeaders.nameMatches(storage, field, "cache-control") {
+            storage.withUnsafeBytes { raw in
                 parse(UnsafeRawBufferPointer(rebasing: raw[Int(field.valueStart)..<Int(field.valueEnd)]))
             }
         }

@@ -16,6 +16,9 @@ package final class CacheExchange: @unchecked Sendable {
     /// When the lookup ran: the exchange's request_time for the age calculation (section 4.2.3),
     /// a little early, which only makes ages larger.
     package let requestTime: Int64
+    /// `CacheKey.Request.hash` of the target (0 when the request never reads the cache): the
+    /// coalescing signature reuses it.
+    package let keyHash: UInt64
     /// A copy of the body for sinks that keep none (files, streams), when the response may be
     /// stored; nil when not collecting (or when it grew past the entry limit).
     @exclusivity(unchecked) private var tee: [UInt8]?
@@ -23,8 +26,9 @@ package final class CacheExchange: @unchecked Sendable {
     @exclusivity(unchecked) package var mayStore: Bool
 
     private init(cache: ResponseCache, request: CacheRequest, policy: CachePolicy, decision: CacheDecision,
-                 stored: StoredResponse?, requestTime: Int64) {
+                 stored: StoredResponse?, requestTime: Int64, keyHash: UInt64 = 0) {
         self.cache = cache
+        self.keyHash = keyHash
         self.request = request
         self.policy = policy
         self.decision = decision
@@ -83,7 +87,7 @@ package final class CacheExchange: @unchecked Sendable {
         let stored = found?.0
         let decision = CacheRules.decide(stored: stored, request: request, policy: policy, now: now)
         let exchange = CacheExchange(cache: cache, request: request, policy: policy, decision: decision, stored: stored,
-                                     requestTime: now)
+                                     requestTime: now, keyHash: key.hash)
         transfer._cacheExchange = exchange
         switch decision {
         case .bypass, .fetch:
@@ -131,7 +135,7 @@ package final class CacheExchange: @unchecked Sendable {
         let background = Transfer(authority: transfer._authority, path: transfer._path, query: transfer._query, method: .get,
                                   headers: transfer._headers, body: .empty, options: transfer._options)
         let exchange = CacheExchange(cache: cache, request: request, policy: .useProtocol, decision: .validate(staleOnError: false),
-                                     stored: stored, requestTime: cache.now)
+                                     stored: stored, requestTime: cache.now, keyHash: keyHash)
         background._cacheExchange = exchange
         cache.count(.revalidation)
         exchange.addValidators(to: background, staleOnError: false)
@@ -285,6 +289,7 @@ extension Transfer {
         let error = replaceResponse(with: head, body: body, phase: phase)
         switch machine.answeredByCache() {
         case .finish(nil, releasing: .nothing):
+            _concludedOffLoop = true
             conclude(error)
         case let unexpected:
             preconditionFailure("a cache answer did not finish the transfer: \(unexpected)")

@@ -28,10 +28,14 @@ package enum CacheKey {
             if bracketed { state.feed(byte: UInt8(ascii: "]")) }
             if authority.port != authority.scheme.defaultPort {
                 state.feed(byte: UInt8(ascii: ":"))
-                var digits: [UInt8] = []
-                var value = authority.port
-                repeat { digits.append(UInt8(ascii: "0") + UInt8(value % 10)); value /= 10 } while value > 0
-                for digit in digits.reversed() { state.feed(byte: digit) }
+                // The port's decimal digits, most significant first, without building a string.
+                let port = Int(authority.port)
+                var divisor = 1
+                while divisor * 10 <= port { divisor *= 10 }
+                while divisor > 0 {
+                    state.feed(byte: UInt8(ascii: "0") + UInt8(port / divisor % 10))
+                    divisor /= 10
+                }
             }
             state.feed(path)
             if let query {

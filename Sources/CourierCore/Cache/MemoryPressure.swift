@@ -4,37 +4,44 @@
 /// and `Cache.dropAllMemory()` drop through it. A registry of its own lets a test drop a few
 /// caches without touching the rest of the process.
 package final class CacheRegistry: @unchecked Sendable {
-    private struct Weak {
-        weak var cache: ResponseCache?
-    }
-
     /// Every cache of the process.
     package static let shared = CacheRegistry()
 
-    private var caches: [Weak] = []
+    /// Held without a reference count, and without `weak`: a weak reference would give every
+    /// cache a side table, and every retain and release of a cache (several per request) would
+    /// take the runtime's slow path. A cache leaves in its `deinit` instead, which waits for a
+    /// drop in progress (it holds the lock), so no cache is reached after it is gone.
+    private var caches: [ObjectIdentifier: Unmanaged<ResponseCache>] = [:]
     private let lock = Lock()
+    private var everRegistered = false
 
     package init() {}
 
-    /// Adds a cache (held weakly). The first cache of the process starts the loop's
+    /// Adds a cache until it deinitializes. The first cache of the process starts the loop's
     /// memory-pressure watcher.
     package func register(_ cache: ResponseCache) {
+        cache.joined(self)
         let first = lock.withLock { () -> Bool in
-            caches.removeAll { $0.cache == nil }
-            caches.append(Weak(cache: cache))
+            caches[ObjectIdentifier(cache)] = .passUnretained(cache)
             defer { everRegistered = true }
             return !everRegistered
         }
         if first, self === CacheRegistry.shared { Runtime.shared.watchMemoryPressure() }
     }
 
+    /// Removes a cache (its `deinit`).
+    func unregister(_ cache: ObjectIdentifier) {
+        _ = lock.withLock { caches.removeValue(forKey: cache) }
+    }
+
     /// Whether a cache was ever registered (the watcher is wanted from then on).
     package var hasCaches: Bool { lock.withLock { everRegistered } }
-    private var everRegistered = false
 
-    /// Drops the memory tier of every live cache registered here.
+    /// Drops the memory tier of every cache registered here (under the lock: a cache cannot
+    /// finish deinitializing meanwhile).
     package func dropMemoryTiers() {
-        let live = lock.withLock { caches.compactMap(\.cache) }
-        for cache in live { cache.dropMemory() }
+        lock.withLock {
+            for cache in caches.values { cache._withUnsafeGuaranteedRef { $0.dropMemory() } }
+        }
     }
 }

@@ -82,6 +82,19 @@ package final class ResponseCache: @unchecked Sendable {
         CacheRegistry.shared.register(self)
     }
 
+    /// The registries this cache is in (it leaves them when it goes).
+    private var registries: [CacheRegistry] = []
+    private let registriesLock = Lock()
+
+    func joined(_ registry: CacheRegistry) {
+        registriesLock.withLock { registries.append(registry) }
+    }
+
+    deinit {
+        let identifier = ObjectIdentifier(self)
+        for registry in registriesLock.withLock({ registries }) { registry.unregister(identifier) }
+    }
+
     /// The cache's "now" (epoch seconds).
     package var now: Int64 { HTTPDate.now() + clockOffset.load(ordering: .relaxed) }
 

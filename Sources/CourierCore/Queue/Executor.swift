@@ -88,7 +88,8 @@ final class Executor: HTTP1ConnectionDelegate {
 
     /// A transfer that may follow an identical one in flight, or lead those that come after it.
     private func acceptCoalescable(_ transfer: Transfer, at now: UInt64) {
-        let signature = Flights.signature(of: transfer)
+        // A cached request already hashed its target for the lookup.
+        let signature = transfer._cacheExchange.map { Flights.signature(keyHash: $0.keyHash, of: transfer) } ?? Flights.signature(of: transfer)
         if let leader = flights.leader(for: transfer, signature: signature) {
             let action = transfer.machine.acceptFollowing()
             if case .joinFlight = action { transfer.flightLeader = leader }

@@ -59,6 +59,12 @@ struct Flights {
         return signature == 0 ? 1 : signature
     }
 
+    /// The signature of a transfer whose cache key hash (scheme, host, port, path, query) is known.
+    static func signature(keyHash: UInt64, of transfer: Transfer) -> Int {
+        let signature = Int(truncatingIfNeeded: keyHash ^ (transfer._method == .head ? 1 : 0))
+        return signature == 0 ? 1 : signature
+    }
+
     /// FNV-1a over the text's bytes, read in place.
     @inline(__always)
     private static func mix(_ hash: inout UInt64, _ text: String) {

@@ -232,6 +232,7 @@ package final class Runtime: @unchecked Sendable {
         transfer.metrics.completedAt = now
         switch transfer.machine.accept(refusal: error, queueDeadline: .max) {
         case .finish(let reason, releasing: .nothing):
+            transfer._concludedOffLoop = true
             transfer.conclude(reason)
         case let unexpected:
             preconditionFailure("a refused transfer was not finished: \(unexpected)")

@@ -73,6 +73,8 @@ package final class Transfer: @unchecked Sendable {
     @exclusivity(unchecked) var _cacheExchange: CacheExchange?
     /// A cached-then-fresh preview: another response (the network's) follows.
     @exclusivity(unchecked) var _isPreview = false
+    /// It ended on the thread that submitted it (a cache answer, or a refusal), not on the loop.
+    @exclusivity(unchecked) var _concludedOffLoop = false
 
     // MARK: Loop-thread state
 
@@ -423,6 +425,9 @@ extension Transfer {
         _modify { yield &_cachePhase }
     }
     package var isPreview: Bool { _isPreview }
+    /// Whether it ended on the submitting thread rather than the loop thread (a cache answer or a
+    /// refusal): a delegate that promises loop-thread callbacks hops there first.
+    package var concludedOffLoop: Bool { _concludedOffLoop }
     /// What `-w '%{cache_status}'` prints: hit, miss, revalidated, stale or bypass.
     package var cacheStatus: String { CacheExchange.statusWord(of: self) }
 }
