@@ -9,6 +9,10 @@ mkdir -p "$work/html/pages"
 for n in $(seq 1 12); do head -c $((n * 2000)) /dev/zero | tr '\0' 'p' > "$work/html/pages/$n.txt"; done
 printf '[{"id":1,"name":"first"},{"id":2,"name":"second"},{"id":3,"name":"third"}]' > "$work/html/items.json"
 head -c 300000000 /dev/zero > "$work/html/big.bin"
+# nginx.sh serves /fresh/ with an hour's freshness and /revalidate/ with no-cache.
+mkdir -p "$work/html/fresh" "$work/html/revalidate"
+printf '{"headline":"cached for an hour"}' > "$work/html/fresh/news.json"
+printf '{"entries":["validated on every use"]}' > "$work/html/revalidate/feed.json"
 port=$("$here/nginx.sh" start "$work")
 base="http://127.0.0.1:$port"
 echo "== nginx on $base"
@@ -25,6 +29,14 @@ echo "== courier -Z: six URLs in parallel through the shared queue (--parallel-m
 echo
 echo "== courier -#: a 300 MB download with a progress bar"
 "$bin/courier" -# -o /dev/null -w 'downloaded %{size_download} bytes at %{speed_download} bytes/s\n' "$base/big.bin"
+echo
+echo "== courier --cache-dir: an HTTP cache (RFC 9111) shared by invocations"
+for run in first second; do
+  echo "-- $run run"
+  "$bin/courier" -s --cache-dir "$work/cache" -o /dev/null -o /dev/null \
+      -w '%{url_effective}: %{http_code}, cache %{cache_status}, %{time_total}s\n' \
+      "$base/fresh/news.json" "$base/revalidate/feed.json"
+done
 echo
 echo "== courier -f: curl's exit codes"
 set +e

@@ -73,4 +73,20 @@ do {
 }
 print("curl equivalent of the last request: \(missing.curlCommand)")
 indicator.cancel()
+
+// The cache: an engine with one answers repeated GETs from storage, and says so.
+var cached = Engine.Configuration()
+cached.cache = try Cache()
+let news = Engine(host: base, configuration: cached)
+for attempt in 1...2 {
+    let response = try await news.send(news.operation(path: "fresh/news.json"))
+    print("cache, GET #\(attempt) of fresh/news.json: \(response.cachePhase) (\(response.cacheStatus))")
+}
+// Cached-then-fresh (MKNetworkKit's favourite): the stored response at once, then the origin's.
+_ = try await news.send(news.operation(path: "revalidate/feed.json"))
+let feed = news.operation(path: "revalidate/feed.json")
+feed.cachePolicy = .cachedThenFresh
+for try await response in news.responses(feed) {
+    print("cached-then-fresh: \(response.isPreview ? "preview" : "final  "), \(response.cachePhase)")
+}
 SharedQueue.shutdown()
