@@ -5,6 +5,7 @@
 #   make bench     Courier beside libcurl, wrk and URLSession (writes benchmarks/RESULTS.md)
 #   make install   PREFIX=/usr/local: courier.h, libcourier.so, courier.pc and the courier CLI
 #   make fuzz      every fuzz target under libFuzzer for FUZZ_SECONDS (default 60) each
+#   make test-asan, make test-tsan   the CLI, the benchmark driver and C programs under a sanitizer
 
 SHELL         := /bin/bash
 PREFIX        ?= /usr/local
@@ -18,7 +19,7 @@ TEST_PACKAGES  := nginx openssl valgrind python3
 DEMO_PACKAGES  := nginx python3
 BENCH_PACKAGES := nginx wrk libcurl4-openssl-dev gnuplot-nox valgrind strace python3
 
-.PHONY: fuzz install-files all deps core-packages test-deps demo-deps bench-deps llhttp build test demo bench install clean
+.PHONY: test-asan test-tsan fuzz install-files all deps core-packages test-deps demo-deps bench-deps llhttp build test demo bench install clean
 
 all: build
 
@@ -90,6 +91,18 @@ build: deps
 test: test-deps
 	$(SWIFT) build --build-tests
 	@Tests/run-tests.sh
+
+# The library's programs built with AddressSanitizer (and LeakSanitizer) or ThreadSanitizer and
+# driven against local servers: the CLI, the benchmark driver (Swift API and C ABI) and the C
+# examples (Tests/Sanitizers/run.py says why not the test runner). Any report fails the target.
+SANITIZED_PRODUCTS := CourierC courier courier-bench
+test-asan: test-deps
+	@for product in $(SANITIZED_PRODUCTS); do $(SWIFT) build --sanitize=address --scratch-path .build/asan --product $$product || exit 1; done
+	python3 Tests/Sanitizers/run.py address .build/asan/debug
+
+test-tsan: test-deps
+	@for product in $(SANITIZED_PRODUCTS); do $(SWIFT) build --sanitize=thread --scratch-path .build/tsan --product $$product || exit 1; done
+	python3 Tests/Sanitizers/run.py thread .build/tsan/debug
 
 demo: demo-deps
 	$(SWIFT) build -c release --product courier

@@ -12,6 +12,7 @@
 #include <courier.h>
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +64,7 @@ static int loopfail(const char *url) {
 struct perform_job {
     courier_request *request;
     int code;
-    volatile int done;
+    atomic_int done;  /* read by the cancelling thread while the other performs */
 };
 
 static void *perform_thread(void *context) {
@@ -71,7 +72,7 @@ static void *perform_thread(void *context) {
     courier_response *response = NULL;
     job->code = courier_request_perform(job->request, &response);
     courier_response_free(response);
-    job->done = 1;
+    atomic_store(&job->done, 1);
     return NULL;
 }
 
@@ -91,7 +92,7 @@ static int cancel(const char *slow_url) {
     pthread_create(&thread, NULL, perform_thread, &job);
     /* Cancel repeatedly until perform returns: the first cancel may come before the send, and
      * one that comes after it must end it. Bounded: 5 s. */
-    for (int i = 0; i < 500 && !job.done; i++) {
+    for (int i = 0; i < 500 && !atomic_load(&job.done); i++) {
         courier_request_cancel(job.request);
         sleep_ms(10);
     }
