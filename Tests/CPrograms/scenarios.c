@@ -19,6 +19,7 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
+#include <dirent.h>
 
 static int fail(const char *what, int code) {
     fprintf(stderr, "scenarios: %s: %s (%d)\n", what, courier_strerror(code), code);
@@ -358,12 +359,130 @@ static int cache(const char *base, const char *fresh, const char *stale, const c
     return 0;
 }
 
+/* Open descriptors of this process (/proc/self/fd, minus the one reading it). */
+static int count_descriptors(void) {
+    DIR *dir = opendir("/proc/self/fd");
+    if (!dir) return -1;
+    int count = 0;
+    for (struct dirent *entry; (entry = readdir(dir)) != NULL;) {
+        if (entry->d_name[0] != '.') count++;
+    }
+    closedir(dir);
+    return count - 1;
+}
+
+struct fault_tally {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    const uint8_t *expected;
+    size_t expected_length;
+    int done, ok, failed, wrong, unexpected;
+    int last_unexpected;
+};
+
+/* The failures a relay that resets, stalls or cuts a response may cause: each specific. */
+static int is_fault_code(int code) {
+    switch (code) {
+    case COURIER_E_CONNECTION_RESET: case COURIER_E_EMPTY_REPLY: case COURIER_E_TRUNCATED_BODY:
+    case COURIER_E_TIMEOUT_FIRST_BYTE: case COURIER_E_TIMEOUT_IDLE: case COURIER_E_TIMEOUT_TOTAL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static void on_fault_done(courier_request *request, courier_response *response, int code, void *user) {
+    struct fault_tally *t = user;
+    size_t length = 0;
+    const uint8_t *body = code == COURIER_OK ? courier_response_body(response, &length) : NULL;
+    pthread_mutex_lock(&t->lock);
+    if (code == COURIER_OK) {
+        /* A success is the whole body, byte for byte: never a truncated "success". */
+        if (length == t->expected_length && memcmp(body, t->expected, length) == 0) t->ok++; else t->wrong++;
+    } else if (is_fault_code(code)) {
+        t->failed++;
+    } else {
+        t->unexpected++;
+        t->last_unexpected = code;
+    }
+    t->done++;
+    pthread_cond_broadcast(&t->changed);
+    pthread_mutex_unlock(&t->lock);
+    courier_response_free(response);
+    courier_request_free(request);
+}
+
+/* N requests through a fault-injecting proxy (Tests/Servers/fault_proxy.py), 16 at a time: each
+ * ends with the exact body or a specific error within its deadlines; afterwards nothing is left
+ * running or queued, and once the library shuts down no descriptor is left open. `strict`: the
+ * relay only slows or fragments, so every request must succeed. */
+static int faults(const char *base, const char *path, const char *expected_file, int n, int strict) {
+    FILE *file = fopen(expected_file, "rb");
+    if (!file) return fail("open the expected body", 0);
+    static uint8_t expected[1 << 20];
+    size_t expected_length = fread(expected, 1, sizeof expected, file);
+    fclose(file);
+    /* libuv keeps one pipe for the whole process from its first loop on: start and stop the
+     * library once before taking the baseline, so only what the requests leave is counted. */
+    courier_request *warm = NULL;
+    courier_response *warmed = NULL;
+    courier_request_create(NULL, "GET", "http://127.0.0.1:1/", &warm);
+    courier_request_perform(warm, &warmed);
+    courier_response_free(warmed);
+    courier_request_free(warm);
+    courier_shutdown();
+    int descriptors_before = count_descriptors();
+    courier_queue_set_width(16);
+    courier_engine *engine = NULL;
+    int rc = courier_engine_create(base, &engine);
+    if (rc != COURIER_OK) return fail("engine_create", rc);
+    struct fault_tally t = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, expected, expected_length, 0, 0, 0, 0, 0, 0};
+    for (int i = 0; i < n; i++) {
+        courier_request *request = NULL;
+        if ((rc = courier_request_create(engine, "GET", path, &request)) != COURIER_OK) return fail("request_create", rc);
+        courier_request_set_timeout(request, COURIER_TIMEOUT_FIRST_BYTE, 2000);
+        courier_request_set_timeout(request, COURIER_TIMEOUT_IDLE, 500);
+        courier_request_set_timeout(request, COURIER_TIMEOUT_TOTAL, 10000);
+        if ((rc = courier_request_send(request, on_fault_done, &t)) != COURIER_OK) return fail("send", rc);
+    }
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 120;
+    pthread_mutex_lock(&t.lock);
+    while (t.done < n) {
+        if (pthread_cond_timedwait(&t.changed, &t.lock, &deadline) != 0) break;
+    }
+    int done = t.done;
+    pthread_mutex_unlock(&t.lock);
+    printf("faults: %d done, %d whole, %d failed with a fault's error, %d wrong bodies, %d unexpected (last %d)\n",
+           done, t.ok, t.failed, t.wrong, t.unexpected, t.last_unexpected);
+    if (done != n) return fail("requests that never ended", n - done);
+    if (t.wrong != 0) return fail("a success with the wrong body", t.wrong);
+    if (t.unexpected != 0) return fail("an error a fault cannot explain", t.last_unexpected);
+    if (strict && t.ok != n) return fail("a relay that only slows must not fail a request", t.failed);
+    int running = -1, queued = -1;
+    courier_queue_activity(&running, &queued);
+    if (running != 0 || queued != 0) return fail("operations left in the queue", running * 1000 + queued);
+    courier_engine_destroy(engine);
+    courier_shutdown();
+    int descriptors_after = count_descriptors();
+    printf("faults: descriptors %d before, %d after shutdown\n", descriptors_before, descriptors_after);
+    if (descriptors_after != descriptors_before) {
+        char command[64];
+        snprintf(command, sizeof command, "ls -l /proc/%d/fd >&2", (int)getpid());
+        if (system(command) != 0) fprintf(stderr, "scenarios: could not list descriptors\n");
+        return fail("descriptors leaked", descriptors_after - descriptors_before);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc >= 3 && strcmp(argv[1], "loopfail") == 0) return loopfail(argv[2]);
     if (argc >= 3 && strcmp(argv[1], "cancel") == 0) return cancel(argv[2]);
     if (argc >= 5 && strcmp(argv[1], "download") == 0) return download(argv[2], argv[3], argv[4]);
     if (argc >= 7 && strcmp(argv[1], "tls") == 0) return tls(argv[2], argv[3], argv[4], argv[5], argv[6]);
     if (argc >= 8 && strcmp(argv[1], "cache") == 0) return cache(argv[2], argv[3], argv[4], argv[5], argv[6], argv[7]);
-    fprintf(stderr, "usage: scenarios loopfail|cancel|download|tls ...\n");
+    if (argc >= 7 && strcmp(argv[1], "faults") == 0) return faults(argv[2], argv[3], argv[4], atoi(argv[5]), strcmp(argv[6], "strict") == 0);
+    fprintf(stderr, "usage: scenarios loopfail|cancel|download|tls|cache|faults ...\n");
     return 2;
 }

@@ -72,6 +72,8 @@ final class TestServers: @unchecked Sendable {
         // Served with `Cache-Control: no-cache`: a cache revalidates it every time, however long
         // ago the file was written (plain /small turns heuristically fresh after ten seconds).
         try! (Data(repeating: UInt8(ascii: "r"), count: 100)).write(to: URL(fileURLWithPath: html + "/revalidate/small"))
+        // 16 KiB that are not all one byte (the fault-injection tests compare bodies).
+        try! Data((0..<16_384).map { largeFileByte($0 &* 7) }).write(to: URL(fileURLWithPath: html + "/medium"))
         var large = Data(count: largeSize)
         large.withUnsafeMutableBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)
