@@ -17,6 +17,8 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
     private var headerBytes = 0
     private var progress: ProgressBar?
     private(set) var exitCode: Int32 = 0
+    /// The -o/-O destination's staged file, committed or discarded when the transfer is reported.
+    private var outputFile: FileSink?
     private var failedHTTPStatus: Int?
     private let cache: ResponseCache?
     private let headerDump: HeaderDump?
@@ -93,7 +95,12 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         }
         if let outputPath, outputPath != "-" {
             do {
-                transfer.sink = .file(try FileSink(path: outputPath))
+                // Staged beside the destination, moved into place only if the transfer succeeds:
+                // a failed, cut or refused download leaves what was there (curl's
+                // --remove-on-error, and more: an old file is not lost either).
+                let file = try FileSink(download: outputPath)
+                outputFile = file
+                transfer.sink = .file(file)
             } catch {
                 setupError = error
                 return
@@ -186,13 +193,22 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
     // MARK: Reporting (main thread, after completion)
 
     func report() {
-        let error = setupError ?? transfer?.error
+        var error = setupError ?? transfer?.error
         if let error {
             exitCode = ExitCode.forError(error)
         } else if let status = failedHTTPStatus {
             exitCode = ExitCode.httpError
             if !options.silent || options.showError {
                 Terminal.error("courier: (22) The requested URL returned error: \(status)\n")
+            }
+        }
+        if let file = outputFile {
+            outputFile = nil
+            if exitCode == 0, let failure = file.commit() {
+                error = failure
+                exitCode = ExitCode.forError(failure)
+            } else if exitCode != 0 {
+                file.discard()
             }
         }
         if options.parallel, let transfer, outputPath == nil || outputPath == "-" {

@@ -412,6 +412,22 @@ static void on_fault_done(courier_request *request, courier_response *response, 
     courier_request_free(request);
 }
 
+static void on_burst_done(courier_request *request, courier_response *response, int code, void *user) {
+    struct fault_tally *t = user;
+    pthread_mutex_lock(&t->lock);
+    if (code == COURIER_OK) {
+        t->ok++;
+    } else {
+        t->failed++;
+        t->last_unexpected = code & 0xff;
+    }
+    t->done++;
+    pthread_cond_broadcast(&t->changed);
+    pthread_mutex_unlock(&t->lock);
+    courier_response_free(response);
+    courier_request_free(request);
+}
+
 /* N requests through a fault-injecting proxy (Tests/Servers/fault_proxy.py), 16 at a time: each
  * ends with the exact body or a specific error within its deadlines; afterwards nothing is left
  * running or queued, and once the library shuts down no descriptor is left open. `strict`: the
@@ -476,12 +492,67 @@ static int faults(const char *base, const char *path, const char *expected_file,
     return 0;
 }
 
+/* Runs `count` GETs of `url` at once; how many succeeded, and the failures' codes (all must be
+ * `allowed` or the run fails). Waits at most 30 s. */
+static int burst(courier_engine *engine, const char *url, int count, int allowed, int *failed) {
+    struct fault_tally t = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0, 0, 0, 0, 0, 0, 0};
+    for (int i = 0; i < count; i++) {
+        courier_request *request = NULL;
+        if (courier_request_create(engine, "GET", url, &request) != COURIER_OK) return -1;
+        courier_request_send(request, on_burst_done, &t);
+    }
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 30;
+    pthread_mutex_lock(&t.lock);
+    while (t.done < count) {
+        if (pthread_cond_timedwait(&t.changed, &t.lock, &deadline) != 0) break;
+    }
+    pthread_mutex_unlock(&t.lock);
+    if (t.done != count) return -2;
+    printf("burst: %d ok, %d failed (last code %d)\n", t.ok, t.failed, t.last_unexpected);
+    if (t.failed > 0 && t.last_unexpected != allowed) return -3;
+    *failed = t.failed;
+    return t.ok;
+}
+
+/* Descriptors run out (RLIMIT_NOFILE just above what is open): of sixteen requests at once some
+ * fail with a connect error naming the cause, none hangs; with the limit restored all sixteen of
+ * the next burst succeed, and nothing is left in the queue. */
+static int descriptors(const char *url) {
+    courier_queue_set_width(16);
+    courier_queue_set_host_limit("127.0.0.1", 16);
+    courier_engine *engine = NULL;
+    int rc = courier_engine_create(NULL, &engine);
+    if (rc != COURIER_OK) return fail("engine_create", rc);
+    int failed = 0;
+    if (burst(engine, url, 1, COURIER_OK, &failed) != 1) return fail("the first request", 0);
+    struct rlimit old;
+    getrlimit(RLIMIT_NOFILE, &old);
+    struct rlimit tight = old;
+    tight.rlim_cur = (rlim_t)count_descriptors() + 3;
+    if (setrlimit(RLIMIT_NOFILE, &tight) != 0) return fail("setrlimit", 0);
+    int ok = burst(engine, url, 16, COURIER_E_CONNECT, &failed);
+    if (ok < 0) return fail("a burst with too few descriptors did not end as it should", ok);
+    if (failed == 0) return fail("sixteen connections with three descriptors to spare all succeeded", ok);
+    setrlimit(RLIMIT_NOFILE, &old);
+    ok = burst(engine, url, 16, COURIER_OK, &failed);
+    if (ok != 16) return fail("service did not recover when descriptors returned", ok);
+    int running = -1, queued = -1;
+    courier_queue_activity(&running, &queued);
+    if (running != 0 || queued != 0) return fail("operations left in the queue", running * 1000 + queued);
+    courier_engine_destroy(engine);
+    courier_shutdown();
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc >= 3 && strcmp(argv[1], "loopfail") == 0) return loopfail(argv[2]);
     if (argc >= 3 && strcmp(argv[1], "cancel") == 0) return cancel(argv[2]);
     if (argc >= 5 && strcmp(argv[1], "download") == 0) return download(argv[2], argv[3], argv[4]);
     if (argc >= 7 && strcmp(argv[1], "tls") == 0) return tls(argv[2], argv[3], argv[4], argv[5], argv[6]);
     if (argc >= 8 && strcmp(argv[1], "cache") == 0) return cache(argv[2], argv[3], argv[4], argv[5], argv[6], argv[7]);
+    if (argc >= 3 && strcmp(argv[1], "descriptors") == 0) return descriptors(argv[2]);
     if (argc >= 7 && strcmp(argv[1], "faults") == 0) return faults(argv[2], argv[3], argv[4], atoi(argv[5]), strcmp(argv[6], "strict") == 0);
     fprintf(stderr, "usage: scenarios loopfail|cancel|download|tls|cache|faults ...\n");
     return 2;

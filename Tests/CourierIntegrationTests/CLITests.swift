@@ -32,6 +32,26 @@ struct CLITests {
         }
     }
 
+    /// -o is staged: a transfer that fails (cut short, a reset, -f's HTTP error) leaves no file,
+    /// and an older file at the destination is kept as it was; success replaces it whole.
+    @Test func aFailedDownloadLeavesNothingAtTheDestination() async throws {
+        let dir = s.root + "/cli-staged-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let destination = dir + "/out"
+        for (path, flags, code) in [("/truncated", [String](), Int32(18)), ("/reset-mid-body", [], 56), ("/status?code=404", ["-f"], 22)] {
+            let r = try await run(["-s", "-o", destination] + flags + [s.scripted + path])
+            #expect(r.status == code, "\(path): \(r.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: destination), "\(path) left a file")
+        }
+        try Data("old".utf8).write(to: URL(fileURLWithPath: destination))
+        _ = try await run(["-s", "-o", destination, s.scripted + "/truncated"])
+        #expect(try String(contentsOfFile: destination, encoding: .utf8) == "old")
+        let ok = try await run(["-s", "-o", destination, s.nginx + "/small"])
+        let written = try Data(contentsOf: URL(fileURLWithPath: destination))
+        #expect(ok.status == 0 && written.count == 100)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == ["out"], "no temporary file left")
+    }
+
     @Test func serverFailureExitCodes() async throws {
         let cases: [(String, [String], Int32)] = [
             ("/truncated", [], 18),
