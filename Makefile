@@ -6,6 +6,7 @@
 #   make install   PREFIX=/usr/local: courier.h, libcourier.so, courier.pc and the courier CLI
 #   make fuzz      every fuzz target under libFuzzer for FUZZ_SECONDS (default 60) each
 #   make test-asan, make test-tsan   the CLI, the benchmark driver and C programs under a sanitizer
+#   make soak      ten million requests with memory and descriptors sampled (benchmarks/SOAK.md)
 
 SHELL         := /bin/bash
 PREFIX        ?= /usr/local
@@ -19,7 +20,7 @@ TEST_PACKAGES  := nginx openssl valgrind python3
 DEMO_PACKAGES  := nginx python3
 BENCH_PACKAGES := nginx wrk libcurl4-openssl-dev gnuplot-nox valgrind strace python3
 
-.PHONY: test-asan test-tsan fuzz install-files all deps core-packages test-deps demo-deps bench-deps llhttp build test demo bench install clean
+.PHONY: soak test-asan test-tsan fuzz install-files all deps core-packages test-deps demo-deps bench-deps llhttp build test demo bench install clean
 
 all: build
 
@@ -120,12 +121,18 @@ bench: bench-deps
 	$(SWIFT)c -O benchmarks/urlsession_bench.swift -o benchmarks/out/urlsession_bench
 	python3 benchmarks/run.py
 
+# 10 million keep-alive and 1 million new-connection requests with the client's RSS and
+# descriptors sampled every second (benchmarks/SOAK.md, soak.png). SOAK_SCALE=0.1 for a short run.
+soak: bench-deps
+	$(SWIFT) build -c release --product courier-bench
+	python3 benchmarks/soak.py
+
 # libFuzzer over every target of Sources/CourierFuzzing, starting from its corpus in Tests/Fuzz/
 # (new inputs go to .build/fuzz/corpus/<target>; a crash is written to .build/fuzz/artifacts/:
 # add it to Tests/Fuzz/<target>/ and it becomes a test). FUZZ_TARGETS picks targets. Swift's own
 # backtracer is off so that libFuzzer records the crashing input.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= response url chunked headers cachefile cachefields
+FUZZ_TARGETS ?= response url chunked headers cachefile cachefields cabi
 fuzz: deps
 	$(SWIFT) build -c release --sanitize=fuzzer -Xswiftc -DFUZZING --scratch-path .build/fuzz --product courier-fuzz
 	@for target in $(FUZZ_TARGETS); do \

@@ -376,7 +376,7 @@ void courier_request_free(courier_request *request);
 int courier_request_add_header(courier_request *request, const char *name, const char *value);
 
 /* Removes a header: one set on this request, and the engine's default of that name (curl's
- * -H "Name:"). */
+ * -H "Name:"). COURIER_E_INVALID_HEADER for a name that is not a token. */
 int courier_request_remove_header(courier_request *request, const char *name);
 
 /* The body, copied (`data` may be freed after the call). */

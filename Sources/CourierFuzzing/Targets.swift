@@ -8,6 +8,7 @@ package enum FuzzTargets {
         ("headers", HeaderEncoding.run),
         ("cachefile", CacheFileReading.run),
         ("cachefields", CacheFieldReading.run),
+        ("cabi", CABIScript.run),
     ]
 
     package static func named(_ name: String) -> (@Sendable (UnsafeRawBufferPointer) -> Void)? {
