@@ -9,6 +9,7 @@ package enum FuzzTargets {
         ("cachefile", CacheFileReading.run),
         ("cachefields", CacheFieldReading.run),
         ("cabi", CABIScript.run),
+        ("tls", TLSHandshake.run),
     ]
 
     package static func named(_ name: String) -> (@Sendable (UnsafeRawBufferPointer) -> Void)? {

@@ -43,7 +43,7 @@ package final class TLSSession {
     var onNewSession: ((OpaquePointer) -> Void)?
 
     /// Sets up TLS for a connection to `host`; `session` resumes an earlier one when given.
-    init?(context: TLSContext, host: String, port: UInt16, session: OpaquePointer?) {
+    package init?(context: TLSContext, host: String, port: UInt16, session: OpaquePointer?) {
         guard let ssl = SSL_new(context.context) else { return nil }
         self.ssl = ssl
         self.host = host
