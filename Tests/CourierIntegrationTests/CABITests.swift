@@ -199,6 +199,55 @@ struct CABITests {
         #expect(result.stderr.contains("OK"), "\(result.stderr)")
     }
 
+    /// The Python binding under valgrind memcheck (CPython's own allocator off): blocking calls,
+    /// callbacks from the loop thread, asyncio, the cache and errors. CPython and the dynamic
+    /// loader have reports of their own under valgrind; the test fails on any error or definite
+    /// leak whose stack passes through Courier's library.
+    @Test func pythonBindingUnderValgrind() async throws {
+        let python = try await runProcess("/usr/bin/env", ["python3", "-c", "import sys; print(sys.executable)"])
+        let script = """
+        import asyncio, courier
+        base = "\(s.nginx)"
+        with courier.Engine(base) as api:
+            for _ in range(10):
+                assert api.get("/small").status == 200
+            done = []
+            request = api.send("GET", "/small", callback=lambda r, e: done.append((r.status if r else 0, e)))
+            request.wait()
+            assert done == [(200, None)], done
+            async def many():
+                return await asyncio.gather(*(api.fetch("GET", "/small") for _ in range(8)))
+            assert all(r.status == 200 for r in asyncio.run(many()))
+            try:
+                api.get("/no-such-file")
+            except courier.HTTPStatusError as error:
+                assert error.response.status == 404
+        with courier.Engine(base, cache_memory=1 << 20) as cached:
+            assert cached.get("/revalidate/small").phase == "fresh"
+            assert cached.get("/revalidate/small").phase == "not_modified"
+        try:
+            courier.Engine("http://127.0.0.1:1").get("/")
+        except courier.CourierError as error:
+            assert error.primary == 7, error
+        print("done")
+        """
+        let run = try await runProcess("/usr/bin/env", ["valgrind", "--leak-check=full", "--show-leak-kinds=definite",
+                                                       "--errors-for-leak-kinds=definite", "--num-callers=40",
+                                                       python.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "-c", script],
+                                       environment: ["COURIER_LIBRARY": Self.library, "PYTHONMALLOC": "malloc",
+                                                     "PYTHONPATH": TestServers.packageRoot + "/cbindings/python"])
+        #expect(run.stdout == "done\n", "\(run.stdout)\(run.stderr.suffix(3000))")
+        // valgrind's reports are blocks of "==pid== " lines separated by an empty one; a report is
+        // ours when one of its stack frames is in Courier's library.
+        let blocks = run.stderr.components(separatedBy: .newlines)
+            .filter { $0.range(of: #"^==\d+=="#, options: .regularExpression) != nil }
+            .split { $0.range(of: #"^==\d+== $"#, options: .regularExpression) != nil }
+        let ours = blocks.filter { block in
+            block.contains { $0.range(of: #"(at|by) 0x[0-9A-F]+: .*(Courier|courier_)"#, options: .regularExpression) != nil }
+        }.filter { block in block.contains { $0.contains("Invalid") || $0.contains("uninitialised") || $0.contains("definitely lost") } }
+        #expect(ours.isEmpty, "\(ours.prefix(3).map { $0.joined(separator: "\n") }.joined(separator: "\n\n"))")
+    }
+
     // MARK: In-process, through the header
 
     /// What a callback saw, passed as the C user pointer.

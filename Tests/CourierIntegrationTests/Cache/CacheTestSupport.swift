@@ -28,13 +28,26 @@ struct ScriptedResource {
         if let delayMillis { config["delay_ms"] = delayMillis }
         if held { config["hold"] = true }
         let json = try! JSONSerialization.data(withJSONObject: config)
-        let (t, _) = await fetch(TestServers.shared.scripted + "/res-config?name=\(name)", method: .post, body: .bytes(Array(json)))
+        let t = await control(TestServers.shared.scripted + "/res-config?name=\(name)", body: .bytes(Array(json)))
         if t.status != 200 { Issue.record("the scripted server did not take the configuration: \(String(describing: t.error))") }
+    }
+
+    /// A POST to the scripted server's control paths. They are idempotent, so one that met a
+    /// keep-alive connection the server had just closed (a POST is never replayed by itself) is
+    /// sent again.
+    private func control(_ url: String, body: RequestBody = .empty) async -> Transfer {
+        var last: Transfer?
+        for _ in 0..<3 {
+            let (t, _) = await fetch(url, method: .post, body: body)
+            if t.error?.code != .emptyReply, t.error?.code != .connectionReset { return t }
+            last = t
+        }
+        return last!
     }
 
     /// Lets the answers of a `held` resource go (those waiting and every later one).
     func release() async {
-        let (t, _) = await fetch(TestServers.shared.scripted + "/res-release?name=\(name)", method: .post)
+        let t = await control(TestServers.shared.scripted + "/res-release?name=\(name)")
         if t.status != 200 { Issue.record("the scripted server did not release the resource: \(String(describing: t.error))") }
     }
 
