@@ -1,3 +1,5 @@
+import Synchronization
+
 /// One response as the cache keeps it: immutable, shared by the memory tier, the disk writer and
 /// every transfer it answers.
 ///
@@ -36,6 +38,8 @@ package final class StoredResponse: @unchecked Sendable {
     package let lastModified: String?
     /// `headers` without Age: what a served head starts from.
     private let headersWithoutAge: HTTPHeaders
+    /// The last head served and the age it carries (hits are served from several threads).
+    private let lastServed = Mutex<(age: Int64, head: ResponseHead?)>((-1, nil))
 
     package init(key: String, varyNames: [String], variantKey: String, status: Int, versionMinor: UInt8, reason: String,
                  headers: HTTPHeaders, body: [UInt8], requestTime: Int64, responseTime: Int64, bodyDecoded: Bool) {
@@ -88,9 +92,15 @@ package final class StoredResponse: @unchecked Sendable {
     /// The head a stored response is served with: its own fields, with `Age` replaced by the
     /// current age (section 4, "the cache MUST generate an Age header field").
     package func servedHead(now: Int64) -> ResponseHead {
+        let age = currentAge(now: now)
+        // Hits within one second share the head they are served with: building it allocates
+        // the header storage and field list again.
+        if let head = lastServed.withLock({ $0.age == age ? $0.head : nil }) { return head }
         var served = headersWithoutAge
-        served.add(name: "Age", value: String(currentAge(now: now)))
-        return ResponseHead(status: status, versionMinor: versionMinor, reason: reason, headers: served)
+        served.add(name: "Age", value: String(age))
+        let head = ResponseHead(status: status, versionMinor: versionMinor, reason: reason, headers: served)
+        lastServed.withLock { $0 = (age, head) }
+        return head
     }
 
     /// The head as stored, without a generated Age (a response just validated by the origin).
