@@ -102,34 +102,69 @@ package struct CacheDirectives: Sendable, Equatable {
     }
 
     private mutating func apply(_ name: UnsafeRawBufferPointer, _ argument: [UInt8]?) {
-        switch Self.lowered(name) {
-        case "max-age": if maxAge == nil { maxAge = Self.seconds(argument) }
-        case "s-maxage": if sharedMaxAge == nil { sharedMaxAge = Self.seconds(argument) }
-        case "no-store": noStore = true
-        case "no-cache":
-            if let argument, !argument.isEmpty {
-                noCacheFields += String(decoding: argument, as: UTF8.self).split(separator: ",")
-                    .map { $0.trimmingSpaces.lowercased() }.filter { !$0.isEmpty }
-            } else {
-                noCache = true
+        // By length, then the bytes compared in place: no string is made for a name (the longest
+        // would not even fit a small string), and most names are decided by their length.
+        switch name.count {
+        case 6:
+            if Self.matches(name, "public") { isPublic = true }
+        case 7:
+            if Self.matches(name, "max-age") {
+                if maxAge == nil { maxAge = Self.seconds(argument) }
+            } else if Self.matches(name, "private") {
+                isPrivate = true
             }
-        case "must-revalidate": mustRevalidate = true
-        case "public": isPublic = true
-        case "private": isPrivate = true
-        case "immutable": immutable = true
-        case "must-understand": mustUnderstand = true
-        case "stale-while-revalidate": if staleWhileRevalidate == nil { staleWhileRevalidate = Self.seconds(argument) }
-        case "stale-if-error": if staleIfError == nil { staleIfError = Self.seconds(argument) }
-        case "max-stale":
-            // Without an argument: any staleness is accepted.
-            if maxStale == nil { maxStale = argument == nil ? .max : Self.seconds(argument) }
-        case "min-fresh": if minFresh == nil { minFresh = Self.seconds(argument) }
-        case "only-if-cached": onlyIfCached = true
-        default: break
+        case 8:
+            if Self.matches(name, "no-store") {
+                noStore = true
+            } else if Self.matches(name, "no-cache") {
+                if let argument, !argument.isEmpty {
+                    noCacheFields += String(decoding: argument, as: UTF8.self).split(separator: ",")
+                        .map { $0.trimmingSpaces.lowercased() }.filter { !$0.isEmpty }
+                } else {
+                    noCache = true
+                }
+            } else if Self.matches(name, "s-maxage") {
+                if sharedMaxAge == nil { sharedMaxAge = Self.seconds(argument) }
+            }
+        case 9:
+            if Self.matches(name, "immutable") {
+                immutable = true
+            } else if Self.matches(name, "max-stale") {
+                // Without an argument: any staleness is accepted.
+                if maxStale == nil { maxStale = argument == nil ? .max : Self.seconds(argument) }
+            } else if Self.matches(name, "min-fresh") {
+                if minFresh == nil { minFresh = Self.seconds(argument) }
+            }
+        case 14:
+            if Self.matches(name, "stale-if-error") {
+                if staleIfError == nil { staleIfError = Self.seconds(argument) }
+            } else if Self.matches(name, "only-if-cached") {
+                onlyIfCached = true
+            }
+        case 15:
+            if Self.matches(name, "must-revalidate") {
+                mustRevalidate = true
+            } else if Self.matches(name, "must-understand") {
+                mustUnderstand = true
+            }
+        case 22:
+            if Self.matches(name, "stale-while-revalidate"), staleWhileRevalidate == nil {
+                staleWhileRevalidate = Self.seconds(argument)
+            }
+        default:
+            break
         }
     }
 
-    /// delta-seconds: digits, saturating at 2^31; an invalid or missing argument counts as 0.
+    /// Whether `name` is `directive` (lower-case ASCII), ignoring case.
+    @inline(__always)
+    private static func matches(_ name: UnsafeRawBufferPointer, _ directive: StaticString) -> Bool {
+        let wanted = directive.utf8Start
+        guard name.count == directive.utf8CodeUnitCount else { return false }
+        for index in 0..<name.count where HTTPHeaders.asciiLower(name[index]) != wanted[index] { return false }
+        return true
+    }
+
     private static func seconds(_ argument: [UInt8]?) -> Int64 {
         guard let argument, !argument.isEmpty else { return 0 }
         var value: Int64 = 0
@@ -140,9 +175,6 @@ package struct CacheDirectives: Sendable, Equatable {
         return value
     }
 
-    private static func lowered(_ name: UnsafeRawBufferPointer) -> String {
-        HTTPHeaders.lowercased(name)
-    }
 }
 
 extension Substring {

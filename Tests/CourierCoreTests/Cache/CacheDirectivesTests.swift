@@ -16,6 +16,19 @@ struct CacheDirectivesTests {
         #expect(d.staleIfError == 30)
     }
 
+    /// Every directive the cache knows, in mixed case, each with its argument; near misses (a
+    /// name one letter off, a longer name) are unknown directives, ignored (section 5.2.3).
+    @Test func s5_2_everyKnownDirectiveWhateverItsCase() {
+        let d = parse("Public, PRIVATE, Max-Age=1, No-Store, No-Cache, S-MaxAge=2, IMMUTABLE, Max-Stale=3, Min-Fresh=4",
+                      "Stale-If-Error=5, Only-If-Cached, Must-Revalidate, Must-Understand, Stale-While-Revalidate=6")
+        #expect(d.isPublic && d.isPrivate && d.noStore && d.noCache && d.immutable && d.onlyIfCached)
+        #expect(d.mustRevalidate && d.mustUnderstand)
+        #expect(d.maxAge == 1 && d.sharedMaxAge == 2 && d.maxStale == 3 && d.minFresh == 4)
+        #expect(d.staleIfError == 5 && d.staleWhileRevalidate == 6)
+        let none = parse("publik, max-agex=1, no-stor, no-cachee, immutables, stale-while-revalidated=9, x-max-age=3")
+        #expect(none == CacheDirectives())
+    }
+
     @Test func s5_2_everyFieldLineCounts() {
         let d = parse("max-age=10", "no-cache", "immutable")
         #expect(d.maxAge == 10 && d.noCache && d.immutable)
