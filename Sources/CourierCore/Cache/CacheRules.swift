@@ -216,11 +216,12 @@ package enum CacheRules {
         if let expires = fields.expires {
             // An invalid Expires ("0") means already expired (section 5.3).
             guard let expiry = HTTPDate.parse(expires, now: responseTime) else { return 0 }
-            return max(0, expiry - date)
+            return elapsed(from: date, to: expiry)
         }
         guard isHeuristicallyCacheable(status) || directives.isPublic,
               let modified = fields.lastModified.flatMap({ HTTPDate.parse($0, now: responseTime) }), modified < date else { return 0 }
-        return min((date - modified) / 10, heuristicLimit)
+        // (Without a Date the response time stands in, and a file may hold any clock reading.)
+        return min(elapsed(from: modified, to: date) / 10, heuristicLimit)
     }
 
     /// corrected_initial_age (section 4.2.3): the larger of the apparent age (from Date) and the

@@ -72,7 +72,9 @@ package enum HTTPDate {
     }
 
     private static func twoDigitYear(_ yy: Int64, now: Int64) -> Int64 {
-        let currentYear = civil(fromDays: floorDivide(now, 86_400)).year
+        // A clock reading outside years 0-9999 (from a damaged file) is taken at the nearer end.
+        let clamped = min(max(now, 0), 253_402_300_799)
+        let currentYear = civil(fromDays: floorDivide(clamped, 86_400)).year
         var year = currentYear - currentYear % 100 + yy
         if year > currentYear + 50 { year -= 100 }
         return year

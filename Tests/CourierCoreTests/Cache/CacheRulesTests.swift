@@ -217,6 +217,18 @@ struct CacheRulesTests {
         #expect(CacheRules.elapsed(from: 10, to: 25) == 15)
     }
 
+    /// Lifetimes from dates when the response time (standing in for a missing Date) is any clock
+    /// reading a file may hold (found by the cachefile fuzz target: `date - modified` trapped).
+    @Test func s4_2_1_lifetimesFromExtremeClockReadingsSaturate() {
+        let heuristic = storedResponse([("Last-Modified", "Thu, 01 Jan 0000 00:00:00 GMT")], requestTime: .max, responseTime: .max)
+        #expect(heuristic.freshnessLifetime == 7 * 86_400, "capped heuristic")
+        let expires = storedResponse([("Expires", "Fri, 31 Dec 9999 23:59:59 GMT")], requestTime: .min, responseTime: .min)
+        #expect(expires.freshnessLifetime == 1 << 31)
+        let twoDigits = storedResponse([("Date", "Sunday, 06-Nov-94 08:49:37 GMT"), ("Expires", "Monday, 07-Nov-94 08:49:37 GMT")],
+                                       requestTime: .max, responseTime: .max)
+        #expect(twoDigits.freshnessLifetime == 86_400)
+    }
+
     // MARK: Section 4: reusing stored responses
 
     @Test func s4_aFreshStoredResponseAnswers() {
