@@ -405,14 +405,7 @@ def main():
                      "Courier (C ABI)": lambda count: [COURIER_BENCH, small, str(count * 16), "32", "--api", "c"],
                      "libcurl (multi)": lambda count: [CURL_BENCH, small, str(count * 16), "32"]}
         for name, argv in drivers.items():
-            entry = counting.setdefault(name, {})
-            if shutil.which("valgrind"):
-                entry["instructions"] = callgrind_instructions(argv, n)
-            if shutil.which("strace"):
-                entry["syscalls_c1"] = strace_syscalls(argv, n)
-                entry["syscalls_c32"] = strace_syscalls(drivers32[name], n) / 16
-            entry["allocations"] = allocations(drivers32[name], n) / 16
-            log(f"  counting {name}: {entry}")
+            counting[name] = count_one(name, argv, n, argv32=drivers32[name])
         # The cache's own paths, same counting (Swift API): a memory hit, and a miss with and
         # without a cache on the same no-store URL.
         cache_drivers = {
@@ -421,13 +414,7 @@ def main():
             "Courier, same GET without a cache": lambda count: [COURIER_BENCH, base + "/nostore/small", str(count), "1"],
         }
         for name, argv in cache_drivers.items():
-            entry = counting.setdefault(name, {})
-            if shutil.which("valgrind"):
-                entry["instructions"] = callgrind_instructions(argv, n)
-            if shutil.which("strace"):
-                entry["syscalls_c1"] = strace_syscalls(argv, n)
-            entry["allocations"] = allocations(argv, n)
-            log(f"  counting {name}: {entry}")
+            counting[name] = count_one(name, argv, n)
         if have_wrk and shutil.which("valgrind"):
             counting.setdefault("wrk", {})["instructions"] = wrk_instructions(small)
             log(f"  counting wrk: {counting['wrk']}")
@@ -438,6 +425,21 @@ def main():
     facts = machine_facts()
     write_results(summary, results, counting, scenarios, clients, facts)
     plot(summary, clients)
+
+
+def count_one(name, argv, n, argv32=None):
+    """Instructions and system calls per request on one connection, and allocations per request
+    (at 32 connections when `argv32` is given, 16 times as many requests)."""
+    entry = {}
+    if shutil.which("valgrind"):
+        entry["instructions"] = callgrind_instructions(argv, n)
+    if shutil.which("strace"):
+        entry["syscalls_c1"] = strace_syscalls(argv, n)
+        if argv32:
+            entry["syscalls_c32"] = strace_syscalls(argv32, n) / 16
+    entry["allocations"] = allocations(argv32, n) / 16 if argv32 else allocations(argv, n)
+    log(f"  counting {name}: {entry}")
+    return entry
 
 
 def wrk_instructions(url):

@@ -87,7 +87,6 @@ public final class Engine: Sendable {
         self.baseURLError = baseURLError
         basePath = RequestDraft.basePath(of: baseURL)
         callbackQueue = configuration.callbackQueue ?? .dispatch(DispatchQueue(label: "courier.engine.\(id)"))
-
     }
 
     /// An operation for `path` under the engine's base URL. Parameters go to the query string for

@@ -25,12 +25,8 @@ package struct TransferVerdict {
                 error = RequestDraft.unacceptableStatus(of: transfer)
             }
         }
-        if case .file(let file) = transfer.sink {
-            if error == nil {
-                error = file.commit()
-            } else {
-                file.discard()
-            }
+        if case .file(let file) = transfer.sink, let failure = file.finish(succeeded: error == nil) {
+            error = failure
         }
         self.error = error
     }

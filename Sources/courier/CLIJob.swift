@@ -204,11 +204,9 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         }
         if let file = outputFile {
             outputFile = nil
-            if exitCode == 0, let failure = file.commit() {
+            if let failure = file.finish(succeeded: exitCode == 0) {
                 error = failure
                 exitCode = ExitCode.forError(failure)
-            } else if exitCode != 0 {
-                file.discard()
             }
         }
         if options.parallel, let transfer, outputPath == nil || outputPath == "-" {

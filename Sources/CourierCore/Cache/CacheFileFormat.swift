@@ -181,16 +181,9 @@ package enum CacheFileFormat {
     }
 
     private static func isToken(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        let table = tokenTable
-        for index in 0..<bytes.count where table[Int(bytes[index])] == 0 { return false }
+        for index in 0..<bytes.count where !ByteClass.isToken(bytes[index]) { return false }
         return true
     }
-
-    nonisolated(unsafe) private static let tokenTable: UnsafeMutablePointer<UInt8> = {
-        let table = UnsafeMutablePointer<UInt8>.allocate(capacity: 256)
-        for byte in 0...255 { table[byte] = ByteClass.isToken(UInt8(byte)) ? 1 : 0 }
-        return table
-    }()
 
     private static func isFieldValue(_ bytes: UnsafeRawBufferPointer) -> Bool {
         for index in 0..<bytes.count {

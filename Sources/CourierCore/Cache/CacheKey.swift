@@ -20,29 +20,9 @@ package enum CacheKey {
             self.authority = authority
             self.path = path
             self.query = query
-            var state = FNV()
-            state.feed(authority.scheme == .https ? "https://" : "http://")
-            let bracketed = authority.isIPv6Literal
-            if bracketed { state.feed(byte: UInt8(ascii: "[")) }
-            state.feed(authority.host)
-            if bracketed { state.feed(byte: UInt8(ascii: "]")) }
-            if authority.port != authority.scheme.defaultPort {
-                state.feed(byte: UInt8(ascii: ":"))
-                // The port's decimal digits, most significant first, without building a string.
-                let port = Int(authority.port)
-                var divisor = 1
-                while divisor * 10 <= port { divisor *= 10 }
-                while divisor > 0 {
-                    state.feed(byte: UInt8(ascii: "0") + UInt8(port / divisor % 10))
-                    divisor /= 10
-                }
-            }
-            state.feed(path)
-            if let query {
-                state.feed(byte: UInt8(ascii: "?"))
-                state.feed(query)
-            }
-            hash = state.finish()
+            var hash = FNV1a()
+            CacheKey.write(authority: authority, path: path, query: query, to: &hash)
+            self.hash = hash.finished()
         }
 
         package var string: String { CacheKey.primary(authority: authority, path: path, query: query) }
@@ -56,52 +36,38 @@ package enum CacheKey {
     /// The primary key of `path?query` at the origin of `authority`, written in one pass (it is
     /// made on every request a cache sees; string interpolation costs several times more).
     package static func primary(authority: CourierURL, path: String, query: String?) -> String {
-        let scheme = authority.scheme == .https ? "https://" : "http://"
-        let host = authority.host
-        let bracketed = authority.isIPv6Literal
-        let port = authority.port == authority.scheme.defaultPort ? 0 : authority.port
-        let capacity = scheme.utf8.count + host.utf8.count + 8 + path.utf8.count + (query.map { $0.utf8.count + 1 } ?? 0)
+        // Scheme, host, brackets and a port of at most five digits, path, "?" and query.
+        let capacity = 8 + authority.host.utf8.count + 8 + path.utf8.count + (query.map { $0.utf8.count + 1 } ?? 0)
         return String(unsafeUninitializedCapacity: capacity) { buffer in
-            var index = 0
-            func put(_ text: String) {
-                let copied: Int? = text.utf8.withContiguousStorageIfAvailable { bytes in
-                    UnsafeMutableRawBufferPointer(start: buffer.baseAddress! + index, count: bytes.count)
-                        .copyMemory(from: UnsafeRawBufferPointer(bytes))
-                    return bytes.count
-                }
-                if let copied {
-                    index += copied
-                } else {
-                    for byte in text.utf8 {
-                        buffer[index] = byte
-                        index += 1
-                    }
-                }
+            var writer = KeyWriter(buffer: buffer)
+            write(authority: authority, path: path, query: query, to: &writer)
+            return writer.count
+        }
+    }
+
+    /// The primary key's bytes, in order, to `sink`: the one layout both the key string and its
+    /// hash are made from, so `Request.hash` is always `stableHash` of `Request.string`.
+    private static func write<Sink: KeyBytes>(authority: CourierURL, path: String, query: String?, to sink: inout Sink) {
+        sink.put(authority.scheme == .https ? "https://" : "http://")
+        let bracketed = authority.isIPv6Literal
+        if bracketed { sink.put(byte: UInt8(ascii: "[")) }
+        sink.put(authority.host)
+        if bracketed { sink.put(byte: UInt8(ascii: "]")) }
+        if authority.port != authority.scheme.defaultPort {
+            sink.put(byte: UInt8(ascii: ":"))
+            // The port's decimal digits, most significant first, without building a string.
+            let port = Int(authority.port)
+            var divisor = 1
+            while divisor * 10 <= port { divisor *= 10 }
+            while divisor > 0 {
+                sink.put(byte: UInt8(ascii: "0") + UInt8(port / divisor % 10))
+                divisor /= 10
             }
-            put(scheme)
-            if bracketed { buffer[index] = UInt8(ascii: "["); index += 1 }
-            put(host)
-            if bracketed { buffer[index] = UInt8(ascii: "]"); index += 1 }
-            if port != 0 {
-                buffer[index] = UInt8(ascii: ":")
-                index += 1
-                var digits = 0
-                var value = port
-                repeat { digits += 1; value /= 10 } while value > 0
-                value = port
-                for offset in stride(from: digits - 1, through: 0, by: -1) {
-                    buffer[index + offset] = UInt8(ascii: "0") + UInt8(value % 10)
-                    value /= 10
-                }
-                index += digits
-            }
-            put(path)
-            if let query {
-                buffer[index] = UInt8(ascii: "?")
-                index += 1
-                put(query)
-            }
-            return index
+        }
+        sink.put(path)
+        if let query {
+            sink.put(byte: UInt8(ascii: "?"))
+            sink.put(query)
         }
     }
 
@@ -141,39 +107,45 @@ package enum CacheKey {
     /// final avalanche (MurmurHash3's fmix64). Collisions cost a miss, never a wrong answer: every
     /// file carries its full key and is checked on read.
     package static func stableHash(_ text: String) -> UInt64 {
-        var state = FNV()
-        state.feed(text)
-        return state.finish()
+        var hash = FNV1a()
+        hash.feed(text)
+        return hash.finished()
+    }
+}
+
+/// Where a primary key's bytes go: into its hash, or into its string.
+private protocol KeyBytes {
+    mutating func put(byte: UInt8)
+    mutating func put(_ text: String)
+}
+
+extension FNV1a: KeyBytes {
+    @inline(__always) fileprivate mutating func put(byte: UInt8) { feed(byte: byte) }
+    @inline(__always) fileprivate mutating func put(_ text: String) { feed(text) }
+}
+
+/// Writes a key into the uninitialized capacity of a new string.
+private struct KeyWriter: KeyBytes {
+    let buffer: UnsafeMutableBufferPointer<UInt8>
+    private(set) var count = 0
+
+    init(buffer: UnsafeMutableBufferPointer<UInt8>) { self.buffer = buffer }
+
+    mutating func put(byte: UInt8) {
+        buffer[count] = byte
+        count += 1
     }
 
-    /// FNV-1a fed in pieces, finished with an avalanche.
-    private struct FNV {
-        var value: UInt64 = 0xcbf2_9ce4_8422_2325
-
-        @inline(__always)
-        mutating func feed(byte: UInt8) {
-            value = (value ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+    mutating func put(_ text: String) {
+        let copied: Int? = text.utf8.withContiguousStorageIfAvailable { bytes in
+            UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(buffer)[count..<(count + bytes.count)])
+                .copyMemory(from: UnsafeRawBufferPointer(bytes))
+            return bytes.count
         }
-
-        mutating func feed(_ text: String) {
-            var hash = value
-            let done: Void? = text.utf8.withContiguousStorageIfAvailable { bytes in
-                for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
-            }
-            if done == nil {
-                for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
-            }
-            value = hash
-        }
-
-        func finish() -> UInt64 {
-            var hash = value
-            hash ^= hash >> 33
-            hash = hash &* 0xff51_afd7_ed55_8ccd
-            hash ^= hash >> 33
-            hash = hash &* 0xc4ce_b9fe_1a85_ec53
-            hash ^= hash >> 33
-            return hash
+        if let copied {
+            count += copied
+        } else {
+            for byte in text.utf8 { put(byte: byte) }
         }
     }
 }

@@ -102,16 +102,13 @@ package final class DiskTier: @unchecked Sendable {
 
     /// As `find(_:variantKey:)`, by the key's hash; `key` is asked for only when a file is there.
     package func find(_ hash: UInt64, key makeKey: () -> String, variantKey: ([String]) -> String) -> StoredResponse? {
-        let contents = read(path(primaryHash: hash))
-        guard contents != nil else { return nil }
+        guard let contents = read(path(primaryHash: hash)) else { return nil }
         let key = makeKey()
         switch contents {
-        case nil:
-            return nil
-        case .response(let response)?:
+        case .response(let response):
             guard response.key == key else { return nil }  // another key with the same hash
             return response.variantKey == variantKey([]) ? response : nil
-        case .varyIndex(let index)?:
+        case .varyIndex(let index):
             guard index.key == key else { return nil }
             let variant = variantKey(index.names)
             guard case .response(let response)? = read(path(variant: variant, of: key, nonce: index.nonce)),

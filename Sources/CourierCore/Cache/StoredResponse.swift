@@ -36,8 +36,6 @@ package final class StoredResponse: @unchecked Sendable {
     package let correctedInitialAge: Int64
     package let etag: String?
     package let lastModified: String?
-    /// `headers` without Age: what a served head starts from.
-    private let headersWithoutAge: HTTPHeaders
     /// The last head served and the age it carries (hits are served from several threads).
     private let lastServed = Mutex<(age: Int64, head: ResponseHead?)>((-1, nil))
 
@@ -60,9 +58,6 @@ package final class StoredResponse: @unchecked Sendable {
         self.directives = directives
         etag = fields.etag
         lastModified = fields.lastModified
-        var withoutAge = headers
-        if fields.age != nil { withoutAge.remove(name: "Age") }
-        headersWithoutAge = withoutAge
         freshnessLifetime = CacheRules.freshnessLifetime(status: status, fields: fields, directives: directives, responseTime: responseTime)
         correctedInitialAge = CacheRules.correctedInitialAge(fields: fields, requestTime: requestTime, responseTime: responseTime)
     }
@@ -96,7 +91,8 @@ package final class StoredResponse: @unchecked Sendable {
         // Hits within one second share the head they are served with: building it allocates
         // the header storage and field list again.
         if let head = lastServed.withLock({ $0.age == age ? $0.head : nil }) { return head }
-        var served = headersWithoutAge
+        var served = headers
+        if served.contains("Age") { served.remove(name: "Age") }
         served.add(name: "Age", value: String(age))
         let head = ResponseHead(status: status, versionMinor: versionMinor, reason: reason, headers: served)
         lastServed.withLock { $0 = (age, head) }

@@ -90,11 +90,11 @@ package final class EventLoop: @unchecked Sendable {
         var jobs = deferred
         deferred = deferredSpare
         deferredSpare = []
-        if deferred.isEmpty { uv_idle_stop(deferHandle) }
+        // Work the jobs defer starts the handle again (`deferOnLoopThread`).
+        uv_idle_stop(deferHandle)
         for job in jobs { job() }
         jobs.removeAll(keepingCapacity: true)
         deferredSpare = jobs
-        if deferred.isEmpty { uv_idle_stop(deferHandle) }
     }
 
     /// Starts the thread that runs the loop until every handle is closed. `onThread` runs first,

@@ -259,7 +259,9 @@ final class Executor: HTTP1ConnectionDelegate {
         }
         if let next { start(next) }
         activityChanged()
-        let coalesced = transfer.flightSignature != 0 || transfer.flightLeader != nil
+        // (A leader has its signature until it lands here, a follower its leader; followers are
+        // checked too, so a leader can never end without handing them its result.)
+        let coalesced = transfer.flightSignature != 0 || transfer.flightLeader != nil || transfer.followers != nil
         if coalesced { flights.land(transfer) }
         // The cache learns first, so a completion handler's next request finds what this stored.
         transfer._cacheExchange?.transferEnded(transfer, error)

@@ -50,36 +50,19 @@ struct Flights {
 
     /// The target's signature (never 0, which means "not registered").
     static func signature(of transfer: Transfer) -> Int {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        mix(&hash, transfer._path)
-        if let query = transfer._query { mix(&hash, query) }
-        hash ^= UInt64(transfer._authority.port) << 1 | (transfer._method == .head ? 1 : 0)
-        hash ^= hash >> 29
-        let signature = Int(truncatingIfNeeded: hash)
-        return signature == 0 ? 1 : signature
+        var hash = FNV1a()
+        hash.feed(transfer._path)
+        if let query = transfer._query {
+            hash.feed(byte: UInt8(ascii: "?"))
+            hash.feed(query)
+        }
+        return signature(keyHash: hash.finished() ^ UInt64(transfer._authority.port) << 1, of: transfer)
     }
 
     /// The signature of a transfer whose cache key hash (scheme, host, port, path, query) is known.
     static func signature(keyHash: UInt64, of transfer: Transfer) -> Int {
         let signature = Int(truncatingIfNeeded: keyHash ^ (transfer._method == .head ? 1 : 0))
         return signature == 0 ? 1 : signature
-    }
-
-    /// FNV-1a over the text's bytes, read in place.
-    @inline(__always)
-    private static func mix(_ hash: inout UInt64, _ text: String) {
-        var value = hash
-        let done: Void? = text.utf8.withContiguousStorageIfAvailable { bytes in
-            var index = 0
-            while index < bytes.count {
-                value = (value ^ UInt64(bytes[index])) &* 0x0000_0100_0000_01b3
-                index += 1
-            }
-        }
-        if done == nil {
-            for byte in text.utf8 { value = (value ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
-        }
-        hash = value &* 0x0000_0100_0000_01b3
     }
 
     static func identical(_ a: Transfer, _ b: Transfer) -> Bool {

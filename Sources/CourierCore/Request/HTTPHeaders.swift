@@ -231,21 +231,6 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
         }
     }
 
-    /// The name of field `index` in lower case.
-    package func lowercasedName(at index: Int) -> String {
-        let f = fields[index]
-        return storage.withUnsafeBytes { Self.lowercased(UnsafeRawBufferPointer(rebasing: $0[Int(f.nameStart)..<Int(f.nameEnd)])) }
-    }
-
-    /// ASCII bytes in lower case as a String, written in place (a lazy map through
-    /// `String(decoding:)` takes a generic path with dynamic casts, thousands of instructions).
-    package static func lowercased(_ bytes: UnsafeRawBufferPointer) -> String {
-        String(unsafeUninitializedCapacity: bytes.count) { buffer in
-            for index in 0..<bytes.count { buffer[index] = asciiLower(bytes[index]) }
-            return bytes.count
-        }
-    }
-
     /// Whether field `index` is named `name` (given in lower case; ASCII case-insensitive, no
     /// string made).
     package func name(at index: Int, is name: String) -> Bool {

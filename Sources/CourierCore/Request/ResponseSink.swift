@@ -162,6 +162,14 @@ package final class FileSink {
         return nil
     }
 
+    /// Settles a staged download once the transfer's outcome is known: moved into place when it
+    /// succeeded, removed otherwise. nil, or why the move failed (the transfer then fails too).
+    package func finish(succeeded: Bool) -> CourierError? {
+        if succeeded { return commit() }
+        discard()
+        return nil
+    }
+
     /// Removes a staged download, leaving the destination as it was (idempotent).
     package func discard() {
         close()

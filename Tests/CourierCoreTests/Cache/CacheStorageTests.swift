@@ -180,6 +180,22 @@ struct CacheStorageTests {
         #expect(files(in: directory).isEmpty, "the empty file was removed")
     }
 
+    /// A request's key hash, computed from the URL's parts, is the stable hash of the key string
+    /// (the memory tier's index and the disk tier's file name depend on it), and the string is
+    /// the target URI without credentials: default ports left out, IPv6 hosts bracketed.
+    @Test func aRequestKeyHashesAsItsString() throws {
+        let cases = [("http://a.example/x", "http://a.example/x"), ("https://u:p@a.example:443/x?q=1", "https://a.example/x?q=1"),
+                     ("http://a.example:8080/", "http://a.example:8080/"), ("http://[::1]:9/p?", "http://[::1]:9/p?"),
+                     ("https://h:65535/a%20b?c=d&e", "https://h:65535/a%20b?c=d&e"), ("http://h:1/", "http://h:1/")]
+        for (text, key) in cases {
+            let url = try CourierURL(parsing: text)
+            let request = CacheKey.Request(authority: url, path: url.path, query: url.query)
+            #expect(request.string == key, "\(text)")
+            #expect(CacheKey.primary(url) == key)
+            #expect(request.hash == CacheKey.stableHash(key), "\(text)")
+        }
+    }
+
     @Test func aFileUnderAnotherKeysNameIsNotThatKeysResponse() throws {
         let directory = temporaryDirectory()
         let disk = try DiskTier(directory: directory, capacity: 1 << 20)
