@@ -35,6 +35,8 @@ public struct TransferProgress: Sendable, Hashable {
     public var completed: UInt64
     /// Bytes expected, when known (Content-Length or the request body's size).
     public var expected: UInt64?
+    /// The average rate since the first byte, when known (downloads).
+    public var bytesPerSecond: Double?
 
     /// Creates a progress value.
     public init(completed: UInt64, expected: UInt64?) {

@@ -135,6 +135,28 @@ public final class Engine: Sendable {
         return try result.get()
     }
 
+    /// Sends an operation and returns as soon as the response head arrives, with the body as an
+    /// `AsyncSequence` read at the caller's pace (see `ResponseBody`). Throws when no head came
+    /// (the operation's error). A download file or streams set on the operation get the body too.
+    public func stream(_ operation: Operation) async throws(CourierError) -> StreamedResponse {
+        let channel = BodyChannel()
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                operation.streamBody(into: channel, headWaiter: continuation)
+                operation.start()
+            }
+        } onCancel: {
+            operation.cancel()
+        }
+        return try result.get()
+    }
+
+    /// Waits for an operation already started.
+    static func waitFor(_ operation: Operation) async throws(CourierError) -> Response {
+        let result = await withCheckedContinuation { continuation in operation.addWaiter(continuation) }
+        return try result.get()
+    }
+
     /// Sends an operation and yields every response it delivers: one, or two for
     /// `CachePolicy.cachedThenFresh` (the stored response, then the network's), each with its
     /// `cachePhase`, so the two can never be mistaken for each other. The sequence ends after the

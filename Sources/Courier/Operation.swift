@@ -57,6 +57,60 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
         get { draft.downloadPath }
         _modify { yield &draft.downloadPath }
     }
+    /// Chooses the download file once the final response head is known (AFNetworking's
+    /// destination block): return the path, or nil to keep the body in memory. The file is
+    /// staged and moved into place on success, as with `downloadPath`.
+    public var downloadDestination: (@Sendable (ResponseHead) -> String?)? {
+        get { draft.destination }
+        _modify { yield &draft.destination }
+    }
+
+    /// Downloads to this file so that an interrupted download continues where it stopped (OCNet's
+    /// big-file download): the body goes to `<path>.courier-partial`, described by
+    /// `<path>.courier-resume` (validator and length); the next attempt — this operation's own,
+    /// up to `options.resumeAttempts`, or a later operation in any process, from any URL of the
+    /// same resource — asks for the rest with `Range` and `If-Range`. A changed resource starts
+    /// over. On success the file moves to `path`.
+    public var resumableDownloadPath: String? {
+        get { draft.resumablePath }
+        _modify { yield &draft.resumablePath }
+    }
+
+    /// Adds a consumer that gets every piece of the body, beside `downloadPath` and any other
+    /// stream (see `DownloadStream`). Add before enqueueing.
+    public func addDownloadStream(_ stream: any DownloadStream) {
+        draft.downloadStreams.append(DownloadStreamBox(stream))
+    }
+
+    // MARK: Multipart form (MKNetworkKit's addFile/addData)
+
+    /// The multipart form being built by `addField`/`addData`/`addFile` (nil before the first).
+    public var form: MultipartForm? {
+        if case .multipart(let form)? = draft.body { return form }
+        return nil
+    }
+
+    private func editForm(_ edit: (inout MultipartForm) -> Void) {
+        var current = form ?? MultipartForm()
+        edit(&current)
+        draft.body = .multipart(current)
+    }
+
+    /// Adds a plain field to the multipart form body.
+    public func addField(_ name: String, value: String) {
+        editForm { $0.addField(name, value: value) }
+    }
+
+    /// Adds bytes to the multipart form body (a file upload when `fileName` is set).
+    public func addData(_ data: [UInt8], forKey name: String, mimeType: String = "application/octet-stream", fileName: String? = nil) {
+        editForm { $0.addData(data, forKey: name, mimeType: mimeType, fileName: fileName) }
+    }
+
+    /// Adds a file to the multipart form body: streamed from disk when sent, never read whole.
+    public func addFile(_ path: String, forKey name: String, mimeType: String? = nil, fileName: String? = nil) {
+        editForm { $0.addFile(path, forKey: name, mimeType: mimeType, fileName: fileName) }
+    }
+
     /// Header names not to send even though the engine's defaults have them (curl's `-H "Name:"`).
     public var suppressedHeaders: [String] {
         get { draft.suppressedHeaders }
@@ -113,6 +167,9 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
     @exclusivity(unchecked) private var finishHandlers = HandlerList<@Sendable (Result<Response, CourierError>) -> Void>()
     @exclusivity(unchecked) private var uploadHandlers = HandlerList<@Sendable (TransferProgress) -> Void>()
     @exclusivity(unchecked) private var downloadHandlers = HandlerList<@Sendable (TransferProgress) -> Void>()
+    /// The body channel of `Engine.stream`, and the caller waiting for the head.
+    @exclusivity(unchecked) private var bodyChannel: BodyChannel?
+    @exclusivity(unchecked) private var headWaiter: CheckedContinuation<Result<StreamedResponse, CourierError>, Never>?
     /// Callers of `Engine.send` waiting for the outcome (sending one operation twice waits twice);
     /// nil for enqueued operations, so they pay one pointer test.
     @exclusivity(unchecked) private var waiters: Waiters?
@@ -205,6 +262,12 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
     /// The error, once finished with one.
     public var error: CourierError? { lock.withLock { _error } }
 
+    /// Resumes a transfer a `DownloadStream` paused (`StreamVerdict.pause`). From any thread;
+    /// does nothing when it is not paused.
+    public func resume() {
+        if let target = lock.withLock({ _transfer }) { Runtime.shared.resume(target) }
+    }
+
     /// Cancels the operation wherever it is; its error handlers get `.cancelled`. Cancelling a
     /// finished operation does nothing.
     public func cancel() {
@@ -231,6 +294,17 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
         case .success(let transfer):
             transfer.reportsProgress = wantsProgress
             transfer.delegate = self
+            if let channel = lock.withLock({ bodyChannel }) {
+                let sink = StreamSink { channel.push($0) }
+                switch draft.makeSink(extraStream: sink) {
+                case .success(let made): transfer.sink = made ?? .stream(sink)
+                case .failure(let error):
+                    complete(.failure(error), response: nil)
+                    return
+                }
+                channel.attach(transfer)
+                transfer.reportsHead = true
+            }
             // A cancel that raced with building the transfer is honoured before it is submitted.
             let cancelled = lock.withLock { () -> Bool in
                 _transfer = transfer
@@ -264,6 +338,31 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
             return nil
         }
         if let done { channel.finish(done) }
+    }
+
+    /// Streams the body (before `start`): `Engine.stream` waits for the head, then reads `channel`.
+    func streamBody(into channel: BodyChannel, headWaiter: CheckedContinuation<Result<StreamedResponse, CourierError>, Never>) {
+        channel.operation = self
+        let refused = lock.withLock { () -> Bool in
+            guard _state == .ready else { return true }
+            bodyChannel = channel
+            self.headWaiter = headWaiter
+            return false
+        }
+        if refused {
+            headWaiter.resume(returning: .failure(CourierError(.misuse, "the operation was already sent; stream a new one")))
+        }
+    }
+
+    /// The head arrived for a streamed body: the caller gets the response, then reads the body.
+    fileprivate func streamHeadArrived(_ head: ResponseHead) {
+        let (waiter, channel) = lock.withLock { () -> (CheckedContinuation<Result<StreamedResponse, CourierError>, Never>?, BodyChannel?) in
+            let waiter = headWaiter
+            headWaiter = nil
+            return (waiter, bodyChannel)
+        }
+        guard let waiter, let channel else { return }
+        waiter.resume(returning: .success(StreamedResponse(head: head, body: ResponseBody(channel: channel), operation: self)))
     }
 
     /// A cached-then-fresh preview: completion and finish handlers, and channels, get it; the
@@ -304,7 +403,29 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
         if !uploadHandlers.isEmpty { swap(&uploads, &uploadHandlers) }
         if !downloadHandlers.isEmpty { swap(&downloads, &downloadHandlers) }
         if waiters != nil { swap(&waiting, &waiters) }
+        let streamWaiter = headWaiter
+        headWaiter = nil
+        let channel = bodyChannel
         lock.unlock()
+        if let channel {
+            // The body ends with the operation; an unaccepted status still delivered its body.
+            if case .failure(let error) = result, error.code != .httpStatus || streamWaiter != nil {
+                channel.finish(.failure(error))
+            } else {
+                channel.finish(.success(()))
+            }
+        }
+        if let streamWaiter {
+            // No head came (a failure before it, or a cache answer that reported none).
+            switch result {
+            case .failure(let error) where response == nil:
+                streamWaiter.resume(returning: .failure(error))
+            case .failure:
+                streamWaiter.resume(returning: .success(StreamedResponse(head: response!.head, body: ResponseBody(channel: channel!), operation: self)))
+            case .success(let r):
+                streamWaiter.resume(returning: .success(StreamedResponse(head: r.head, body: ResponseBody(channel: channel!), operation: self)))
+            }
+        }
         if let waiting {
             for waiter in waiting.list { waiter.resume(returning: result) }
             for channel in waiting.channels { channel.finish(result) }
@@ -372,6 +493,17 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
             }
         case .file(let path):
             parts += ["--data-binary", Self.shellQuote("@" + path)]
+        case .multipart(let form):
+            for part in form.parts {
+                switch part {
+                case .field(let name, let value): parts += ["-F", Self.shellQuote("\(name)=\(value)")]
+                case .data(let name, let bytes, let mime, _): parts += ["-F", Self.shellQuote("\(name)=<-;type=\(mime)"), "# \(bytes.count) bytes"]
+                case .file(let name, let path, let mime, let fileName):
+                    parts += ["-F", Self.shellQuote("\(name)=@\(path);type=\(mime);filename=\(fileName)")]
+                }
+            }
+        case .stream:
+            parts += ["-T", "-"]
         }
         if options.decompress { parts.append("--compressed") }
         return parts.joined(separator: " ")
@@ -414,7 +546,10 @@ struct HandlerList<Handler: Sendable>: Sendable {
 }
 
 extension Operation: TransferDelegate {
-    package func transferDidReceiveHead(_ transfer: Transfer) {}
+    package func transferDidReceiveHead(_ transfer: Transfer) {
+        guard !transfer.machine.followsRedirect, let head = transfer.head else { return }
+        streamHeadArrived(head)
+    }
 
     package func transferDidDeliverPreview(_ transfer: Transfer, preview: Transfer) {
         deliverPreview(Response(finished: preview))
@@ -427,8 +562,19 @@ extension Operation: TransferDelegate {
             callbackQueue.run { uploads.forEach { $0(progress) } }
         }
         if !downloads.isEmpty, transfer.status != 0 {
-            let progress = TransferProgress(completed: transfer.metrics.bodyBytesReceived, expected: transfer.expectedBodyLength)
-            callbackQueue.run { downloads.forEach { $0(progress) } }
+            var progress = TransferProgress(completed: transfer.metrics.bodyBytesReceived, expected: transfer.expectedBodyLength)
+            if case .resumable(let download) = transfer.sink {
+                // The whole file's progress, counting what earlier attempts left on disk.
+                progress.completed += download.offset
+                progress.expected = transfer.expectedBodyLength.map { $0 + download.offset }
+            }
+            let since = transfer.metrics.firstByte
+            if since > 0 {
+                let elapsed = Double(monotonicNanos() &- since) / 1e9
+                if elapsed > 0 { progress.bytesPerSecond = Double(transfer.metrics.bodyBytesReceived) / elapsed }
+            }
+            let report = progress
+            callbackQueue.run { downloads.forEach { $0(report) } }
         }
     }
 

@@ -27,6 +27,9 @@ package struct RequestDraft: Sendable {
         var downloadPath: String?
         var credentials: String?
         var presetError: CourierError?
+        var downloadStreams: [DownloadStreamBox] = []
+        var destination: (@Sendable (ResponseHead) -> String?)?
+        var resumablePath: String?
 
         func copy() -> Extras {
             let copy = Extras()
@@ -37,6 +40,9 @@ package struct RequestDraft: Sendable {
             copy.downloadPath = downloadPath
             copy.credentials = credentials
             copy.presetError = presetError
+            copy.downloadStreams = downloadStreams
+            copy.destination = destination
+            copy.resumablePath = resumablePath
             return copy
         }
     }
@@ -79,6 +85,22 @@ package struct RequestDraft: Sendable {
         get { extras?.downloadPath }
         set { ownExtras().downloadPath = newValue }
     }
+    /// Consumers that get every piece of the body beside the download file (fan-out).
+    package var downloadStreams: [DownloadStreamBox] {
+        get { extras?.downloadStreams ?? [] }
+        set { ownExtras().downloadStreams = newValue }
+    }
+    /// Chooses the download file from the final response head.
+    package var destination: (@Sendable (ResponseHead) -> String?)? {
+        get { extras?.destination }
+        set { ownExtras().destination = newValue }
+    }
+    /// A resumable download's destination.
+    package var resumablePath: String? {
+        get { extras?.resumablePath }
+        set { ownExtras().resumablePath = newValue }
+    }
+
     /// "user:password" for HTTP Basic authentication (curl's `-u`), used when the request has no
     /// Authorization header of its own; credentials in the URL are used when this is nil.
     package var credentials: String? {
@@ -230,13 +252,39 @@ package struct RequestDraft: Sendable {
         let transfer = Transfer(authority: target.authority, path: target.path, query: target.query, method: method,
                                 headers: consume requestHeaders, body: requestBody, options: options)
         transfer.owner = engineID
+        guard extras != nil else { return .success(transfer) }
+        switch makeSink(extraStream: nil) {
+        case .success(let sink?): transfer.sink = sink
+        case .success(nil): break
+        case .failure(let error): return .failure(error)
+        }
+        return .success(transfer)
+    }
+
+    /// Where the body goes: a resumable download, a destination chosen from the head, or the
+    /// download file and the consumers together (`extraStream` is a front end's own, such as the
+    /// async body of `Engine.stream`); nil for memory.
+    package func makeSink(extraStream: StreamSink?) -> Result<ResponseSink?, CourierError> {
+        if let resumablePath { return .success(.resumable(ResumableDownload(destination: resumablePath))) }
+        if let destination { return .success(.destination(destination)) }
+        var targets: [FanOutSink.Target] = []
         if let downloadPath {
             do {
-                transfer.sink = .file(try FileSink(download: downloadPath))
+                targets.append(.file(try FileSink(download: downloadPath)))
             } catch {
                 return .failure(error)
             }
         }
-        return .success(transfer)
+        for stream in downloadStreams { targets.append(.stream(stream.sink)) }
+        if let extraStream { targets.append(.stream(extraStream)) }
+        switch targets.count {
+        case 0: return .success(nil)
+        case 1:
+            switch targets[0] {
+            case .file(let file): return .success(.file(file))
+            case .stream(let sink): return .success(.stream(sink))
+            }
+        default: return .success(.fanOut(FanOutSink(targets)))
+        }
     }
 }

@@ -122,6 +122,10 @@ final class MemoryStream: ByteStream {
 
     var hasPendingWrites: Bool { false }
     var timings: ConnectTimings { ConnectTimings() }
+    /// Pausing is the caller's to honour: the fuzzer keeps feeding, as a read in progress does.
+    private(set) var paused = false
+    func pauseReading() { paused = true }
+    func resumeReading() { paused = false }
 
     func close() {
         closed = true

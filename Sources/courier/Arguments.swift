@@ -49,6 +49,16 @@ struct CommandLineOptions {
     var cacheDirectory: String?
     /// `-D`: where every response head goes ("-" is stdout).
     var dumpHeader: String?
+    /// `-F`/`--form` and `--form-string` parts, in order (`literal` for --form-string).
+    var forms: [(text: String, literal: Bool)] = []
+    /// `-T`: a file to PUT, or "-" for stdin (sent chunked).
+    var uploadFile: String?
+    /// `-C -`: continue the output file where it ends.
+    var continueAt = false
+    /// `--limit-rate`: bytes per second, both directions.
+    var limitRate: UInt64?
+    /// `--create-dirs`: make the output file's missing directories.
+    var createDirs = false
 }
 
 /// A `-d` / `--data-binary` / `--json` value: literal text or `@file` (`@-` is stdin).
@@ -68,7 +78,7 @@ enum ArgumentParser {
     /// Flags without a value.
     static let shortFlags: Set<Character> = ["i", "I", "L", "f", "s", "S", "v", "O", "Z", "h", "V", "#", "g", "k"]
     /// Flags that take a value.
-    static let shortWithValue: Set<Character> = ["X", "H", "d", "o", "m", "w", "A", "u", "E", "D"]
+    static let shortWithValue: Set<Character> = ["X", "H", "d", "o", "m", "w", "A", "u", "E", "D", "F", "T", "C"]
 
     static func parse(_ arguments: [String]) throws(UsageError) -> CommandLineOptions {
         var options = CommandLineOptions()
@@ -131,6 +141,9 @@ enum ArgumentParser {
         case "k": o.insecure = true
         case "E": o.certificate = value
         case "D": o.dumpHeader = value
+        case "F": o.forms.append((value!, false))
+        case "T": o.uploadFile = value
+        case "C": try continueAt(value!, &o)
         default: throw UsageError(message: "option -\(flag): is unknown")
         }
     }
@@ -185,6 +198,14 @@ enum ArgumentParser {
         case "--no-sessionid": o.noSessionID = true
         case "--cache-dir": o.cacheDirectory = try value(argument)
         case "--dump-header": o.dumpHeader = try value(argument)
+        case "--form": o.forms.append((try value(argument), false))
+        case "--form-string": o.forms.append((try value(argument), true))
+        case "--upload-file": o.uploadFile = try value(argument)
+        case "--continue-at": try continueAt(try value(argument), &o)
+        case "--limit-rate":
+            guard let n = parseSize(try value(argument)) else { throw UsageError(message: "option --limit-rate: expected a proper numerical parameter") }
+            o.limitRate = n
+        case "--create-dirs": o.createDirs = true
         case "--tls-max":
             switch try value(argument) {
             case "1.2": o.tlsMaximum = .tls12
@@ -195,6 +216,12 @@ enum ArgumentParser {
         case "--version": o.version = true
         default: throw UsageError(message: "option \(argument): is unknown")
         }
+    }
+
+    /// `-C -` continues from the output file's end; a numeric offset is not supported.
+    private static func continueAt(_ text: String, _ o: inout CommandLineOptions) throws(UsageError) {
+        guard text == "-" else { throw UsageError(message: "option -C: only '-C -' (continue where the output file ends) is supported") }
+        o.continueAt = true
     }
 
     /// `Name: value` adds; `Name:` removes a header Courier would send; `Name;` sends it empty.

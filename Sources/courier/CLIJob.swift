@@ -8,7 +8,7 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
     let index: Int
     let rawURL: String
     let options: CommandLineOptions
-    private let body: [UInt8]?
+    private let body: (body: RequestBody, contentType: String?)?
     private let done = DispatchSemaphore(value: 0)
     private var transfer: Transfer?
     private var setupError: CourierError?
@@ -23,7 +23,7 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
     private let cache: ResponseCache?
     private let headerDump: HeaderDump?
 
-    init(index: Int, rawURL: String, options: CommandLineOptions, body: [UInt8]?, showProgress: Bool,
+    init(index: Int, rawURL: String, options: CommandLineOptions, body: (body: RequestBody, contentType: String?)?, showProgress: Bool,
          cache: ResponseCache?, headerDump: HeaderDump?) {
         self.index = index
         self.rawURL = rawURL
@@ -36,8 +36,13 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
 
     private func build(showProgress: Bool) {
         // curl assumes http:// for a URL without a scheme.
-        let text = rawURL.contains("://") ? rawURL : "http://" + rawURL
+        var text = rawURL.contains("://") ? rawURL : "http://" + rawURL
         var method: HTTPMethod = options.head ? .head : (body != nil ? .post : .get)
+        if let upload = options.uploadFile {
+            method = options.head ? .head : .put
+            // curl: an upload to a URL ending in "/" goes to the file's name there.
+            if text.hasSuffix("/"), upload != "-", let name = upload.split(separator: "/").last { text += String(name) }
+        }
         if let explicit = options.method { method = HTTPMethod(rawValue: explicit) }
 
         // curl's own headers (User-Agent, Accept, and the body's type) come first; -H values
@@ -46,8 +51,8 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         if !options.json.isEmpty {
             defaults.replaceOrAdd(name: "Accept", value: "application/json")
             defaults.add(name: "Content-Type", value: "application/json")
-        } else if body != nil {
-            defaults.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        } else if let contentType = body?.contentType {
+            defaults.add(name: "Content-Type", value: contentType)
         }
         let tls: TLSConfiguration
         switch TLSOptions.configuration(options) {
@@ -69,7 +74,9 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         }
         draft.options.decompress = options.compressed && !suppressAcceptEncoding
         draft.credentials = options.user
-        draft.body = body.map { .bytes($0) }
+        draft.body = body?.body
+        // curl's `-H 'Expect:'` sends no Expect, and waits for no 100.
+        if options.headers.contains(where: { $0.name.lowercased() == "expect" && $0.value == nil }) { draft.options.expectContinue = .never }
         let transfer: Transfer
         switch draft.makeTransfer() {
         case .success(let made): transfer = made
@@ -93,7 +100,14 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
             }
             outputPath = name
         }
-        if let outputPath, outputPath != "-" {
+        if let outputPath, outputPath != "-", options.createDirs, let error = Self.createDirectories(for: outputPath) {
+            setupError = error
+            return
+        }
+        if let outputPath, outputPath != "-", options.continueAt {
+            // -C -: the output file itself is continued (or started), with Range.
+            transfer.sink = .resumable(ResumableDownload(destination: outputPath, inPlace: true))
+        } else if let outputPath, outputPath != "-" {
             do {
                 // Staged beside the destination, moved into place only if the transfer succeeds:
                 // a failed, cut or refused download leaves what was there (curl's
@@ -135,10 +149,28 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
             if options.connectTimeout == nil { transferOptions.timeouts.connect = .seconds(maxTime) }
         }
         transferOptions.limits.maxBodyBytes = options.maxFileSize
+        if let rate = options.limitRate {
+            transferOptions.receiveRateLimit = rate
+            transferOptions.sendRateLimit = rate
+        }
         transferOptions.retryStaleConnection = true
         transferOptions.tls = tls
         transferOptions.cache = cache
         return transferOptions
+    }
+
+    /// `mkdir -p` of the directory `path` is in (curl's --create-dirs).
+    private static func createDirectories(for path: String) -> CourierError? {
+        var components = path.split(separator: "/", omittingEmptySubsequences: false).dropLast()
+        var current = path.hasPrefix("/") ? "" : "."
+        if path.hasPrefix("/") { components = components.dropFirst() }
+        for component in components where !component.isEmpty {
+            current += "/" + component
+            if mkdir(current, 0o755) != 0, errno != EEXIST {
+                return CourierError(.fileWrite, "\(current): \(String(cString: strerror(errno)))")
+            }
+        }
+        return nil
     }
 
     func start() {
@@ -170,9 +202,7 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
             case .file(let file):
                 var bytes = Array(headText.utf8)
                 _ = bytes.withUnsafeMutableBytes { file.write(UnsafeRawBufferPointer($0)) }
-            case .memory:
-                break
-            case .discard, .stream:
+            case .memory, .discard, .stream, .fanOut, .destination, .resumable:
                 break
             }
         }
@@ -201,6 +231,10 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
             if !options.silent || options.showError {
                 Terminal.error("courier: (22) The requested URL returned error: \(status)\n")
             }
+        }
+        if let transfer, case .resumable(let download) = transfer.sink, let failure = download.finish(succeeded: exitCode == 0) {
+            error = failure
+            exitCode = ExitCode.forError(failure)
         }
         if let file = outputFile {
             outputFile = nil

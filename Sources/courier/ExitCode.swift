@@ -28,7 +28,8 @@ enum ExitCode {
         case .decodingFailed: return code == .decodedTooLarge ? 63 : 61
         case .cancelled, .shutdown: return 42
         case .sendFailed: return 55
-        case .fileError: return code == .fileRead ? 26 : 23
+        case .fileError: return code == .fileRead || code == .bodySource ? 26 : 23
+        case .rangeError: return 33
         case .tls:
             switch code {
             case .tlsUntrusted, .tlsHostMismatch, .tlsExpired, .tlsNotYetValid, .tlsRejectedByHook: return 60

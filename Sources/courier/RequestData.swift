@@ -6,6 +6,60 @@ import Glibc
 /// pieces are joined with `&` (`-d`) or concatenated (`--json`), `@file` reads a file (`@-` stdin),
 /// and `-d @file` drops carriage returns and newlines.
 enum RequestData {
+    /// The request body the flags describe and the Content-Type it implies (nil: Courier's own
+    /// or none): `-F` a multipart form, `-T` a file or stdin, `-d`/`--json` bytes.
+    static func requestBody(_ options: CommandLineOptions) throws -> (body: RequestBody, contentType: String?)? {
+        if !options.forms.isEmpty {
+            var form = MultipartForm()
+            for part in options.forms { try addFormPart(part.text, literal: part.literal, to: &form) }
+            return (.multipart(form), nil)
+        }
+        if let upload = options.uploadFile {
+            if upload == "-" { return (.stream(BodyStream(StandardInputChunks())), nil) }
+            return (.file(path: upload), nil)
+        }
+        guard let bytes = try body(options) else { return nil }
+        return (.bytes(bytes), options.json.isEmpty ? "application/x-www-form-urlencoded" : nil)
+    }
+
+    /// One `-F` argument, curl's syntax: `name=value`, `name=@file` (a file upload), `name=<file`
+    /// (the file's content as the value); `;type=` and `;filename=` after a file name.
+    static func addFormPart(_ text: String, literal: Bool, to form: inout MultipartForm) throws {
+        guard let equals = text.firstIndex(of: "=") else {
+            throw UsageError(message: "Illegally formatted input field: \(text)")
+        }
+        let name = String(text[..<equals])
+        let content = String(text[text.index(after: equals)...])
+        if literal {
+            form.addField(name, value: content)
+            return
+        }
+        if content.hasPrefix("@") || content.hasPrefix("<") {
+            var pieces = content.dropFirst().split(separator: ";", omittingEmptySubsequences: false).map(String.init)
+            let path = pieces.removeFirst()
+            var type: String?
+            var fileName: String?
+            for piece in pieces {
+                if piece.hasPrefix("type=") { type = String(piece.dropFirst(5)) }
+                else if piece.hasPrefix("filename=") { fileName = String(piece.dropFirst(9)) }
+                else { throw UsageError(message: "unknown form option ';\(piece)' in \(text)") }
+            }
+            if content.hasPrefix("@") {
+                if path == "-" {
+                    form.addData(try readFile("-"), forKey: name, mimeType: type ?? "application/octet-stream", fileName: fileName ?? "-")
+                } else {
+                    form.addFile(path, forKey: name, mimeType: type, fileName: fileName)
+                }
+            } else if let type {
+                form.addData(try readFile(path), forKey: name, mimeType: type, fileName: fileName)
+            } else {
+                form.addField(name, value: String(decoding: try readFile(path), as: UTF8.self))
+            }
+            return
+        }
+        form.addField(name, value: content)
+    }
+
     static func body(_ options: CommandLineOptions) throws -> [UInt8]? {
         if !options.json.isEmpty {
             var out: [UInt8] = []
@@ -46,4 +100,27 @@ enum RequestData {
         }
         return out
     }
+}
+
+/// Standard input as body chunks (`-T -`): read on a task, one 128 KiB chunk ahead of the socket.
+struct StandardInputChunks: AsyncSequence, Sendable {
+    typealias Element = [UInt8]
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        mutating func next() async throws -> [UInt8]? {
+            var chunk = [UInt8](repeating: 0, count: 128 * 1024)
+            while true {
+                let n = chunk.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw CourierError(.bodySource, "stdin: \(String(cString: strerror(errno)))")
+                }
+                if n == 0 { return nil }
+                chunk.removeLast(chunk.count - n)
+                return chunk
+            }
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator() }
 }

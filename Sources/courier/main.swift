@@ -25,6 +25,13 @@ Usage: courier [options...] <url>...
      --connect-timeout <s>  Maximum time for name resolution and connect
      --compressed           Request and decode gzip/deflate
      --max-filesize <bytes> Maximum body size (k, M, G suffixes)
+ -F, --form <name=content>  Multipart form part: name=value, name=@file (upload),
+                            name=<file (file as value); ;type= and ;filename= after a file
+     --form-string <n=v>    Multipart form field, taken literally
+ -T, --upload-file <file>   PUT a file ('-' reads stdin, sent chunked)
+ -C, --continue-at -        Resume the download where the output file ends
+     --limit-rate <speed>   Most bytes per second, each direction (k, M, G suffixes)
+     --create-dirs          Create the output file's missing directories
  -o, --output <file>        Write the body of the next URL to <file>
  -O, --remote-name          Write the body to a file named like the URL's last path segment
  -s, --silent               Silent mode (no progress, no error messages)
@@ -72,12 +79,15 @@ guard !options.urls.isEmpty else {
     exit(ExitCode.usage)
 }
 
-let requestBody: [UInt8]?
+let requestBody: (body: RequestBody, contentType: String?)?
 do {
-    requestBody = try RequestData.body(options)
+    requestBody = try RequestData.requestBody(options)
 } catch let error as CourierError {
     Terminal.error("courier: (26) \(error.message)\n")
     exit(26)
+} catch let error as UsageError {
+    Terminal.error("courier: \(error.message)\ncourier: try 'courier --help' for more information\n")
+    exit(ExitCode.usage)
 }
 
 // --cache-dir: the cache a browser keeps across page loads, kept across invocations (several at

@@ -162,12 +162,12 @@ package final class CacheExchange: @unchecked Sendable {
         }
         tee = nil
         switch transfer._sink {
-        case .file, .stream:
+        case .file, .stream, .fanOut:
             if mayStore, transfer._method == .get, (contentLength ?? 0) <= UInt64(cache.configuration.maxEntryBytes),
                isStorable(head.status, head.headers) {
                 tee = []
             }
-        case .memory, .discard:
+        case .memory, .discard, .destination, .resumable:
             break
         }
         return .deliver
@@ -234,9 +234,9 @@ package final class CacheExchange: @unchecked Sendable {
         switch transfer._sink {
         case .memory:
             body = transfer._responseBody
-        case .discard:
+        case .discard, .destination, .resumable:
             return
-        case .file, .stream:
+        case .file, .stream, .fanOut:
             guard let collected = tee else { return }
             body = collected
         }
@@ -317,11 +317,44 @@ extension Transfer {
         case .file(let file):
             error = file.rewind()
             if error == nil, deliversBody { error = body.withUnsafeBytes { file.write($0) } }
-        case .stream(let handler):
+        case .stream(let sink):
+            // Delivered whole (it is in memory already); a pause after it changes nothing.
             if metrics.bodyBytesDecoded > 0 {
                 error = CourierError(.cancelled, "the stored response cannot replace bytes a stream already received")
-            } else if deliversBody, !body.isEmpty, !body.withUnsafeBytes({ handler($0) }) {
+            } else if deliversBody, !body.isEmpty, body.withUnsafeBytes({ sink.deliver($0) }) == .stop {
                 error = CourierError(.cancelled, "the body handler stopped the transfer")
+            }
+        case .fanOut(let fan):
+            if metrics.bodyBytesDecoded > 0 {
+                error = CourierError(.cancelled, "the stored response cannot replace bytes a stream already received")
+            } else if let failure = fan.rewind() {
+                error = failure
+            } else if deliversBody, !body.isEmpty {
+                switch body.withUnsafeBytes({ fan.deliver($0) }) {
+                case .success(.stop): error = CourierError(.cancelled, "the body handler stopped the transfer")
+                case .success: break
+                case .failure(let failure): error = failure
+                }
+            }
+        case .destination(let choose):
+            _sink = .memory
+            if let path = choose(head) {
+                do {
+                    let file = try FileSink(download: path)
+                    _sink = .file(file)
+                    if deliversBody { error = body.withUnsafeBytes { file.write($0) } }
+                } catch let failure {
+                    error = failure
+                }
+            } else {
+                responseBody = deliversBody ? body : []
+            }
+        case .resumable(let download):
+            // A stored copy is whole: it replaces whatever part is on disk.
+            download.discardPartial()
+            switch download.headArrived(status: 200, headers: head.headers, url: url.description) {
+            case .failure(let failure): error = failure
+            case .success: if deliversBody { error = body.withUnsafeBytes { download.write($0) } }
             }
         }
         metrics.bodyBytesDecoded = deliversBody ? UInt64(body.count) : 0

@@ -1,5 +1,11 @@
 import CUV
 
+/// What a paused consumer's held bytes keep waiting: the response's end.
+private enum DeferredCompletion {
+    case complete(keepAlive: Bool, trailingBytes: Bool)
+    case streamEnded(StreamEnd)
+}
+
 /// One connection speaking HTTP/1.1 over a byte stream: the I/O half of
 /// `HTTP1ConnectionStateMachine`.
 ///
@@ -31,7 +37,23 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
     @exclusivity(unchecked) private var exchangeBytesSent = 0
     /// True while `begin` runs, so a write that completes synchronously reuses its clock reading.
     @exclusivity(unchecked) private var pendingFromBegin = false
-    @exclusivity(unchecked) private var bodyReader: FileBodyReader?
+    /// The streamed body being sent, until its last piece left (or the exchange ended).
+    @exclusivity(unchecked) private var bodySource: (any BodySource)?
+    @exclusivity(unchecked) private var pumping = false
+    @exclusivity(unchecked) private var pumpAgain = false
+    @exclusivity(unchecked) private var bodyChunksWritten = 0
+    @exclusivity(unchecked) private var bodyFramingBytes = 0
+    @exclusivity(unchecked) private var bodyPayloadHanded: UInt64 = 0
+    /// The response completed (or the stream ended) while the consumer had paused it with body
+    /// bytes held: acted on once they are delivered.
+    @exclusivity(unchecked) private var deferredCompletion: DeferredCompletion?
+    /// Rate limits: when the current measuring window started and what it carried.
+    @exclusivity(unchecked) private var rateWindowStart: UInt64 = 0
+    @exclusivity(unchecked) private var rateWindowBytes: UInt64 = 0
+    @exclusivity(unchecked) private var rateTimerArmed = false
+    @exclusivity(unchecked) private var pausedForRate = false
+    @exclusivity(unchecked) private var rateResumeAt: UInt64 = .max
+    @exclusivity(unchecked) private var consumerPaused = false
     /// The Host header value for this origin, formatted once per connection rather than per request.
     private let hostHeader: String
 
@@ -76,14 +98,24 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
         exchangeBytesSent = 0
         transfer.metrics.requestStart = nowNanos
         let timeouts = transfer._options.timeouts
+        let now = nowMillis
+        let hasBody = transfer.requestBodyChunked || transfer.requestBodyLength > 0
+        let expectsContinue = hasBody && !transfer.userSetExpect
+            && transfer._options.expectContinue.applies(toLength: transfer.requestBodyChunked ? nil : transfer.requestBodyLength)
         let deadlines = HTTP1ConnectionStateMachine.ExchangeDeadlines(
             total: transfer.machine.totalDeadline,
-            firstByte: deadlineMillis(after: timeouts.firstByte, from: nowMillis),
-            idleLimit: timeouts.idle?.millisecondsRoundedUp ?? .max)
+            firstByte: deadlineMillis(after: timeouts.firstByte, from: now),
+            idleLimit: timeouts.idle?.millisecondsRoundedUp ?? .max,
+            firstByteLimit: timeouts.firstByte?.millisecondsRoundedUp ?? .max,
+            continueDeadline: expectsContinue ? deadlineMillis(after: transfer._options.continueTimeout, from: now) : .max)
         let replayable = transfer._method.isIdempotent && transfer._body.isReplayable
+        bodyPayloadHanded = 0
+        rateWindowStart = 0
+        rateWindowBytes = 0
         pendingFromBegin = true
         perform(machine.sendRequest(replayable: replayable, deadlines: deadlines,
-                                    poolIdleLimit: transfer._options.poolIdleTimeout.millisecondsRoundedUp))
+                                    poolIdleLimit: transfer._options.poolIdleTimeout.millisecondsRoundedUp,
+                                    hasBody: hasBody, expectsContinue: expectsContinue, now: now))
         pendingFromBegin = false
         rearmTimer()
     }
@@ -108,10 +140,14 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
 
     private func writeRequest() {
         guard let transfer else { return }
+        let chunked = transfer.requestBodyChunked
+        let hasStreamedBody = chunked || transfer.requestBodyLength > 0
         let framing = RequestEncoder.Framing(
             host: !transfer.userSetHost,
-            contentLength: RequestEncoder.contentLength(for: transfer._method, bodyLength: transfer.requestBodyLength),
-            acceptEncoding: transfer._options.decompress && !transfer.userSetAcceptEncoding)
+            contentLength: chunked ? nil : RequestEncoder.contentLength(for: transfer._method, bodyLength: transfer.requestBodyLength),
+            acceptEncoding: transfer._options.decompress && !transfer.userSetAcceptEncoding,
+            chunked: chunked,
+            expectContinue: bodyAwaitsContinue)
         RequestEncoder.encodeHead(method: transfer._method, path: transfer._path, query: transfer._query, hostHeader: hostHeader,
                                   headers: transfer._headers, framing: framing, into: &resources.headBuffer)
         headLength = resources.headBuffer.count
@@ -120,32 +156,120 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
         switch transfer._body {
         case .empty:
             stream.write(head, nil, final: true)
-        case .bytes(let body):
+        case .bytes(let body) where !bodyAwaitsContinue:
             body.withUnsafeBytes { stream.write(head, $0, final: true) }
-        case .file(let path):
-            switch FileBodyReader.open(path: path, expectedLength: transfer.requestBodyLength) {
+        case .bytes:
+            // Held for the 100 (`releaseHeldBody` sends it).
+            stream.write(head, nil, final: false)
+        case .file, .multipart, .stream:
+            guard let made = transfer._body.makeSource(length: transfer.requestBodyLength) else { return }
+            switch made {
             case .failure(let error):
                 perform(machine.abort(error))
-            case .success(let reader):
-                bodyReader = reader
-                stream.write(head, nil, final: transfer.requestBodyLength == 0)
-                if transfer.requestBodyLength > 0, self.transfer === transfer, !stream.hasPendingWrites { writeNextBodyPiece() }
+            case .success(let source):
+                bodySource = source
+                bodyChunksWritten = 0
+                bodyFramingBytes = 0
+                stream.write(head, nil, final: !hasStreamedBody)
+                if !hasStreamedBody { closeBodySource() }
+                if self.transfer === transfer { pumpBody() }
             }
         }
     }
 
-    /// Sends the next piece of a streamed body; the next comes once the stream has drained, so
-    /// an upload holds at most one piece in memory.
-    private func writeNextBodyPiece() {
-        guard let reader = bodyReader else { return }
-        switch reader.readChunk() {
-        case .failure(let error):
-            perform(machine.abort(error))
-        case .success(let piece):
-            let final = reader.remaining == 0
-            if final { bodyReader = nil }
-            piece.withUnsafeBytes { stream.write($0, nil, final: final) }
+    /// Whether the request now being written holds its body back for a 100.
+    private var bodyAwaitsContinue: Bool {
+        guard case .active(let exchange) = machine.state else { return false }
+        return exchange.awaitingContinue
+    }
+
+    /// The body held for `100 Continue` may go.
+    private func releaseHeldBody() {
+        guard let transfer else { return }
+        if case .bytes(let body) = transfer._body {
+            body.withUnsafeBytes { stream.write($0, nil, final: true) }
+        } else {
+            pumpBody()
         }
+    }
+
+    /// Sends pieces of a streamed body while the stream takes them without queueing: the next
+    /// piece is read only once the previous one left, so an upload holds one piece in memory.
+    /// A loop rather than recursion (a write the kernel takes at once reports from inside the
+    /// call), so a fast socket cannot deepen the stack.
+    private func pumpBody() {
+        if pumping {
+            pumpAgain = true
+            return
+        }
+        pumping = true
+        defer { pumping = false }
+        repeat {
+            pumpAgain = false
+            guard let source = bodySource, let transfer, !stream.hasPendingWrites, !bodyAwaitsContinue else { return }
+            if let wait = sendRateWait(transfer) {
+                armRateTimer(after: wait)
+                return
+            }
+            switch source.read() {
+            case .bytes(let piece):
+                writeBodyPiece(piece, transfer: transfer)
+            case .array(let piece):
+                piece.withUnsafeBytes { writeBodyPiece($0, transfer: transfer) }
+            case .end:
+                if transfer.requestBodyChunked {
+                    RequestEncoder.encodeChunkLine(size: 0, first: bodyChunksWritten == 0, into: &resources.chunkLine)
+                    bodyFramingBytes += resources.chunkLine.count
+                    closeBodySource()
+                    stream.write(resources.chunkLine.bytes, nil, final: true)
+                } else {
+                    closeBodySource()
+                    perform(machine.abort(CourierError(.fileRead, "the body ended \(transfer.requestBodyLength - bodyPayloadHanded) bytes before its announced length")))
+                }
+            case .pending:
+                source.wake = { [unowned(unsafe) self, weak source] in
+                    guard let source, source === self.bodySource else { return }
+                    self.pumpBody()
+                }
+                return
+            case .failed(let error):
+                closeBodySource()
+                perform(machine.abort(error))
+            }
+        } while pumpAgain
+    }
+
+    private func writeBodyPiece(_ piece: UnsafeRawBufferPointer, transfer: Transfer) {
+        guard piece.count > 0 else {
+            pumpAgain = true
+            return
+        }
+        if transfer.requestBodyChunked {
+            RequestEncoder.encodeChunkLine(size: piece.count, first: bodyChunksWritten == 0, into: &resources.chunkLine)
+            bodyChunksWritten += 1
+            bodyFramingBytes += resources.chunkLine.count
+            bodyPayloadHanded += UInt64(piece.count)
+            stream.write(resources.chunkLine.bytes, piece, final: false)
+            return
+        }
+        let left = transfer.requestBodyLength - bodyPayloadHanded
+        let sent = UnsafeRawBufferPointer(rebasing: piece.prefix(Int(min(UInt64(piece.count), left))))
+        bodyPayloadHanded += UInt64(sent.count)
+        let final = bodyPayloadHanded == transfer.requestBodyLength
+        // (The source's buffer holds the piece until the write returned: closed after it.)
+        let source = bodySource
+        if final { bodySource = nil }
+        stream.write(sent, nil, final: final)
+        if final {
+            source?.wake = nil
+            source?.close()
+        }
+    }
+
+    private func closeBodySource() {
+        bodySource?.wake = nil
+        bodySource?.close()
+        bodySource = nil
     }
 
     package func streamDidWrite(_ count: Int, final: Bool) {
@@ -153,15 +277,19 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
         transfer.metrics.bytesSent &+= UInt64(count)
         exchangeBytesSent += count
         if exchangeBytesSent > headLength {
-            transfer.requestBodyBytesSent = UInt64(exchangeBytesSent - headLength)
+            let payload = exchangeBytesSent - headLength - min(bodyFramingBytes, exchangeBytesSent - headLength)
+            transfer.requestBodyBytesSent = min(UInt64(payload), transfer.requestBodyChunked ? .max : transfer.requestBodyLength)
+            if !final { machine.bodyBytesWritten(now: nowMillis) }
             if transfer.reportsProgress { transfer.sentRequestBytes(count, nowMillis: nowMillis, isLast: final) }
         }
         if final {
             // Written within the call that began the exchange (the usual case): same instant.
             transfer.metrics.requestSent = pendingFromBegin && !stream.hasPendingWrites ? transfer.metrics.requestStart : monotonicNanos()
+            if exchangeBytesSent > headLength { machine.bodyBytesWritten(now: nowMillis) }
             perform(machine.requestWritten())
-        } else if bodyReader != nil, !stream.hasPendingWrites {
-            writeNextBodyPiece()
+            rearmTimer()
+        } else if bodySource != nil, !stream.hasPendingWrites {
+            pumpBody()
         }
     }
 
@@ -187,16 +315,16 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
                 transfer.metrics.firstByte = readAt
                 rearmTimer()
             }
+            if transfer._options.receiveRateLimit > 0 { countForRate(bytes.count, limit: transfer._options.receiveRateLimit) }
             switch decoder.feed(bytes, scratch: resources.spanScratch) {
             case .needMore:
                 break
             case .complete(let consumed, let keepAlive):
-                if let error = transfer.completeBody() {
-                    perform(machine.responseInvalid(error))
+                if transfer.isHoldingBody {
+                    deferredCompletion = .complete(keepAlive: keepAlive, trailingBytes: consumed < bytes.count)
                     return
                 }
-                transfer.trailers = decoder.trailers
-                perform(machine.responseComplete(keepAlive: keepAlive, trailingBytes: consumed < bytes.count))
+                completeResponse(transfer, keepAlive: keepAlive, trailingBytes: consumed < bytes.count)
             case .failed(let error):
                 perform(machine.responseInvalid(error))
             }
@@ -207,7 +335,21 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
         }
     }
 
+    private func completeResponse(_ transfer: Transfer, keepAlive: Bool, trailingBytes: Bool) {
+        if let error = transfer.completeBody() {
+            perform(machine.responseInvalid(error))
+            return
+        }
+        transfer.trailers = decoder.trailers
+        perform(machine.responseComplete(keepAlive: keepAlive, trailingBytes: trailingBytes))
+    }
+
     package func streamDidEnd(_ end: StreamEnd) {
+        if let transfer, transfer.isHoldingBody, case .closed = end {
+            // (TLS delivers a close_notify in the same read as the records before it.)
+            deferredCompletion = .streamEnded(end)
+            return
+        }
         switch end {
         case .failed(let error):
             perform(machine.transportFailed(error))
@@ -229,7 +371,95 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
     }
 
     package func decoderDidReceiveHead(_ head: consuming ResponseHead, contentLength: UInt64?) -> CourierError? {
-        transfer?.receiveHead(head, contentLength: contentLength)
+        if bodySource != nil || bodyAwaitsContinue { perform(machine.finalHeadBeforeBodySent()) }
+        return transfer?.receiveHead(head, contentLength: contentLength)
+    }
+
+    package func decoderDidReceiveInformational(status: Int) {
+        perform(machine.informationalReceived(status: status))
+    }
+
+    // MARK: - Pausing reads (back-pressure from the consumer, rate limits)
+
+    /// The transfer's consumer cannot take more: stop reading the socket.
+    func pauseReadingForConsumer() {
+        consumerPaused = true
+        stream.pauseReading()
+        machine.readingPaused(true, now: nowMillis)
+    }
+
+    /// The consumer can take more (on the loop thread): deliver what was held, then finish a
+    /// response that completed meanwhile, or read again.
+    package func resumeReadingForConsumer() {
+        guard let transfer, case .active = machine.state else { return }
+        if let error = transfer.deliverHeldBody() {
+            deferredCompletion = nil
+            perform(machine.responseInvalid(error))
+            return
+        }
+        guard !transfer.isHoldingBody else { return }
+        if let pending = deferredCompletion {
+            deferredCompletion = nil
+            switch pending {
+            case .complete(let keepAlive, let trailingBytes):
+                completeResponse(transfer, keepAlive: keepAlive, trailingBytes: trailingBytes)
+            case .streamEnded(let end):
+                streamDidEnd(end)
+            }
+            return
+        }
+        consumerPaused = false
+        guard !pausedForRate else { return }
+        stream.resumeReading()
+        machine.readingPaused(false, now: nowMillis)
+        rearmTimer()
+    }
+
+    /// Counts received bytes against the receive rate; over it, reading pauses until the window
+    /// allows more (the timer resumes it).
+    private func countForRate(_ count: Int, limit: UInt64) {
+        let now = nowMillis
+        if rateWindowStart == 0 { rateWindowStart = now }
+        rateWindowBytes &+= UInt64(count)
+        // When the bytes so far would be on schedule at this rate.
+        let due = rateWindowStart &+ rateWindowBytes &* 1000 / max(limit, 1)
+        if due > now {
+            pausedForRate = true
+            stream.pauseReading()
+            machine.readingPaused(true, now: now)
+            armRateTimer(after: due - now)
+        }
+    }
+
+    /// How long a rate-limited upload must wait before its next piece; nil when it may go now.
+    private func sendRateWait(_ transfer: Transfer) -> UInt64? {
+        let limit = transfer._options.sendRateLimit
+        guard limit > 0 else { return nil }
+        let now = nowMillis
+        if rateWindowStart == 0 { rateWindowStart = now }
+        let due = rateWindowStart &+ bodyPayloadHanded &* 1000 / limit
+        return due > now ? due - now : nil
+    }
+
+    private func armRateTimer(after millis: UInt64) {
+        rateResumeAt = nowMillis &+ millis
+        rateTimerArmed = true
+        timerDeadline = 0
+        rearmTimer()
+    }
+
+    /// The rate timer came due: read again, or send the next piece.
+    private func rateTimerFired() {
+        rateTimerArmed = false
+        rateResumeAt = .max
+        if pausedForRate {
+            pausedForRate = false
+            if let transfer, !consumerPaused, !transfer.isHoldingBody {
+                stream.resumeReading()
+                machine.readingPaused(false, now: nowMillis)
+            }
+        }
+        if bodySource != nil { pumpBody() }
     }
 
     package func decoderDidReceiveBody(_ bytes: UnsafeRawBufferPointer) -> CourierError? {
@@ -246,15 +476,23 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
             owner.connectionEstablished(self)
         case .writeRequest:
             writeRequest()
+        case .sendBody:
+            releaseHeldBody()
+        case .stopSendingBody:
+            closeBodySource()
         case .completeRequest(let close):
             guard let finished = transfer else { return }
             transfer = nil
-            bodyReader = nil
+            closeBodySource()
+            deferredCompletion = nil
+            if pausedForRate || rateTimerArmed || consumerPaused { resetRate() }
             if close { closeConnection() }
             owner.exchangeFinished(self, finished, outcome: .success(reusable: !close))
         case .failRequest(let error, let replay):
             guard let failed = transfer else { return }
             transfer = nil
+            closeBodySource()
+            deferredCompletion = nil
             closeConnection()
             owner.exchangeFinished(self, failed, outcome: .failure(error, replay: replay))
         case .failConnect(let error):
@@ -272,8 +510,20 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
 
     // MARK: - Deadlines
 
+    /// A connection that paused for the rate limit reads again before it goes back to the pool
+    /// (an idle connection must notice the server closing it).
+    private func resetRate() {
+        rateTimerArmed = false
+        rateResumeAt = .max
+        if pausedForRate || consumerPaused {
+            pausedForRate = false
+            consumerPaused = false
+            stream.resumeReading()
+        }
+    }
+
     private func rearmTimer() {
-        let deadline = machine.nextDeadline
+        let deadline = min(machine.nextDeadline, rateResumeAt)
         guard deadline != .max, !closeRequested else { return }
         if timerDeadline == 0 || deadline < timerDeadline {
             let now = nowMillis
@@ -285,6 +535,7 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
     private static let onTimer: uv_timer_cb = { timer in
         let connection = Unmanaged<HTTP1Connection>.fromOpaque(timer!.pointee.data).takeUnretainedValue()
         connection.timerDeadline = 0
+        if connection.rateTimerArmed, connection.nowMillis >= connection.rateResumeAt { connection.rateTimerFired() }
         connection.perform(connection.machine.timerFired(now: connection.nowMillis,
                                                          bodyBytes: connection.transfer?.metrics.bodyBytesReceived ?? 0))
         connection.rearmTimer()
@@ -295,7 +546,7 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
     private func closeConnection() {
         guard !closeRequested else { return }
         closeRequested = true
-        bodyReader = nil
+        closeBodySource()
         stream.close()
         uv_timer_stop(timer)
         uv_close(UnsafeMutablePointer<uv_handle_t>(OpaquePointer(timer))) { handle in

@@ -30,8 +30,14 @@ package final class HTTP1Resources {
     @exclusivity(unchecked) package var headBuffer = RawBuffer(capacity: 4096)
     /// Header spans of the response being parsed.
     package let spanScratch = ResponseDecoder.SpanScratch()
+    /// A chunked body's size lines, written from here (like the head, the bytes are sent or
+    /// copied before the write returns).
+    @exclusivity(unchecked) package var chunkLine = RawBuffer(capacity: 64)
 
     package init() {}
 
-    deinit { headBuffer.free() }
+    deinit {
+        headBuffer.free()
+        chunkLine.free()
+    }
 }

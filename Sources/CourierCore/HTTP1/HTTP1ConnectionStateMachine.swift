@@ -48,6 +48,16 @@ package struct HTTP1ConnectionStateMachine: Sendable {
         package var deadlines: ExchangeDeadlines
         /// When the last response bytes arrived.
         package var lastRead: UInt64 = 0
+        /// The request has a body after its head. While it is being sent, silence is measured
+        /// from the last write (a slow upload is not a late response); the first-byte deadline
+        /// starts once the whole request is out.
+        package var hasBody = false
+        /// When the last request bytes left.
+        package var lastWrite: UInt64 = 0
+        /// `Expect: 100-continue` was sent and the body waits for the 100 (or `continueDeadline`).
+        package var awaitingContinue = false
+        /// The consumer stopped reading: no read deadline runs until it resumes (the total does).
+        package var readingPaused = false
     }
 
     /// The deadlines one exchange runs under.
@@ -58,11 +68,18 @@ package struct HTTP1ConnectionStateMachine: Sendable {
         package var firstByte: UInt64 = .max
         /// Longest silence between reads once the response started, in milliseconds.
         package var idleLimit: UInt64 = .max
+        /// How long the first byte may take, in milliseconds (restarted when a body finishes).
+        package var firstByteLimit: UInt64 = .max
+        /// The body of an `Expect: 100-continue` request goes out by then even without a 100.
+        package var continueDeadline: UInt64 = .max
 
-        package init(total: UInt64 = .max, firstByte: UInt64 = .max, idleLimit: UInt64 = .max) {
+        package init(total: UInt64 = .max, firstByte: UInt64 = .max, idleLimit: UInt64 = .max,
+                     firstByteLimit: UInt64 = .max, continueDeadline: UInt64 = .max) {
             self.total = total
             self.firstByte = firstByte
             self.idleLimit = idleLimit
+            self.firstByteLimit = firstByteLimit
+            self.continueDeadline = continueDeadline
         }
     }
 
@@ -83,6 +100,11 @@ package struct HTTP1ConnectionStateMachine: Sendable {
         case announceReady
         /// Write the request (head and body).
         case writeRequest
+        /// The body of an `Expect: 100-continue` request may go now (a 100 came, or none in time).
+        case sendBody
+        /// The server answered before the body was sent: stop sending it (the connection will
+        /// close after the response, which is still delivered).
+        case stopSendingBody
         /// The exchange succeeded. Return the connection to the pool, or close it if `close`.
         case completeRequest(close: Bool)
         /// The exchange failed; close the connection. `replay` asks for one retry elsewhere.
@@ -155,12 +177,20 @@ package struct HTTP1ConnectionStateMachine: Sendable {
     /// A request is handed to this connection. Only valid when idle: the pool never leases a
     /// connection that is connecting, busy or closed. `poolIdleLimit` is how long the connection
     /// may wait in the pool after this exchange (the request's setting).
+    /// `hasBody`: a body follows the head; `expectsContinue`: it waits for a 100 first.
     package mutating func sendRequest(replayable: Bool, deadlines: ExchangeDeadlines = ExchangeDeadlines(),
-                                      poolIdleLimit: UInt64 = 60_000) -> Action {
+                                      poolIdleLimit: UInt64 = 60_000, hasBody: Bool = false,
+                                      expectsContinue: Bool = false, now: UInt64 = 0) -> Action {
         switch state {
         case .idle:
             self.poolIdleLimit = poolIdleLimit
-            state = .active(Exchange(replayable: replayable, reusedConnection: completedExchanges > 0, deadlines: deadlines))
+            var exchange = Exchange(replayable: replayable, reusedConnection: completedExchanges > 0, deadlines: deadlines)
+            if hasBody {
+                exchange.hasBody = true
+                exchange.lastWrite = now
+                exchange.awaitingContinue = expectsContinue
+            }
+            state = .active(exchange)
             return .writeRequest
         case .connecting, .active, .closed:
             preconditionFailure("the pool leased a connection in state \(state)")
@@ -172,12 +202,76 @@ package struct HTTP1ConnectionStateMachine: Sendable {
         switch state {
         case .active(var exchange):
             exchange.requestSent = true
+            if exchange.hasBody, !exchange.responseStarted {
+                // The server's think time starts when it has the whole request.
+                let (sum, overflow) = exchange.lastWrite.addingReportingOverflow(exchange.deadlines.firstByteLimit)
+                exchange.deadlines.firstByte = overflow ? .max : sum
+            }
             return finishIfDone(exchange)
         case .closed:
             // A write completing after the exchange failed.
             return .none
         case .connecting, .idle:
             preconditionFailure("request bytes written with no exchange (state \(state))")
+        }
+    }
+
+    /// Body bytes left at `now` (an upload in progress is not silence).
+    package mutating func bodyBytesWritten(now: UInt64) {
+        switch state {
+        case .active(var exchange):
+            exchange.lastWrite = now
+            state = .active(exchange)
+        case .closed:
+            break
+        case .connecting, .idle:
+            preconditionFailure("body bytes written with no exchange (state \(state))")
+        }
+    }
+
+    /// An interim response arrived (RFC 9110 section 15.2). A 100 releases a held body.
+    package mutating func informationalReceived(status: Int) -> Action {
+        switch state {
+        case .active(var exchange):
+            guard exchange.awaitingContinue, status == 100 else { return .none }
+            exchange.awaitingContinue = false
+            state = .active(exchange)
+            return .sendBody
+        case .connecting, .idle, .closed:
+            preconditionFailure("an interim response with no exchange (state \(state))")
+        }
+    }
+
+    /// The final response head arrived while the body was still to be sent (held for a 100, or
+    /// part-way through): the server decided without it (a 413, a 401, a redirect). The rest is
+    /// not sent; the response is delivered; the connection closes after it, since the server may
+    /// still be reading what part of a body it got (RFC 9110 section 10.1.1).
+    package mutating func finalHeadBeforeBodySent() -> Action {
+        switch state {
+        case .active(var exchange):
+            guard exchange.hasBody, !exchange.requestSent else { return .none }
+            exchange.awaitingContinue = false
+            exchange.keepAlive = false
+            state = .active(exchange)
+            return .stopSendingBody
+        case .connecting, .idle, .closed:
+            preconditionFailure("a response head with no exchange (state \(state))")
+        }
+    }
+
+    /// The consumer stopped reading (`paused`), or resumed at `now`.
+    package mutating func readingPaused(_ paused: Bool, now: UInt64) {
+        switch state {
+        case .active(var exchange):
+            exchange.readingPaused = paused
+            // Silence is measured from the resumption: the server did nothing wrong meanwhile.
+            if !paused { exchange.lastRead = now }
+            state = .active(exchange)
+        case .idle, .closed:
+            // The exchange already ended (its last bytes came in the read that paused).
+            break
+        case .connecting:
+            preconditionFailure("reading paused while connecting")
         }
     }
 
@@ -337,7 +431,8 @@ package struct HTTP1ConnectionStateMachine: Sendable {
             let (sum, overflow) = idleSince.addingReportingOverflow(poolIdleLimit)
             return overflow ? .max : sum
         case .active(let exchange):
-            return min(exchange.deadlines.total, Self.responseDeadline(exchange))
+            return min(exchange.deadlines.total, Self.responseDeadline(exchange),
+                       exchange.awaitingContinue ? exchange.deadlines.continueDeadline : .max)
         case .closed:
             return .max
         }
@@ -355,14 +450,23 @@ package struct HTTP1ConnectionStateMachine: Sendable {
             guard now >= nextDeadline else { return .none }
             state = .closed
             return .closeIdle
-        case .active(let exchange):
+        case .active(var exchange):
             let error: CourierError
             if now >= exchange.deadlines.total {
                 error = CourierError(.totalTimeout)
             } else if now >= Self.responseDeadline(exchange) {
-                error = exchange.responseStarted
-                    ? CourierError(.idleTimeout, "after \(bodyBytes) body bytes")
-                    : CourierError(.firstByteTimeout)
+                if exchange.responseStarted {
+                    error = CourierError(.idleTimeout, "after \(bodyBytes) body bytes")
+                } else if exchange.hasBody, !exchange.requestSent {
+                    error = CourierError(.idleTimeout, "the server stopped reading the request body")
+                } else {
+                    error = CourierError(.firstByteTimeout)
+                }
+            } else if exchange.awaitingContinue, now >= exchange.deadlines.continueDeadline {
+                // A silent server (many never send 100): send the body anyway.
+                exchange.awaitingContinue = false
+                state = .active(exchange)
+                return .sendBody
             } else {
                 return .none
             }
@@ -373,9 +477,16 @@ package struct HTTP1ConnectionStateMachine: Sendable {
         }
     }
 
-    /// Before the first byte, the first-byte deadline; after it, the last read plus the idle limit.
+    /// Before the first byte, the first-byte deadline (or, while a body goes out, the last write
+    /// plus the idle limit); after it, the last read plus the idle limit; none while the consumer
+    /// has paused reading.
     private static func responseDeadline(_ exchange: Exchange) -> UInt64 {
-        guard exchange.responseStarted else { return exchange.deadlines.firstByte }
+        if exchange.readingPaused { return .max }
+        guard exchange.responseStarted else {
+            guard exchange.hasBody, !exchange.requestSent, !exchange.awaitingContinue else { return exchange.deadlines.firstByte }
+            let (sum, overflow) = exchange.lastWrite.addingReportingOverflow(exchange.deadlines.idleLimit)
+            return overflow ? .max : sum
+        }
         let (sum, overflow) = exchange.lastRead.addingReportingOverflow(exchange.deadlines.idleLimit)
         return overflow ? .max : sum
     }

@@ -13,11 +13,18 @@ package enum RequestEncoder {
         package var contentLength: UInt64?
         /// Add `Accept-Encoding: gzip, deflate` (when decoding and the caller set none).
         package var acceptEncoding = false
+        /// `Transfer-Encoding: chunked` (a body of unknown length) instead of Content-Length.
+        package var chunked = false
+        /// `Expect: 100-continue`.
+        package var expectContinue = false
 
-        package init(host: Bool = true, contentLength: UInt64? = nil, acceptEncoding: Bool = false) {
+        package init(host: Bool = true, contentLength: UInt64? = nil, acceptEncoding: Bool = false,
+                     chunked: Bool = false, expectContinue: Bool = false) {
             self.host = host
             self.contentLength = contentLength
             self.acceptEncoding = acceptEncoding
+            self.chunked = chunked
+            self.expectContinue = expectContinue
         }
     }
 
@@ -62,10 +69,34 @@ package enum RequestEncoder {
         if framing.acceptEncoding {
             buffer.append("Accept-Encoding: gzip, deflate\r\n")
         }
-        if let length = framing.contentLength {
+        if framing.chunked {
+            buffer.append("Transfer-Encoding: chunked\r\n")
+        } else if let length = framing.contentLength {
             buffer.append("Content-Length: ")
             appendDecimal(length, to: &buffer)
             buffer.append("\r\n")
+        }
+        if framing.expectContinue {
+            buffer.append("Expect: 100-continue\r\n")
+        }
+        buffer.append("\r\n")
+    }
+
+    /// The line that opens a chunk of `size` bytes (RFC 9112 section 7.1), preceded by the CRLF
+    /// that closes the previous chunk unless this is the first: "\r\n1f40\r\n". A size of 0
+    /// writes the last chunk and the empty trailer section.
+    package static func encodeChunkLine(size: Int, first: Bool, into buffer: inout RawBuffer) {
+        buffer.clear()
+        if !first { buffer.append("\r\n") }
+        if size == 0 {
+            buffer.append("0\r\n\r\n")
+            return
+        }
+        let digits: [UInt8] = Array("0123456789abcdef".utf8)
+        var shift = (Int.bitWidth - size.leadingZeroBitCount + 3) / 4 * 4 - 4
+        while shift >= 0 {
+            buffer.append(digits[(size >> shift) & 0xf])
+            shift -= 4
         }
         buffer.append("\r\n")
     }

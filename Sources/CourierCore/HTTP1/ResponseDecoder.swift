@@ -8,6 +8,13 @@ package protocol ResponseDecoderDelegate: AnyObject {
     func decoderDidReceiveHead(_ head: consuming ResponseHead, contentLength: UInt64?) -> CourierError?
     /// Body bytes, already de-chunked; valid only during the call. Return an error to stop.
     func decoderDidReceiveBody(_ bytes: UnsafeRawBufferPointer) -> CourierError?
+    /// An interim (1xx) response arrived; its head is not kept. (A 100 releases a body held back
+    /// for `Expect: 100-continue`.)
+    func decoderDidReceiveInformational(status: Int)
+}
+
+extension ResponseDecoderDelegate {
+    package func decoderDidReceiveInformational(status: Int) {}
 }
 
 /// An HTTP/1.1 response parser that copies header bytes once and body bytes never.
@@ -255,6 +262,7 @@ package final class ResponseDecoder {
         }
         if status < 200 {
             parser.pointee.interim = 1
+            delegate?.decoderDidReceiveInformational(status: status)
             return 1
         }
         var layout = h1p_layout()

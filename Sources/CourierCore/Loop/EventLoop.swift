@@ -7,6 +7,8 @@ package enum LoopJob {
     case submit(Transfer)
     /// Cancel a transfer wherever it is.
     case cancel(Transfer)
+    /// The transfer's streaming consumer can take more.
+    case resume(Transfer)
     /// Run a closure on the loop thread (configuration changes, statistics, shutdown).
     case run(() -> Void)
 }

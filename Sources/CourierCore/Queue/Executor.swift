@@ -108,6 +108,12 @@ final class Executor: HTTP1ConnectionDelegate {
         execute(transfer.machine.cancel(error, othersFollow: othersFollow), for: transfer)
     }
 
+    /// A paused consumer can take more.
+    func resume(_ transfer: Transfer) {
+        guard case .running = transfer.machine.state, let connection = transfer.connection else { return }
+        connection.resumeReadingForConsumer()
+    }
+
     /// Cancels every live transfer `predicate` selects.
     func cancelAll(where predicate: (Transfer) -> Bool) {
         for transfer in live.select(predicate) { cancel(transfer, CourierError(.cancelled)) }
@@ -170,6 +176,13 @@ final class Executor: HTTP1ConnectionDelegate {
         case .finishWithGatewayTimeout(let holding):
             guard let exchange = transfer._cacheExchange else { preconditionFailure("a generated answer without a cache exchange") }
             finish(transfer, exchange.answerWithGatewayTimeout(transfer), releasing: holding)
+        case .resumeDownload:
+            transfer.metrics.resumes += 1
+            transfer.resetResponse()
+            acquireConnection(for: transfer, allowIdle: true)
+        case .restartDownload:
+            transfer.resetResponse()
+            acquireConnection(for: transfer, allowIdle: true)
         case .refetchWithoutValidators:
             guard let exchange = transfer._cacheExchange else { preconditionFailure("a refetch without a cache exchange") }
             exchange.removeValidators(from: transfer)
@@ -235,6 +248,11 @@ final class Executor: HTTP1ConnectionDelegate {
         } else {
             transfer.metrics.record(connection.timings)
             transfer.metrics.connectionsOpened += 1
+        }
+        if case .resumable(let download) = transfer._sink {
+            transfer._headers.remove(name: "Range")
+            transfer._headers.remove(name: "If-Range")
+            for (name, value) in download.rangeHeaders() { transfer._headers.add(name: name, value: value) }
         }
         connection.begin(transfer, at: now)
     }
@@ -371,8 +389,13 @@ final class Executor: HTTP1ConnectionDelegate {
             if reusable { close(connection) }
             openConnections(count, key: connection.poolKey)
         }
+        var canResume = false
+        if case .failure = outcome, case .resumable(let download) = transfer._sink {
+            canResume = download.record != nil && download.bytesOnDisk > 0
+        }
         execute(transfer.machine.exchangeEnded(outcome, mayReplay: transfer._options.retryStaleConnection,
-                                               shuttingDown: shuttingDown), for: transfer)
+                                               shuttingDown: shuttingDown, resumeLimit: transfer._options.resumeAttempts,
+                                               canResume: canResume), for: transfer)
     }
 
     // MARK: - Limits and statistics

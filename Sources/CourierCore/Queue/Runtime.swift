@@ -53,6 +53,17 @@ package final class Runtime: @unchecked Sendable {
         post(.cancel(transfer))
     }
 
+    /// Resumes a transfer whose streaming consumer paused it (`BodyVerdict.pause`): held bytes are
+    /// delivered, then reading goes on. From any thread; does nothing for a transfer that is not
+    /// paused or has ended.
+    package func resume(_ transfer: Transfer) {
+        if isOnLoopThread {
+            executor.deferOnLoopThread { [executor] in executor.resume(transfer) }
+        } else {
+            post(.resume(transfer), startingLoop: false)
+        }
+    }
+
     /// Runs `body` on the loop thread.
     package func execute(_ body: @escaping @Sendable () -> Void) {
         post(.run(body))
@@ -245,6 +256,8 @@ package final class Runtime: @unchecked Sendable {
             executor.accept(transfer)
         case .cancel(let transfer):
             executor.cancel(transfer, CourierError(.cancelled))
+        case .resume(let transfer):
+            executor.resume(transfer)
         case .run(let body):
             body()
         }

@@ -26,16 +26,26 @@ package enum Admission {
         transfer.userSetHost = summary.hasHost
         transfer.userSetAcceptEncoding = summary.hasAcceptEncoding
         transfer.requestAsksToClose = summary.asksToClose
+        transfer.userSetExpect = summary.hasExpect
         switch transfer._body {
         case .empty:
             transfer.requestBodyLength = 0
         case .bytes(let bytes):
             transfer.requestBodyLength = UInt64(bytes.count)
         case .file(let path):
-            switch FileBodyReader.size(of: path) {
+            switch FileBodySource.size(of: path) {
             case .success(let size): transfer.requestBodyLength = size
             case .failure(let error): return error
             }
+        case .multipart(let form):
+            switch form.length() {
+            case .success(let size): transfer.requestBodyLength = size
+            case .failure(let error): return error
+            }
+            if !summary.hasContentType { transfer._headers.add(name: "Content-Type", value: form.contentType) }
+        case .stream(let stream):
+            transfer.requestBodyLength = stream.length ?? 0
+            transfer.requestBodyChunked = stream.length == nil
         }
         return nil
     }

@@ -22,6 +22,11 @@ package final class ContentDecoder {
     private var triedRaw = false
     private var ended = false
     package private(set) var decodedBytes: UInt64 = 0
+    /// After a decode that stopped early: how many input bytes it left (the caller keeps them).
+    package private(set) var unconsumedInput = 0
+    /// After a decode that stopped early: zlib may hold output for input it already took, so the
+    /// next decode runs even with no new input.
+    package private(set) var hasPendingOutput = false
 
     /// The coding named by a Content-Encoding value: nil for identity (or no header), an error for
     /// codings Courier cannot decode.
@@ -58,8 +63,23 @@ package final class ContentDecoder {
     /// Decodes a piece of the body, passing each decoded piece to `sink`. Returns the first error
     /// (corrupt data, the size bound, or the sink's own).
     package func decode(_ input: UnsafeRawBufferPointer, into sink: (UnsafeRawBufferPointer) -> CourierError?) -> CourierError? {
+        decode(input, stopping: { false }, into: sink)
+    }
+
+    /// `decode`, returning early when `stopping()` turns true after a piece (a consumer that
+    /// paused): `unconsumedInput` then says how much of `input` is left for the next call.
+    package func decode(_ input: UnsafeRawBufferPointer, stopping: () -> Bool,
+                        into sink: (UnsafeRawBufferPointer) -> CourierError?) -> CourierError? {
         guard initialized else { return CourierError(.corruptEncoding, "zlib could not start") }
-        guard input.count > 0 else { return nil }
+        unconsumedInput = 0
+        let drain = hasPendingOutput
+        hasPendingOutput = false
+        guard input.count > 0 || drain else { return nil }
+        if input.count == 0 {
+            stream.pointee.next_in = nil
+            stream.pointee.avail_in = 0
+            return inflateLoop(input, stopping: stopping, into: sink)
+        }
         if ended {
             // Concatenated gzip members are legal (RFC 1952 section 2.2); anything else after the
             // end of a deflate stream is not.
@@ -69,6 +89,11 @@ package final class ContentDecoder {
         }
         stream.pointee.next_in = UnsafeMutablePointer(mutating: input.bindMemory(to: Bytef.self).baseAddress)
         stream.pointee.avail_in = uInt(input.count)
+        return inflateLoop(input, stopping: stopping, into: sink)
+    }
+
+    private func inflateLoop(_ input: UnsafeRawBufferPointer, stopping: () -> Bool,
+                             into sink: (UnsafeRawBufferPointer) -> CourierError?) -> CourierError? {
         while stream.pointee.avail_in > 0 || !ended {
             let produced: Int
             let status: Int32 = output.withUnsafeMutableBufferPointer { out in
@@ -87,7 +112,7 @@ package final class ContentDecoder {
                 inflateEnd(stream)
                 initialized = start(windowBits: -15)
                 guard initialized else { return CourierError(.corruptEncoding, "zlib could not restart") }
-                return decode(input, into: sink)
+                return decode(input, stopping: stopping, into: sink)
             default:
                 let reason = stream.pointee.msg.map { String(cString: $0) } ?? "zlib error \(status)"
                 return CourierError(.corruptEncoding, reason)
@@ -100,6 +125,13 @@ package final class ContentDecoder {
                 }
                 let error = output.withUnsafeBytes { sink(UnsafeRawBufferPointer(rebasing: $0[0..<produced])) }
                 if let error { return error }
+                if stopping() {
+                    unconsumedInput = Int(stream.pointee.avail_in)
+                    // A full output buffer may mean more output is waiting inside zlib.
+                    hasPendingOutput = produced == output.count && status != Z_STREAM_END
+                    if status == Z_STREAM_END { ended = true }
+                    return nil
+                }
             }
             if status == Z_STREAM_END {
                 ended = true

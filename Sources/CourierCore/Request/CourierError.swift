@@ -77,6 +77,8 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The event loop could not start (no file descriptor or thread could be had); the
         /// request was not sent, and the next one tries again.
         public static let loopUnavailable = Code(27)
+        /// A download could not be resumed: the server does not honour the byte range asked for.
+        public static let rangeError = Code(28)
 
         // Details. Append only within each family.
         /// Time spent waiting in the shared queue exceeded `Timeouts.queue`.
@@ -127,6 +129,8 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let fileRead = Code(20, 1)
         /// Writing the response to a file failed.
         public static let fileWrite = Code(20, 2)
+        /// The request body's producer (a stream, a read callback) failed or aborted.
+        public static let bodySource = Code(20, 3)
 
         /// The handshake failed (no common protocol or cipher, alert from the peer).
         public static let tlsHandshake = Code(22, 1)
@@ -289,6 +293,8 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
             (.notFound, "COURIER_E_NOT_FOUND", "not found"),
             (.noMemory, "COURIER_E_NO_MEMORY", "out of memory"),
             (.loopUnavailable, "COURIER_E_LOOP_UNAVAILABLE", "the event loop could not start"),
+            (.rangeError, "COURIER_E_RANGE", "the server did not honour the byte range"),
+            (.bodySource, "COURIER_E_BODY_SOURCE", "the request body producer failed"),
     ]
 
     private static let summaries: [Int32: String] = {

@@ -317,6 +317,9 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
         package var hasFraming = false
         /// `Connection: close`.
         package var asksToClose = false
+        package var hasContentType = false
+        /// The caller's own `Expect`: Courier adds none and holds no body back.
+        package var hasExpect = false
     }
 
     /// Computes and keeps the sending summary; copies of this value share it until changed.
@@ -335,6 +338,10 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
             switch Int(f.nameEnd - f.nameStart) {
             case 4 where Self.nameMatches(storage, f, "Host"):
                 summary.hasHost = true
+            case 6 where Self.nameMatches(storage, f, "Expect"):
+                summary.hasExpect = true
+            case 12 where Self.nameMatches(storage, f, "Content-Type"):
+                summary.hasContentType = true
             case 10 where Self.nameMatches(storage, f, "Connection"):
                 let value = String(decoding: storage[Int(f.valueStart)..<Int(f.valueEnd)], as: UTF8.self).lowercased()
                 if value.contains("close") { summary.asksToClose = true }

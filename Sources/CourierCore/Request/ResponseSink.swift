@@ -8,9 +8,129 @@ package enum ResponseSink {
     case discard
     /// Written to a file as it arrives.
     case file(FileSink)
-    /// Handed to a closure piece by piece, on the loop thread; returning false stops the transfer
-    /// with `.cancelled`. The bytes are only valid during the call.
-    case stream((UnsafeRawBufferPointer) -> Bool)
+    /// Handed to a consumer piece by piece, on the loop thread (see `StreamSink`).
+    case stream(StreamSink)
+    /// Several destinations at once, paced by the slowest (see `FanOutSink`).
+    case fanOut(FanOutSink)
+    /// A file chosen from the final response head (AFNetworking's destination block): the
+    /// closure returns the path, or nil to keep the body in memory. Replaced by `.file` once
+    /// decided.
+    case destination(@Sendable (ResponseHead) -> String?)
+    /// A download that continues where an earlier one stopped (see `ResumableDownload`).
+    case resumable(ResumableDownload)
+
+    /// Settles the files of a finished transfer: staged downloads moved into place on success,
+    /// removed otherwise; a resumable download kept for a later attempt when it failed. nil, or
+    /// why moving into place failed (the transfer then fails too).
+    package func finish(succeeded: Bool) -> CourierError? {
+        switch self {
+        case .memory, .discard, .stream, .destination:
+            return nil
+        case .file(let file):
+            return file.finish(succeeded: succeeded)
+        case .fanOut(let fan):
+            return fan.finish(succeeded: succeeded)
+        case .resumable(let download):
+            return download.finish(succeeded: succeeded)
+        }
+    }
+
+    /// Whether body bytes would go somewhere other than memory (no coalescing, tee for the cache).
+    package var isStreaming: Bool {
+        switch self {
+        case .memory, .discard: return false
+        case .file, .stream, .fanOut, .destination, .resumable: return true
+        }
+    }
+}
+
+/// What a streaming consumer says after taking a piece of the body.
+package enum BodyVerdict: Equatable {
+    /// Keep going.
+    case proceed
+    /// Taken, but send no more until the transfer is resumed (`Runtime.resume`): reading stops,
+    /// so TCP flow control slows the server instead of memory filling up.
+    case pause
+    /// Stop the transfer (it ends as `.cancelled`).
+    case stop
+}
+
+/// A consumer of body pieces on the loop thread; the bytes are valid only during the call.
+///
+/// `redeliver` serves consumers with curl's pause contract (the C ABI's write callback may refuse a
+/// piece and get it again on resume): the front end keeps the refused piece and answers `.pause`;
+/// on resume the transfer calls `redeliver` first, which offers it again and says whether the
+/// consumer took it.
+package final class StreamSink {
+    let deliver: (UnsafeRawBufferPointer) -> BodyVerdict
+    let redeliver: (() -> BodyVerdict)?
+
+    package init(redeliver: (() -> BodyVerdict)? = nil, _ deliver: @escaping (UnsafeRawBufferPointer) -> BodyVerdict) {
+        self.deliver = deliver
+        self.redeliver = redeliver
+    }
+}
+
+/// Several destinations for one body (MKNetworkKit's download streams): files and consumers, each
+/// given every piece in order. A consumer that pauses pauses the transfer, so the slowest sets
+/// the pace and nothing is buffered for it beyond what the others took too.
+package final class FanOutSink {
+    package enum Target {
+        case file(FileSink)
+        case stream(StreamSink)
+    }
+    package let targets: [Target]
+
+    package init(_ targets: [Target]) { self.targets = targets }
+
+    func deliver(_ bytes: UnsafeRawBufferPointer) -> Result<BodyVerdict, CourierError> {
+        var verdict = BodyVerdict.proceed
+        for target in targets {
+            switch target {
+            case .file(let file):
+                if let error = file.write(bytes) { return .failure(error) }
+            case .stream(let sink):
+                switch sink.deliver(bytes) {
+                case .proceed: break
+                case .pause: verdict = .pause
+                case .stop: return .success(.stop)
+                }
+            }
+        }
+        return .success(verdict)
+    }
+
+    /// Offers each consumer what it refused before (see `StreamSink.redeliver`).
+    func redeliver() -> BodyVerdict {
+        var verdict = BodyVerdict.proceed
+        for case .stream(let sink) in targets {
+            switch sink.redeliver?() ?? .proceed {
+            case .proceed: break
+            case .pause: verdict = .pause
+            case .stop: return .stop
+            }
+        }
+        return verdict
+    }
+
+    func finish(succeeded: Bool) -> CourierError? {
+        var failure: CourierError?
+        for case .file(let file) in targets {
+            if let error = file.finish(succeeded: succeeded && failure == nil) { failure = failure ?? error }
+        }
+        return failure
+    }
+
+    func rewind() -> CourierError? {
+        for case .file(let file) in targets {
+            if let error = file.rewind() { return error }
+        }
+        return nil
+    }
+
+    func close() {
+        for case .file(let file) in targets { file.close() }
+    }
 }
 
 /// An open file a body is written to.

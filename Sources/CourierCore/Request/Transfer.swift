@@ -89,9 +89,16 @@ package final class Transfer: @unchecked Sendable {
     @exclusivity(unchecked) var userSetHost = false
     @exclusivity(unchecked) var userSetAcceptEncoding = false
     @exclusivity(unchecked) var requestAsksToClose = false
+    @exclusivity(unchecked) var userSetExpect = false
+    /// The body's length is unknown: it goes out chunked.
+    @exclusivity(unchecked) var requestBodyChunked = false
     /// The response's body is not the result (a redirect to follow, a 304, or an error a stored
     /// response stands in for): it is read and dropped.
     @exclusivity(unchecked) var discardsBody = false
+    /// The streaming consumer paused: reading stopped, and body bytes that were already read wait
+    /// in `heldBody` (encoded) for `Runtime.resume`.
+    @exclusivity(unchecked) var pausedByConsumer = false
+    @exclusivity(unchecked) var heldBody: [UInt8] = []
     /// Coalescing (`Flights`): a leader's signature while registered (0: not), the transfers
     /// following it, and a follower's leader.
     @exclusivity(unchecked) var flightSignature = 0
@@ -187,7 +194,12 @@ package final class Transfer: @unchecked Sendable {
         self.error = error
         // A response that completed in a read already carries that read's clock reading.
         if error != nil || metrics.completedAt == 0 { metrics.completedAt = monotonicNanos() }
-        if case .file(let file) = _sink { file.close() }
+        switch _sink {
+        case .file(let file): file.close()
+        case .fanOut(let fan): fan.close()
+        case .memory, .discard, .stream, .destination, .resumable: break
+        }
+        heldBody = []
         // The request body is not needed any more; a response that outlives the transfer should
         // not keep an upload in memory.
         _body = .empty
@@ -208,6 +220,9 @@ package final class Transfer: @unchecked Sendable {
         contentDecoder = nil
         requestBodyBytesSent = 0
         discardsBody = false
+        pausedByConsumer = false
+        heldBody = []
+        if case .resumable(let download) = _sink { download.prepareExchange() }
         metrics.firstByte = 0
         metrics.bodyBytesReceived = 0
         metrics.bodyBytesDecoded = 0
@@ -244,6 +259,35 @@ package final class Transfer: @unchecked Sendable {
             _head = consume head
             return nil
         }
+        switch _sink {
+        case .destination(let choose):
+            switch Self.destinationSink(choose(head)) {
+            case .success(let sink): _sink = sink
+            case .failure(let error): return error
+            }
+        case .resumable(let download):
+            switch download.headArrived(status: headStatus, headers: head.headers, url: url.description) {
+            case .failure(let error):
+                return error
+            case .success(.write), .success(.ignore):
+                break
+            case .success(.complete):
+                // Already whole: this response (a 416) has nothing to add; it counts as a 200.
+                discardsBody = true
+                _head = consume head
+                status = 200
+                expectedBodyLength = download.offset
+                return nil
+            case .success(.restart):
+                download.discardPartial()
+                machine.restartChosen()
+                discardsBody = true
+                _head = consume head
+                return nil
+            }
+        case .memory, .discard, .file, .stream, .fanOut:
+            break
+        }
         let contentEncoding = _options.decompress ? head.headers["Content-Encoding"] : nil
         // The last use: moved into the transfer, not copied.
         _head = consume head
@@ -267,16 +311,27 @@ package final class Transfer: @unchecked Sendable {
         return nil
     }
 
+    /// The sink for a destination the caller chose from the head: a staged file, or memory.
+    private static func destinationSink(_ path: String?) -> Result<ResponseSink, CourierError> {
+        guard let path else { return .success(.memory) }
+        do {
+            return .success(.file(try FileSink(download: path)))
+        } catch {
+            return .failure(error)
+        }
+    }
+
     /// Body bytes as received (still encoded).
     func receiveBody(_ bytes: UnsafeRawBufferPointer, nowMillis: UInt64) -> CourierError? {
         metrics.bodyBytesReceived &+= UInt64(bytes.count)
         if discardsBody { return nil }
-        let error: CourierError?
-        if let decoder = contentDecoder {
-            error = decoder.decode(bytes) { self.deliver($0) }
-        } else {
-            error = deliver(bytes)
+        if pausedByConsumer {
+            // The rest of a read that came after the consumer paused: kept, still encoded (at
+            // most one socket read), and delivered on resume.
+            heldBody.append(contentsOf: bytes.bindMemory(to: UInt8.self))
+            return nil
         }
+        let error = process(bytes)
         if error == nil, reportsProgress, nowMillis &- lastProgressMillis >= progressIntervalMillis {
             lastProgressMillis = nowMillis
             delegate?.transferDidProgress(self)
@@ -284,20 +339,98 @@ package final class Transfer: @unchecked Sendable {
         return error
     }
 
-    private func deliver(_ bytes: UnsafeRawBufferPointer) -> CourierError? {
+    /// Decodes and delivers encoded body bytes until they are used up or the consumer pauses;
+    /// what a pause leaves is held.
+    private func process(_ bytes: UnsafeRawBufferPointer) -> CourierError? {
+        if let decoder = contentDecoder {
+            var paused = false
+            let error = decoder.decode(bytes, stopping: { paused }) { piece in
+                switch self.deliver(piece) {
+                case .success(.proceed): return nil
+                case .success(.pause): paused = true; return nil
+                case .success(.stop): return CourierError(.cancelled, "the body handler stopped the transfer")
+                case .failure(let error): return error
+                }
+            }
+            if let error { return error }
+            if paused {
+                heldBody.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[(bytes.count - decoder.unconsumedInput)...]).bindMemory(to: UInt8.self))
+                pause()
+            }
+            return nil
+        }
+        switch deliver(bytes) {
+        case .success(.proceed): return nil
+        case .success(.pause): pause(); return nil
+        case .success(.stop): return CourierError(.cancelled, "the body handler stopped the transfer")
+        case .failure(let error): return error
+        }
+    }
+
+    private func pause() {
+        guard !pausedByConsumer else { return }
+        pausedByConsumer = true
+        connection?.pauseReadingForConsumer()
+    }
+
+    /// Whether body bytes wait for a paused consumer (then the response's end waits too).
+    var isHoldingBody: Bool {
+        pausedByConsumer && (!heldBody.isEmpty || (contentDecoder?.hasPendingOutput ?? false) || hasRefusedPiece)
+    }
+
+    /// Whether the consumer still has a piece it refused (curl's pause contract, kept by the front end).
+    private var hasRefusedPiece: Bool {
+        switch _sink {
+        case .stream(let sink): return sink.redeliver != nil
+        case .fanOut: return true
+        default: return false
+        }
+    }
+
+    /// On resume: offers the consumer what it refused, then what was held, until it pauses
+    /// again or all is delivered. Returns the consumer's or the decoder's error.
+    func deliverHeldBody() -> CourierError? {
+        guard pausedByConsumer else { return nil }
+        let offered: BodyVerdict
+        switch _sink {
+        case .stream(let sink): offered = sink.redeliver?() ?? .proceed
+        case .fanOut(let fan): offered = fan.redeliver()
+        default: offered = .proceed
+        }
+        switch offered {
+        case .proceed: break
+        case .pause: return nil
+        case .stop: return CourierError(.cancelled, "the body handler stopped the transfer")
+        }
+        pausedByConsumer = false
+        guard !heldBody.isEmpty || (contentDecoder?.hasPendingOutput ?? false) else { return nil }
+        let held = heldBody
+        heldBody = []
+        return held.withUnsafeBytes { process($0) }
+    }
+
+    private func deliver(_ bytes: UnsafeRawBufferPointer) -> Result<BodyVerdict, CourierError> {
         metrics.bodyBytesDecoded &+= UInt64(bytes.count)
         switch _sink {
         case .memory:
             responseBody.append(contentsOf: bytes.bindMemory(to: UInt8.self))
-            return nil
+            return .success(.proceed)
         case .discard:
-            return nil
+            return .success(.proceed)
         case .file(let file):
             _cacheExchange?.collect(bytes)
-            return file.write(bytes)
-        case .stream(let handler):
+            return file.write(bytes).map { .failure($0) } ?? .success(.proceed)
+        case .stream(let sink):
             _cacheExchange?.collect(bytes)
-            return handler(bytes) ? nil : CourierError(.cancelled, "the body handler stopped the transfer")
+            return .success(sink.deliver(bytes))
+        case .fanOut(let fan):
+            _cacheExchange?.collect(bytes)
+            return fan.deliver(bytes)
+        case .resumable(let download):
+            return download.write(bytes).map { .failure($0) } ?? .success(.proceed)
+        case .destination:
+            // Resolved when the head arrived; a body without a final head cannot happen.
+            return .success(.proceed)
         }
     }
 

@@ -39,6 +39,8 @@ public struct TransferMetrics: Sendable, Hashable {
     public var redirects = 0
     /// Replays after a stale keep-alive connection.
     public var staleRetries = 0
+    /// Continuations of a resumable download after a break (with `Range`).
+    public var resumes = 0
     /// The response was another, identical request's (coalescing): this one sent nothing.
     public var coalesced = false
     /// Request bytes written (head and body), over all exchanges.

@@ -52,6 +52,26 @@ public struct RedirectPolicy: Sendable, Hashable {
     public static let none = RedirectPolicy(follow: false)
 }
 
+/// When a request body waits for `100 Continue` (RFC 9110 section 10.1.1): the server may then
+/// refuse it (413, 401, a redirect) before a byte of it is sent.
+public enum ExpectContinue: Sendable, Hashable {
+    /// For bodies of at least 1 MiB and bodies of unknown length (curl's rule).
+    case automatic
+    /// For every request with a body.
+    case always
+    /// Never: the body follows the head at once.
+    case never
+
+    /// Whether a body of `length` bytes (nil: unknown) waits.
+    package func applies(toLength length: UInt64?) -> Bool {
+        switch self {
+        case .automatic: return length.map { $0 >= 1 << 20 } ?? true
+        case .always: return length.map { $0 > 0 } ?? true
+        case .never: return false
+        }
+    }
+}
+
 /// When identical GET and HEAD requests in flight share one network request (coalescing).
 public enum Coalescing: Sendable, Hashable {
     /// When the request's engine has a cache (the default): identical requests to a cached
@@ -83,6 +103,11 @@ public struct TransferOptions: Sendable, Hashable {
         var cachePolicy = CachePolicy.useProtocol
         var coalescing = Coalescing.withCache
         var cache: CacheReference?
+        var expectContinue = ExpectContinue.automatic
+        var continueTimeout: Nanoseconds = .seconds(1)
+        var resumeAttempts = 0
+        var receiveRateLimit: UInt64 = 0
+        var sendRateLimit: UInt64 = 0
     }
 
     /// A cache held in the options, equal by identity (two options are equal when they use the
@@ -177,6 +202,35 @@ public struct TransferOptions: Sendable, Hashable {
     package var cache: ResponseCache? {
         get { box.values.cache?.cache }
         set { unique().values.cache = newValue.map(CacheReference.init) }
+    }
+
+    /// When a body waits for the server's `100 Continue` before it is sent.
+    public var expectContinue: ExpectContinue {
+        get { box.values.expectContinue }
+        set { unique().values.expectContinue = newValue }
+    }
+    /// How long a body held for `100 Continue` waits before it is sent anyway (many servers
+    /// never send one). curl waits 1 s too.
+    public var continueTimeout: Nanoseconds {
+        get { box.values.continueTimeout }
+        set { unique().values.continueTimeout = newValue }
+    }
+    /// How many times a resumable download (`ResponseSink.resumable`) that breaks mid-body
+    /// (a reset, a cut, a silence) continues from where it stopped, with `Range`, before failing.
+    public var resumeAttempts: Int {
+        get { box.values.resumeAttempts }
+        set { unique().values.resumeAttempts = max(0, newValue) }
+    }
+    /// Most response body bytes per second (curl's `--limit-rate`); 0 for no limit. Enforced by
+    /// pausing reads, so the server is slowed by TCP flow control, not buffered for.
+    public var receiveRateLimit: UInt64 {
+        get { box.values.receiveRateLimit }
+        set { unique().values.receiveRateLimit = newValue }
+    }
+    /// Most request body bytes per second; 0 for no limit.
+    public var sendRateLimit: UInt64 {
+        get { box.values.sendRateLimit }
+        set { unique().values.sendRateLimit = newValue }
     }
 
     /// The defaults.

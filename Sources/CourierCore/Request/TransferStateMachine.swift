@@ -79,6 +79,12 @@ package struct TransferStateMachine: Sendable {
         /// The origin's 304 is about another response than the one validated: forget it and ask
         /// again without preconditions.
         case refetchWithoutValidators
+        /// A resumable download broke mid-body: forget the response and continue from what is on
+        /// disk, with `Range` (an idle connection may serve).
+        case resumeDownload
+        /// A resumable download's partial file cannot be continued (the server sent another
+        /// range, or a 416 for a length it does not have): ask again for the whole resource.
+        case restartDownload
     }
 
     /// The transfer's part in a cache's work.
@@ -119,6 +125,13 @@ package struct TransferStateMachine: Sendable {
     package private(set) var servesStored: CachePhase?
     /// Decided when the final head arrived: a 304 for another response; ask again.
     private var refetchPending = false
+    /// Decided when the final head arrived: the download starts over without a range.
+    private var restartPending = false
+    /// Continuations of a resumable download used so far (`resumeDownload`).
+    package private(set) var resumesUsed = 0
+    /// Restarts from zero used so far: one is enough (a second would mean a server that keeps
+    /// answering ranges it was not asked for).
+    private var restarted = false
 
     package init() {}
 
@@ -251,6 +264,17 @@ package struct TransferStateMachine: Sendable {
         }
     }
 
+    /// The resumable download's partial file cannot be continued with this response: once the
+    /// exchange ends (its body dropped), the whole resource is asked for again.
+    package mutating func restartChosen() {
+        switch state {
+        case .running:
+            restartPending = true
+        case .created, .queued, .waitingForConnection, .finished, .joined:
+            preconditionFailure("a download restart outside an exchange (state \(state))")
+        }
+    }
+
     /// The final (not a followed redirect's) head arrived with `status`; `updateSelectsStored`
     /// says whether, as a 304, it is about the stored response being validated (section 4.3.4).
     package mutating func finalHeadArrived(status: Int, updateSelectsStored: Bool) -> HeadVerdict {
@@ -276,12 +300,25 @@ package struct TransferStateMachine: Sendable {
     }
 
     /// The exchange ended. `mayReplay` is the request's permission to be replayed on a stale
-    /// connection; while `shuttingDown` nothing is followed or replayed.
-    package mutating func exchangeEnded(_ outcome: ExchangeOutcome, mayReplay: Bool, shuttingDown: Bool) -> Action {
+    /// connection; while `shuttingDown` nothing is followed or replayed. `resumeLimit` is how many
+    /// times a resumable download may continue after a break; `canResume` says whether this one
+    /// has something to continue from (a validator and bytes on disk).
+    package mutating func exchangeEnded(_ outcome: ExchangeOutcome, mayReplay: Bool, shuttingDown: Bool,
+                                        resumeLimit: Int = 0, canResume: Bool = false) -> Action {
         switch state {
         case .running:
             let goOn = !cancelRequested && !shuttingDown
             switch outcome {
+            case .success where restartPending:
+                restartPending = false
+                guard goOn, !restarted else {
+                    state = .finished
+                    return .finish(CourierError(goOn ? .rangeError : (shuttingDown ? .shutdown : .cancelled),
+                                                goOn ? "the server keeps answering another range than the one asked for" : nil), releasing: .slot)
+                }
+                restarted = true
+                state = .waitingForConnection
+                return .restartDownload
             case .success:
                 if followsRedirect, goOn, let hop = redirect {
                     redirect = nil
@@ -312,6 +349,14 @@ package struct TransferStateMachine: Sendable {
                     refetchPending = false
                     state = .waitingForConnection
                     return .replayOnFreshConnection
+                }
+                if canResume, goOn, resumesUsed < resumeLimit, error.isOriginFailure {
+                    resumesUsed += 1
+                    redirect = nil
+                    followsRedirect = false
+                    restartPending = false
+                    state = .waitingForConnection
+                    return .resumeDownload
                 }
                 state = .finished
                 return failed(error, releasing: .slot)

@@ -37,6 +37,11 @@ package final class TLSStream: ByteStream, ByteStreamDelegate {
 
     package var hasPendingWrites: Bool { tcp.hasPendingWrites }
 
+    // Every record of a read is decrypted and delivered before the read returns, so OpenSSL holds
+    // no plaintext while the socket is paused.
+    package func pauseReading() { tcp.pauseReading() }
+    package func resumeReading() { tcp.resumeReading() }
+
     package var timings: ConnectTimings {
         var merged = tcp.timings
         merged.tlsEnd = tlsTimings.tlsEnd

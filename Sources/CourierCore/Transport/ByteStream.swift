@@ -24,6 +24,12 @@ package protocol ByteStream: AnyObject {
     var hasPendingWrites: Bool { get }
     /// What connecting took and found.
     var timings: ConnectTimings { get }
+    /// Stops reading from the socket (a consumer that cannot keep up): the kernel's receive
+    /// window fills and the server is slowed, instead of Courier buffering without bound. Bytes
+    /// of a read already in progress are still delivered. Idempotent.
+    func pauseReading()
+    /// Reads again after `pauseReading`. Idempotent.
+    func resumeReading()
     /// Closes the stream (TLS says close_notify first, best effort). Idempotent.
     func close()
 }

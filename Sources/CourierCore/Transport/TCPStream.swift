@@ -28,6 +28,7 @@ package final class TCPStream: ByteStream {
     @exclusivity(unchecked) private var addressIndex = 0
     @exclusivity(unchecked) private var lastConnectError: Int32 = 0
     @exclusivity(unchecked) private var writesInFlight = 0
+    @exclusivity(unchecked) private var readingPaused = false
     @exclusivity(unchecked) package private(set) var timings = ConnectTimings()
 
     /// A stream to `host:port`, resolved with `resolver` when it is not an IP literal.
@@ -148,6 +149,21 @@ package final class TCPStream: ByteStream {
         }
         connected = true
         delegate?.streamDidOpen()
+    }
+
+    package func pauseReading() {
+        guard !readingPaused, !closed, connected, let tcp = handle else { return }
+        readingPaused = true
+        uv_read_stop(UnsafeMutablePointer<uv_stream_t>(OpaquePointer(tcp)))
+    }
+
+    package func resumeReading() {
+        guard readingPaused, !closed, connected, let tcp = handle else { return }
+        readingPaused = false
+        let status = uv_read_start(UnsafeMutablePointer<uv_stream_t>(OpaquePointer(tcp)), Self.onAlloc, Self.onRead)
+        if status != 0 {
+            delegate?.streamDidEnd(.failed(CourierError(.connectionReset, "read start: \(String(cString: uv_err_name(status)))")))
+        }
     }
 
     private func failOpen(_ error: CourierError) {

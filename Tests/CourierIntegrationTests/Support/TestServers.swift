@@ -23,6 +23,8 @@ final class TestServers: @unchecked Sendable {
     /// The scripted TLS server (close_notify, truncation) and a port that answers TLS with plaintext.
     let scriptedTLSPort: Int
     let notTLSPort: Int
+    /// Streamed uploads and generated downloads with Range (Tests/Servers/stream_server.py).
+    let streamPort: Int
 
     /// https://localhost on the server with a valid chain.
     var https: String { "https://localhost:\(tlsPorts["valid"]!)" }
@@ -35,6 +37,7 @@ final class TestServers: @unchecked Sendable {
 
     var nginx: String { "http://127.0.0.1:\(nginxPort)" }
     var scripted: String { "http://127.0.0.1:\(scriptedPort)" }
+    var stream: String { "http://127.0.0.1:\(streamPort)" }
     /// The scripted server under another name: a different origin (and scheduler host) on the same
     /// process, for cross-origin redirects and per-host limits.
     var scriptedOtherOrigin: String { "http://localhost:\(scriptedPort)" }
@@ -50,6 +53,7 @@ final class TestServers: @unchecked Sendable {
         (scriptedPort, blackholePort) = Self.startScripted(&processes)
         (scriptedTLSPort, notTLSPort) = Self.startScriptedTLS(certs: certs, processes: &processes)
         (nginxPort, tlsPorts) = Self.startNginx(root: root, certs: certs, processes: &processes)
+        (streamPort, _) = Self.startScript(["python3", Self.packageRoot + "/Tests/Servers/stream_server.py"], &processes)
         let children = processes
         let directory = root
         TestServers.atExit = {

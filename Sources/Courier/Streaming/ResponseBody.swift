@@ -1,0 +1,155 @@
+import CourierCore
+
+/// A response whose body arrives as a stream (`Engine.stream`): the head first, then the body as
+/// an `AsyncSequence` read at the consumer's pace.
+///
+/// ```swift
+/// let response = try await api.stream(api.operation(path: "/big.iso"))
+/// print(response.status, response.headers["Content-Length"] ?? "?")
+/// for try await chunk in response.body { try file.write(chunk) }
+/// ```
+public struct StreamedResponse: Sendable {
+    /// The final response head (after redirects).
+    public let head: ResponseHead
+    /// The body, piece by piece; iterate it once.
+    public let body: ResponseBody
+    private let operation: Operation
+
+    init(head: ResponseHead, body: ResponseBody, operation: Operation) {
+        self.head = head
+        self.body = body
+        self.operation = operation
+    }
+
+    /// The status code.
+    public var status: Int { head.status }
+    /// The header fields.
+    public var headers: HTTPHeaders { head.headers }
+
+    /// The finished response (metrics, trailers) once the body has been read; throws what the
+    /// operation's error handlers get (an unaccepted status included).
+    public func finished() async throws(CourierError) -> Response {
+        try await Engine.waitFor(operation)
+    }
+}
+
+/// The body of a `StreamedResponse` as byte chunks.
+///
+/// Back-pressure: at most about 1 MiB waits for the consumer; beyond it the socket is no longer
+/// read, so TCP slows the server and memory stays flat however slow the consumer. Reading resumes
+/// once the consumer has taken most of it. Ending the iteration early (or cancelling the reading
+/// task) cancels the operation.
+public struct ResponseBody: AsyncSequence, Sendable {
+    public typealias Element = [UInt8]
+    public typealias Failure = CourierError
+
+    let channel: BodyChannel
+
+    public func makeAsyncIterator() -> Iterator { Iterator(reader: Reader(channel: channel)) }
+
+    public struct Iterator: AsyncIteratorProtocol {
+        fileprivate let reader: Reader
+
+        public mutating func next() async throws(CourierError) -> [UInt8]? {
+            try await next(isolation: nil)
+        }
+
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(CourierError) -> [UInt8]? {
+            let channel = reader.channel
+            let result = await withTaskCancellationHandler {
+                await channel.next()
+            } onCancel: {
+                channel.cancel()
+            }
+            return try result.get()
+        }
+    }
+
+    /// When the last iterator goes away before the body ended, nobody reads: cancel.
+    fileprivate final class Reader: Sendable {
+        let channel: BodyChannel
+        init(channel: BodyChannel) { self.channel = channel }
+        deinit { if !channel.isFinished { channel.cancel() } }
+    }
+}
+
+/// The buffer between the loop thread (which pushes body pieces) and one async reader.
+final class BodyChannel: @unchecked Sendable {
+    /// Above this many buffered bytes the transfer pauses; below `resumeBelow` it resumes.
+    static let pauseAbove = 1 << 20
+    static let resumeBelow = 256 << 10
+
+    private let lock = Lock()
+    private var chunks = Deque<[UInt8]>()
+    private var buffered = 0
+    private var ending: Result<Void, CourierError>?
+    private var waiting: CheckedContinuation<Result<[UInt8]?, CourierError>, Never>?
+    private var paused = false
+    private var transfer: Transfer?
+    weak var operation: Operation?
+
+    /// The transfer to resume (set when it is made).
+    func attach(_ transfer: Transfer) { lock.withLock { self.transfer = transfer } }
+
+    /// The loop's sink: copies the piece and says whether to pause.
+    func push(_ bytes: UnsafeRawBufferPointer) -> BodyVerdict {
+        let piece = Array(bytes.bindMemory(to: UInt8.self))
+        let (resume, verdict) = lock.withLock { () -> (CheckedContinuation<Result<[UInt8]?, CourierError>, Never>?, BodyVerdict) in
+            if let waiting {
+                self.waiting = nil
+                return (waiting, .proceed)
+            }
+            chunks.append(piece)
+            buffered += piece.count
+            if buffered > Self.pauseAbove {
+                paused = true
+                return (nil, .pause)
+            }
+            return (nil, .proceed)
+        }
+        resume?.resume(returning: .success(piece))
+        return verdict
+    }
+
+    /// The body ended (`.success`) or failed.
+    func finish(_ outcome: Result<Void, CourierError>) {
+        let resume = lock.withLock { () -> CheckedContinuation<Result<[UInt8]?, CourierError>, Never>? in
+            guard ending == nil else { return nil }
+            ending = outcome
+            transfer = nil
+            let waiter = waiting
+            waiting = nil
+            return waiter
+        }
+        resume?.resume(returning: outcome.map { nil })
+    }
+
+    var isFinished: Bool { lock.withLock { ending != nil && chunks.isEmpty } }
+
+    func cancel() { operation?.cancel() }
+
+    func next() async -> Result<[UInt8]?, CourierError> {
+        await withCheckedContinuation { continuation in
+            let (ready, resumeTransfer) = lock.withLock { () -> (Result<[UInt8]?, CourierError>?, Transfer?) in
+                if let piece = chunks.popFirst() {
+                    buffered -= piece.count
+                    var resumeTransfer: Transfer?
+                    if paused, buffered < Self.resumeBelow {
+                        paused = false
+                        resumeTransfer = transfer
+                    }
+                    return (.success(piece), resumeTransfer)
+                }
+                if let ending { return (ending.map { nil }, nil) }
+                waiting = continuation
+                if paused {
+                    paused = false
+                    return (nil, transfer)
+                }
+                return (nil, nil)
+            }
+            if let resumeTransfer { Runtime.shared.resume(resumeTransfer) }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+}

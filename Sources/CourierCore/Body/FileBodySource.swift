@@ -1,0 +1,68 @@
+import Glibc
+
+/// Streams a file as (part of) a request body, in pieces of one reusable 128 KiB buffer.
+///
+/// The length is fixed when the request is admitted (it went out as Content-Length or into a
+/// form's length); a file that turns out shorter fails the request instead of sending a body
+/// that contradicts its framing, and bytes beyond the length are not sent.
+package final class FileBodySource: BodySource {
+    package static let pieceSize = 128 * 1024
+    @exclusivity(unchecked) private var fd: Int32
+    private let path: String
+    @exclusivity(unchecked) package private(set) var remaining: UInt64
+    @exclusivity(unchecked) private var buffer: UnsafeMutableRawBufferPointer?
+    package var wake: (() -> Void)?
+
+    private init(fd: Int32, path: String, remaining: UInt64) {
+        self.fd = fd
+        self.path = path
+        self.remaining = remaining
+    }
+
+    deinit { close() }
+
+    /// Opens `path` to send `length` bytes of it.
+    package static func open(path: String, length: UInt64) -> Result<FileBodySource, CourierError> {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return .failure(CourierError(.fileRead, "\(path): \(String(cString: strerror(errno)))")) }
+        return .success(FileBodySource(fd: fd, path: path, remaining: length))
+    }
+
+    /// The size of a regular file, for Content-Length before it is opened for sending.
+    package static func size(of path: String) -> Result<UInt64, CourierError> {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return .failure(CourierError(.fileRead, "\(path): \(String(cString: strerror(errno)))")) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { return .failure(CourierError(.fileRead, "\(path): not a regular file")) }
+        return .success(UInt64(info.st_size))
+    }
+
+    package func read() -> BodyRead {
+        guard remaining > 0 else { return .end }
+        guard fd >= 0 else { return .failed(CourierError(.fileRead, "\(path): closed")) }
+        let memory = buffer ?? {
+            let made = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.pieceSize, alignment: 16)
+            buffer = made
+            return made
+        }()
+        let want = Int(min(remaining, UInt64(Self.pieceSize)))
+        var filled = 0
+        while filled < want {
+            let n = Glibc.read(fd, memory.baseAddress! + filled, want - filled)
+            if n < 0 {
+                if errno == EINTR { continue }
+                return .failed(CourierError(.fileRead, "\(path): \(String(cString: strerror(errno)))"))
+            }
+            if n == 0 { return .failed(CourierError(.fileRead, "\(path): the file shrank while being sent")) }
+            filled += n
+        }
+        remaining -= UInt64(want)
+        return .bytes(UnsafeRawBufferPointer(start: memory.baseAddress, count: want))
+    }
+
+    package func close() {
+        if fd >= 0 { Glibc.close(fd) }
+        fd = -1
+        buffer?.deallocate()
+        buffer = nil
+    }
+}

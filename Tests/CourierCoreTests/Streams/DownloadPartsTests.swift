@@ -1,0 +1,138 @@
+import Glibc
+import Testing
+@testable import CourierCore
+
+/// The pure parts of downloads and uploads: Content-Range, the resume record, multipart layout,
+/// and the decoder that stops for a paused consumer.
+@Suite("Download and upload parts")
+struct DownloadPartsTests {
+    @Test func contentRanges() {
+        #expect(ContentRange("bytes 0-99/100") == ContentRange(first: 0, last: 99, complete: 100))
+        #expect(ContentRange("bytes 5-9/*") == ContentRange(first: 5, last: 9, complete: nil))
+        #expect(ContentRange("bytes */100") == ContentRange(first: nil, last: nil, complete: 100))
+        #expect(ContentRange(" Bytes 1-1/2 ") == ContentRange(first: 1, last: 1, complete: 2))
+        for bad in ["bytes 9-5/10", "bytes 0-10/10", "bytes */*", "bytes -1-5/9", "items 0-1/2", "bytes 0-1", "bytes a-b/c",
+                    "bytes 0-99999999999999999999999/1", ""] {
+            #expect(ContentRange(bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test func resumeRecordsRoundTripAndRejectDamage() {
+        let record = ResumeRecord(validator: .etag("\"abc\""), length: 1234, url: "http://h/x?y=1")
+        let text = record.encoded()
+        #expect(ResumeRecord.decode(text) == record)
+        let dated = ResumeRecord(validator: .lastModified("Tue, 01 Dec 2026 10:00:00 GMT"), length: nil, url: "u")
+        #expect(ResumeRecord.decode(dated.encoded()) == dated)
+        // Every single-byte change is caught (by the line checks or the hash).
+        var bytes = Array(text.utf8)
+        for index in bytes.indices {
+            let original = bytes[index]
+            bytes[index] = original == UInt8(ascii: "x") ? UInt8(ascii: "y") : UInt8(ascii: "x")
+            #expect(ResumeRecord.decode(String(decoding: bytes, as: UTF8.self)) == nil, "byte \(index)")
+            bytes[index] = original
+        }
+        #expect(ResumeRecord.decode(String(text.dropLast())) == nil, "a cut record")
+        #expect(ResumeRecord.decode("") == nil)
+        #expect(ResumeRecord.decode(String(repeating: "a", count: 20_000) + "\n") == nil)
+    }
+
+    @Test func validatorsForResuming() {
+        #expect(ResumeRecord.validator(in: ["ETag": "\"v1\""]) == .etag("\"v1\""))
+        #expect(ResumeRecord.validator(in: ["ETag": "W/\"v1\""]) == nil, "a weak tag cannot be used with If-Range")
+        #expect(ResumeRecord.validator(in: ["ETag": "W/\"v1\"", "Last-Modified": "Tue, 01 Dec 2026 10:00:00 GMT"])
+                    == .lastModified("Tue, 01 Dec 2026 10:00:00 GMT"))
+        #expect(ResumeRecord.validator(in: ["Last-Modified": "yesterday"]) == nil)
+        #expect(ResumeRecord.validator(in: [:]) == nil)
+    }
+
+    @Test func multipartLayoutIsExact() throws {
+        var form = MultipartForm(boundary: "XyZ")
+        form.addField("a\"b", value: "v\r\n1")
+        form.addData([1, 2, 3], forKey: "d", mimeType: "application/x-test", fileName: "f\".bin")
+        let path = FileManager_temporaryFile(contents: Array("file body".utf8))
+        defer { unlink(path) }
+        form.addFile(path, forKey: "up")
+        let expected = "--XyZ\r\nContent-Disposition: form-data; name=\"a%22b\"\r\n\r\nv\r\n1\r\n"
+            + "--XyZ\r\nContent-Disposition: form-data; name=\"d\"; filename=\"f%22.bin\"\r\nContent-Type: application/x-test\r\n\r\n\u{1}\u{2}\u{3}\r\n"
+            + "--XyZ\r\nContent-Disposition: form-data; name=\"up\"; filename=\"\(path.split(separator: "/").last!)\"\r\nContent-Type: text/plain\r\n\r\nfile body\r\n"
+            + "--XyZ--\r\n"
+        let source = MultipartBodySource(form: form, length: UInt64(expected.utf8.count))
+        var sent: [UInt8] = []
+        reading: while true {
+            switch source.read() {
+            case .bytes(let piece): sent += piece
+            case .array(let piece): sent += piece
+            case .end: break reading
+            case .pending, .failed: Issue.record("the form did not read"); break reading
+            }
+        }
+        #expect(String(decoding: sent, as: UTF8.self) == expected)
+        #expect(try form.length().get() == UInt64(expected.utf8.count), "the length is computed without reading the file")
+        #expect(form.contentType == "multipart/form-data; boundary=XyZ")
+    }
+
+    @Test func aFileThatChangedSizeFailsTheForm() {
+        var form = MultipartForm()
+        let path = FileManager_temporaryFile(contents: [1, 2, 3])
+        defer { unlink(path) }
+        form.addFile(path, forKey: "f")
+        let admitted = try! form.length().get()
+        let grown = FileManager_temporaryFile(contents: [1, 2, 3, 4], at: path)
+        _ = grown
+        guard case .failed(let error) = MultipartBodySource(form: form, length: admitted).read() else {
+            Issue.record("a changed file was sent")
+            return
+        }
+        #expect(error.code == .fileRead)
+    }
+
+    @Test func generatedBoundariesAvoidTheContent() {
+        var form = MultipartForm()
+        let first = form.boundary
+        #expect(first.hasPrefix("courier-") && first.utf8.count == 40)
+        form.addData(Array("xx\(first)yy".utf8), forKey: "d")
+        #expect(form.boundary != first, "a boundary found in a part is drawn again")
+        #expect(MultipartForm().boundary != MultipartForm().boundary)
+        #expect(MultipartForm.mimeType(forExtensionOf: "a.JSON") == "application/json")
+        #expect(MultipartForm.mimeType(forExtensionOf: "noext") == "application/octet-stream")
+    }
+
+    @Test func theDecoderStopsForAPausedConsumerAndGoesOn() throws {
+        // 1 MiB of varied text gzipped: it decodes to many 64 KiB pieces from one input.
+        let text = (0..<40_000).map { "line \($0) of the text\n" }.joined()
+        let original = Array(text.utf8)
+        let compressed = compress(original, windowBits: 31)
+        let decoder = ContentDecoder(coding: .gzip, limit: .max)
+        var out: [UInt8] = []
+        var pieces = 0
+        var pending = compressed
+        var rounds = 0
+        while rounds < 10_000 {
+            rounds += 1
+            var stop = false
+            let error = pending.withUnsafeBytes { input in
+                decoder.decode(input, stopping: { stop }) { piece in
+                    out += piece
+                    pieces += 1
+                    stop = pieces % 2 == 0
+                    return nil
+                }
+            }
+            #expect(error == nil)
+            pending = Array(pending.suffix(decoder.unconsumedInput))
+            if pending.isEmpty, !decoder.hasPendingOutput { break }
+        }
+        #expect(out == original)
+        #expect(pieces > 4)
+        #expect(decoder.finish() == nil)
+    }
+}
+
+/// A temporary file with `contents` (at `path` when given), for tests.
+func FileManager_temporaryFile(contents: [UInt8], at path: String? = nil) -> String {
+    let name = path ?? "/tmp/courier-test-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).txt"
+    let fd = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    _ = contents.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    close(fd)
+    return name
+}
