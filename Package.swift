@@ -45,6 +45,8 @@ let package = Package(
         .executableTarget(name: "courier-fuzz", dependencies: ["CourierFuzzing"]),
         // `make bench`'s fixed entry point: N requests, C in flight, one JSON line.
         .executableTarget(name: "courier-bench", dependencies: ["Courier", "CourierCore", "CUV", "CourierCABI", "CourierHeader"]),
+        // `make bench`'s bulk transfers (1 GiB up and down through each API) and the bounded-memory tests.
+        .executableTarget(name: "courier-bulk", dependencies: ["Courier", "CourierCore", "CourierCABI", "CourierHeader"]),
         // `make demo`: the library half of the demonstration.
         .executableTarget(name: "courier-demo", dependencies: ["Courier"]),
 

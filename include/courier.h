@@ -77,6 +77,8 @@ extern "C" {
 #define COURIER_E_NO_MEMORY            26
 #define COURIER_E_LOOP_UNAVAILABLE     27   /* the event loop could not start (no descriptor or
                                                thread left); nothing was sent, the next call retries */
+#define COURIER_E_RANGE                28   /* a download could not be resumed: the server did not
+                                               honour the byte range asked for (curl's 33) */
 
 /* Details, in bits 8 and up of their family. */
 #define COURIER_E_TIMEOUT_QUEUE        (COURIER_E_TIMEOUT | (1 << 8))
@@ -100,6 +102,8 @@ extern "C" {
 #define COURIER_E_DECODED_TOO_LARGE    (COURIER_E_DECODING | (2 << 8))
 #define COURIER_E_FILE_READ            (COURIER_E_FILE | (1 << 8))
 #define COURIER_E_FILE_WRITE           (COURIER_E_FILE | (2 << 8))
+#define COURIER_E_BODY_SOURCE          (COURIER_E_FILE | (3 << 8))   /* a read callback aborted, or
+                                                                    returned a bad count */
 #define COURIER_E_TLS_HANDSHAKE        (COURIER_E_TLS | (1 << 8))
 #define COURIER_E_TLS_UNTRUSTED        (COURIER_E_TLS | (2 << 8))
 #define COURIER_E_TLS_HOST_MISMATCH    (COURIER_E_TLS | (3 << 8))
@@ -130,6 +134,18 @@ extern "C" {
 
 #define COURIER_TLS_1_2             0x0303
 #define COURIER_TLS_1_3             0x0304
+
+/* What a write callback returns to pause (curl's CURL_WRITEFUNC_PAUSE): the bytes offered were
+ * not taken and are offered again, first, after courier_request_resume. */
+#define COURIER_WRITEFUNC_PAUSE     ((size_t)-1)
+/* What a read callback returns to abort the upload (COURIER_E_BODY_SOURCE) or to pause it until
+ * courier_request_resume. */
+#define COURIER_READFUNC_ABORT      (-1)
+#define COURIER_READFUNC_PAUSE      (-2)
+
+#define COURIER_EXPECT_AUTO         0   /* Expect: 100-continue for bodies >= 1 MiB or of unknown size */
+#define COURIER_EXPECT_ALWAYS       1
+#define COURIER_EXPECT_NEVER        2
 
 #define COURIER_PROGRESS_UPLOAD     0
 #define COURIER_PROGRESS_DOWNLOAD   1
@@ -438,6 +454,66 @@ int courier_request_set_coalescing(courier_request *request, int mode);
 
 /* Progress callback (set before sending). `user` is passed back untouched. */
 int courier_request_set_progress(courier_request *request, courier_progress_fn progress, void *user);
+
+/* ---- Streamed bodies ------------------------------------------------------------------------
+ * Callbacks below run on the loop thread, must return quickly and must not block; `user` is
+ * passed back untouched. Set them before sending.
+ */
+
+/* Called with each piece of the response body as it arrives (decoded when decompression is on).
+ * Return `length` when taken, COURIER_WRITEFUNC_PAUSE to stop reading (the piece is offered again
+ * after courier_request_resume; the server is slowed by TCP, nothing is buffered for you), or any
+ * other value to fail the request with COURIER_E_FILE_WRITE. Several callbacks (and an output
+ * file) may be set: each gets every piece, and one that pauses pauses all (the slowest sets the
+ * pace). The body is then not kept in the response. */
+typedef size_t (*courier_write_fn)(const void *data, size_t length, void *user);
+int courier_request_add_write_callback(courier_request *request, courier_write_fn write, void *user);
+
+/* Called once with the final response head (after redirects), before any body byte: `head` is
+ * valid during the call only (status and header accessors work on it; do not free it). */
+typedef void (*courier_head_fn)(courier_request *request, const courier_response *head, void *user);
+int courier_request_set_head_callback(courier_request *request, courier_head_fn head, void *user);
+
+/* The request body from a callback that fills `buffer` (up to `capacity` bytes) and returns the
+ * count, 0 at the end, COURIER_READFUNC_PAUSE to wait for courier_request_resume, or
+ * COURIER_READFUNC_ABORT. `length` is the body's size (the callback is not asked for more; ending
+ * early fails the request), or -1 when unknown (sent chunked). The callback is read once: the
+ * request is not replayed or redirected with its body (307/308). */
+typedef int64_t (*courier_read_fn)(void *buffer, size_t capacity, void *user);
+int courier_request_set_body_callback(courier_request *request, courier_read_fn read, int64_t length, void *user);
+
+/* Resumes a request a write or read callback paused. Thread safety: any thread, also from a
+ * callback; does nothing for a request that is not paused. */
+int courier_request_resume(courier_request *request);
+
+/* A multipart/form-data body (RFC 7578), parts in the order added: a field; bytes (copied; a file
+ * upload when `filename` is given; `mime_type` NULL is application/octet-stream); a file streamed
+ * from disk when sent (its size is taken then; `mime_type` NULL is guessed from the extension,
+ * `filename` NULL is the path's last component). Replaces any other body. */
+int courier_request_add_form_field(courier_request *request, const char *name, const char *value);
+int courier_request_add_form_data(courier_request *request, const char *name, const void *data, size_t length,
+                                  const char *mime_type, const char *filename);
+int courier_request_add_form_file(courier_request *request, const char *name, const char *path,
+                                  const char *mime_type, const char *filename);
+
+/* A resumable download to `path`: the body goes to "<path>.courier-partial", described by
+ * "<path>.courier-resume" (validator and length); a later request for the same resource (from any
+ * process, from any URL) continues it with Range and If-Range; a changed resource starts over. A
+ * break mid-body is continued up to `attempts` times within this request. On success the file
+ * moves to `path`. */
+int courier_request_set_resume_file(courier_request *request, const char *path, int attempts);
+
+/* Chooses the download file from the final response head: return a path (copied at once) or NULL
+ * to keep the body in the response. The file is staged and moved into place on success. */
+typedef const char *(*courier_destination_fn)(courier_request *request, const courier_response *head, void *user);
+int courier_request_set_destination(courier_request *request, courier_destination_fn choose, void *user);
+
+/* When the body waits for "100 Continue": COURIER_EXPECT_AUTO (default), _ALWAYS or _NEVER. */
+int courier_request_set_expect_continue(courier_request *request, int mode);
+
+/* Most body bytes per second received and sent (0: no limit), enforced by pausing reads and
+ * writes. */
+int courier_request_set_rate_limit(courier_request *request, int64_t receive, int64_t send);
 
 /*
  * Sends the request through the shared queue; `done` runs once, on the loop thread, when it ends

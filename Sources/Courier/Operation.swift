@@ -557,8 +557,9 @@ extension Operation: TransferDelegate {
 
     package func transferDidProgress(_ transfer: Transfer) {
         let (uploads, downloads) = lock.withLock { (uploadHandlers, downloadHandlers) }
-        if !uploads.isEmpty, transfer.requestBodyLength > 0 {
-            let progress = TransferProgress(completed: transfer.requestBodyBytesSent, expected: transfer.requestBodyLength)
+        if !uploads.isEmpty, transfer.requestBodyLength > 0 || transfer.isRequestBodyChunked {
+            let progress = TransferProgress(completed: transfer.requestBodyBytesSent,
+                                            expected: transfer.isRequestBodyChunked ? nil : transfer.requestBodyLength)
             callbackQueue.run { uploads.forEach { $0(progress) } }
         }
         if !downloads.isEmpty, transfer.status != 0 {

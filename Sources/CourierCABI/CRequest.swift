@@ -17,6 +17,14 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
     @exclusivity(unchecked) var draft: RequestDraft
     @exclusivity(unchecked) let acceptedStatus: Range<Int>
     @exclusivity(unchecked) var progress: (courier_progress_fn, UnsafeMutableRawPointer?)?
+    /// Write and read callbacks, the head callback (made on first use).
+    @exclusivity(unchecked) private var _streams: CStreamSettings?
+    var streams: CStreamSettings {
+        if let _streams { return _streams }
+        let made = CStreamSettings()
+        _streams = made
+        return made
+    }
     @exclusivity(unchecked) private var errorMessage: OwnedCString?
     /// Where the outcome goes; set by `send` before the transfer is handed over.
     @exclusivity(unchecked) private(set) var delivery = Delivery.none
@@ -84,6 +92,7 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
         case .success(let transfer):
             transfer.reportsProgress = progress != nil
             transfer.delegate = self
+            if _streams?.head != nil { transfer.reportsHead = true }
             lock.lock()
             self.transfer = transfer
             if cancelRequested { transfer.cancelBeforeSubmitting() }
@@ -101,6 +110,23 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
         if code != COURIER_OK { return (nil, code) }
         done.wait()
         return waitResult
+    }
+
+    /// `courier_request_resume`: a paused write callback is offered its piece again and reading
+    /// goes on; a paused read callback is asked again.
+    func resume() {
+        let target = lock.withLock { ended ? nil : transfer }
+        guard let target else { return }
+        Runtime.shared.resume(target)
+        if let reader = _streams?.reader {
+            let boxed = UncheckedSendable(reader)
+            Runtime.shared.execute { boxed.value.resume() }
+        }
+    }
+
+    /// The URL the request goes to (for responses shown before it finished).
+    var currentURL: CourierURL {
+        lock.withLock { transfer?.url } ?? ((try? draft.resolvedURL()) ?? (try! CourierURL(parsing: "http://invalid/")))
     }
 
     func cancel() {
@@ -122,7 +148,13 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
 
     // MARK: TransferDelegate (loop thread)
 
-    func transferDidReceiveHead(_ transfer: Transfer) {}
+    /// The final head, to the head callback (a borrowed response valid during the call), before
+    /// any body byte reaches the write callbacks.
+    func transferDidReceiveHead(_ transfer: Transfer) {
+        guard let (report, user) = _streams?.head, !transfer.machine.followsRedirect, !isFreed else { return }
+        let shown = CResponse(transfer)
+        withExtendedLifetime(shown) { report(borrowedHandle(self), borrowedHandle(shown), user) }
+    }
 
     /// cached-then-fresh: the stored response is delivered first, as a response of its own
     /// (`courier_response_is_preview`), on the loop thread; the job is queued before the transfer
@@ -149,8 +181,8 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
     func transferDidProgress(_ transfer: Transfer) {
         guard let (report, user) = progress, !isFreed else { return }
         let handle = borrowedHandle(self)
-        if transfer.requestBodyLength > 0 {
-            report(handle, 0, transfer.requestBodyBytesSent, Int64(transfer.requestBodyLength), user)
+        if transfer.requestBodyLength > 0 || transfer.isRequestBodyChunked {
+            report(handle, 0, transfer.requestBodyBytesSent, transfer.isRequestBodyChunked ? -1 : Int64(transfer.requestBodyLength), user)
         }
         if transfer.status != 0 {
             report(handle, 1, transfer.metrics.bodyBytesReceived, transfer.expectedBodyLength.map { Int64($0) } ?? -1, user)

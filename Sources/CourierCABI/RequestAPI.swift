@@ -5,13 +5,13 @@ import Glibc
 // courier_request_*.
 
 @inline(__always)
-private func request(_ handle: OpaquePointer?) -> CRequest? {
+func request(_ handle: OpaquePointer?) -> CRequest? {
     object(handle, tag: HandleTag.request, as: CRequest.self)
 }
 
 /// The request behind `handle` if it may still be configured; otherwise the code to return.
 @inline(__always)
-private func configurable(_ handle: OpaquePointer?) -> Result<CRequest, CourierError> {
+func configurable(_ handle: OpaquePointer?) -> Result<CRequest, CourierError> {
     guard let request = request(handle) else { return .failure(CourierError(.misuse, "not a request handle")) }
     guard !request.wasSent else {
         return .failure(CourierError(.misuse, "the request was already sent; settings are frozen"))
@@ -22,7 +22,7 @@ private func configurable(_ handle: OpaquePointer?) -> Result<CRequest, CourierE
 /// Runs a setter on a configurable request: MISUSE for a bad or sent handle, and the setter's
 /// own error (recorded for courier_request_errmsg) otherwise.
 @inline(__always)
-private func configure(_ handle: OpaquePointer?, _ body: (CRequest) throws(CourierError) -> Void) -> Int32 {
+func configure(_ handle: OpaquePointer?, _ body: (CRequest) throws(CourierError) -> Void) -> Int32 {
     switch configurable(handle) {
     case .failure(let error):
         if let request = request(handle) { return request.record(error) }
@@ -37,7 +37,7 @@ private func configure(_ handle: OpaquePointer?, _ body: (CRequest) throws(Couri
     }
 }
 
-private func invalid(_ what: String) -> CourierError { CourierError(.invalidArgument, what) }
+func invalid(_ what: String) -> CourierError { CourierError(.invalidArgument, what) }
 
 @_cdecl("courier_request_create")
 public func courier_request_create(_ engineHandle: OpaquePointer?, _ method: UnsafePointer<CChar>?,

@@ -193,7 +193,7 @@ struct CABITests {
                                           environment: ["COURIER_LIBRARY": Self.library, "COURIER_TEST_NGINX": s.nginx,
                                                         "COURIER_TEST_SCRIPTED": await s.privateScripted(),
                                                         "COURIER_TEST_HTTPS": s.https, "COURIER_TEST_SELFSIGNED": "https://localhost:\(s.tlsPorts["selfsigned"]!)",
-                                                        "COURIER_TEST_CERTS": s.certs],
+                                                        "COURIER_TEST_CERTS": s.certs, "COURIER_TEST_STREAM": s.stream],
                                           directory: TestServers.packageRoot)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("OK"), "\(result.stderr)")
@@ -380,7 +380,7 @@ actor CExamples {
         let root = TestServers.packageRoot
         let compiler = ProcessInfo.processInfo.environment["CC"] ?? "cc"
         let programs = ["get", "parallel", "poll", "badinput", "cache"].map { ($0, root + "/cbindings/examples/\($0).c") }
-            + [("scenarios", root + "/Tests/CPrograms/scenarios.c")]
+            + [("scenarios", root + "/Tests/CPrograms/scenarios.c"), ("streams", root + "/Tests/CPrograms/streams.c")]
         for (example, source) in programs {
             let result = try await runProcess("/usr/bin/env", [compiler, "-std=c11", "-D_DEFAULT_SOURCE", "-Wall", "-Wextra", "-Werror", "-g",
                                                                "-I", root + "/include", source,

@@ -30,6 +30,9 @@ final class AsyncBodySource<S: AsyncSequence & Sendable>: BodySource, @unchecked
     private var fetching: Task<Void, Never>?
     private var produced: UInt64 = 0
     private var closed = false
+    /// The piece that completed a declared length, held until the sequence confirms its end (a
+    /// producer that goes on past its length fails instead of being cut silently).
+    private var lastPiece: [UInt8]?
     var wake: (() -> Void)?
 
     init(_ sequence: S, length: UInt64?) {
@@ -43,6 +46,7 @@ final class AsyncBodySource<S: AsyncSequence & Sendable>: BodySource, @unchecked
             ready = nil
             return .array(piece)
         }
+        if lastPiece != nil { return .pending }
         if ended {
             if let length, produced != length {
                 return .failed(CourierError(.bodySource, "the stream produced \(produced) bytes of the \(length) announced"))
@@ -77,11 +81,17 @@ final class AsyncBodySource<S: AsyncSequence & Sendable>: BodySource, @unchecked
             produced += UInt64(piece.count)
             if let length, produced > length {
                 failure = CourierError(.bodySource, "the stream produced more than the \(length) bytes announced")
+            } else if let length, produced == length, !piece.isEmpty {
+                lastPiece = piece
+                fetch()
+                return
             } else {
                 ready = piece
             }
         case .success(nil):
             ended = true
+            ready = lastPiece
+            lastPiece = nil
         case .failure(let error):
             failure = error
         }

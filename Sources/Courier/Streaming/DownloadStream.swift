@@ -24,6 +24,9 @@ public protocol DownloadStream: AnyObject, Sendable {
 package struct DownloadStreamBox: @unchecked Sendable {
     package let sink: StreamSink
 
+    /// A consumer the core already knows how to call (the C ABI's write callbacks).
+    package init(sink: StreamSink) { self.sink = sink }
+
     init(_ stream: any DownloadStream) {
         sink = StreamSink { bytes in
             switch stream.write(bytes) {

@@ -86,6 +86,10 @@ final class BodyChannel: @unchecked Sendable {
     private var waiting: CheckedContinuation<Result<[UInt8]?, CourierError>, Never>?
     private var paused = false
     private var transfer: Transfer?
+    /// The most bytes that ever waited for the reader (what back-pressure bounds).
+    private(set) var peakBuffered = 0
+    /// How many times the transfer was paused for the reader.
+    private(set) var pauses = 0
     weak var operation: Operation?
 
     /// The transfer to resume (set when it is made).
@@ -101,7 +105,9 @@ final class BodyChannel: @unchecked Sendable {
             }
             chunks.append(piece)
             buffered += piece.count
+            peakBuffered = max(peakBuffered, buffered)
             if buffered > Self.pauseAbove {
+                if !paused { pauses += 1 }
                 paused = true
                 return (nil, .pause)
             }
@@ -125,6 +131,7 @@ final class BodyChannel: @unchecked Sendable {
     }
 
     var isFinished: Bool { lock.withLock { ending != nil && chunks.isEmpty } }
+    var statistics: (peakBuffered: Int, pauses: Int) { lock.withLock { (peakBuffered, pauses) } }
 
     func cancel() { operation?.cancel() }
 

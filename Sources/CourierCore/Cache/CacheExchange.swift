@@ -321,8 +321,12 @@ extension Transfer {
             // Delivered whole (it is in memory already); a pause after it changes nothing.
             if metrics.bodyBytesDecoded > 0 {
                 error = CourierError(.cancelled, "the stored response cannot replace bytes a stream already received")
-            } else if deliversBody, !body.isEmpty, body.withUnsafeBytes({ sink.deliver($0) }) == .stop {
-                error = CourierError(.cancelled, "the body handler stopped the transfer")
+            } else if deliversBody, !body.isEmpty {
+                switch body.withUnsafeBytes({ sink.deliver($0) }) {
+                case .proceed, .pause: break
+                case .stop: error = CourierError(.cancelled, "the body handler stopped the transfer")
+                case .fail(let failure): error = failure
+                }
             }
         case .fanOut(let fan):
             if metrics.bodyBytesDecoded > 0 {
@@ -332,6 +336,7 @@ extension Transfer {
             } else if deliversBody, !body.isEmpty {
                 switch body.withUnsafeBytes({ fan.deliver($0) }) {
                 case .success(.stop): error = CourierError(.cancelled, "the body handler stopped the transfer")
+                case .success(.fail(let failure)): error = failure
                 case .success: break
                 case .failure(let failure): error = failure
                 }

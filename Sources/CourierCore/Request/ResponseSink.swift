@@ -53,6 +53,9 @@ package enum BodyVerdict: Equatable {
     case pause
     /// Stop the transfer (it ends as `.cancelled`).
     case stop
+    /// The consumer failed (a C write callback that took fewer bytes than offered); the transfer
+    /// ends with this error.
+    case fail(CourierError)
 }
 
 /// A consumer of body pieces on the loop thread; the bytes are valid only during the call.
@@ -90,10 +93,11 @@ package final class FanOutSink {
             case .file(let file):
                 if let error = file.write(bytes) { return .failure(error) }
             case .stream(let sink):
-                switch sink.deliver(bytes) {
+                let said = sink.deliver(bytes)
+                switch said {
                 case .proceed: break
                 case .pause: verdict = .pause
-                case .stop: return .success(.stop)
+                case .stop, .fail: return .success(said)
                 }
             }
         }
@@ -104,10 +108,11 @@ package final class FanOutSink {
     func redeliver() -> BodyVerdict {
         var verdict = BodyVerdict.proceed
         for case .stream(let sink) in targets {
-            switch sink.redeliver?() ?? .proceed {
+            let said = sink.redeliver?() ?? .proceed
+            switch said {
             case .proceed: break
             case .pause: verdict = .pause
-            case .stop: return .stop
+            case .stop, .fail: return said
             }
         }
         return verdict

@@ -349,7 +349,7 @@ package final class Transfer: @unchecked Sendable {
                 case .success(.proceed): return nil
                 case .success(.pause): paused = true; return nil
                 case .success(.stop): return CourierError(.cancelled, "the body handler stopped the transfer")
-                case .failure(let error): return error
+                case .success(.fail(let error)), .failure(let error): return error
                 }
             }
             if let error { return error }
@@ -363,7 +363,7 @@ package final class Transfer: @unchecked Sendable {
         case .success(.proceed): return nil
         case .success(.pause): pause(); return nil
         case .success(.stop): return CourierError(.cancelled, "the body handler stopped the transfer")
-        case .failure(let error): return error
+        case .success(.fail(let error)), .failure(let error): return error
         }
     }
 
@@ -401,6 +401,7 @@ package final class Transfer: @unchecked Sendable {
         case .proceed: break
         case .pause: return nil
         case .stop: return CourierError(.cancelled, "the body handler stopped the transfer")
+        case .fail(let error): return error
         }
         pausedByConsumer = false
         guard !heldBody.isEmpty || (contentDecoder?.hasPendingOutput ?? false) else { return nil }
@@ -558,6 +559,8 @@ extension Transfer {
         _modify { yield &_cachePhase }
     }
     package var isPreview: Bool { _isPreview }
+    /// The request body goes out chunked: its length is not known (progress has no total).
+    package var isRequestBodyChunked: Bool { requestBodyChunked }
     /// Whether it ended on the submitting thread rather than the loop thread (a cache answer or a
     /// refusal): a delegate that promises loop-thread callbacks hops there first.
     package var concludedOffLoop: Bool { _concludedOffLoop }

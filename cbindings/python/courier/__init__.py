@@ -20,13 +20,16 @@ Three ways to wait for a response:
 import asyncio
 import ctypes
 import json as _json
+import os as _os
 import sys
 import threading
 
 from . import _native
 from ._native import lib
+from ._streams import BodyProducer, FilePart, StreamedResponse, apply_files
 
-__all__ = ["Engine", "Cache", "DataCache", "Request", "Response", "CourierError", "HTTPStatusError", "version",
+__all__ = ["Engine", "Cache", "DataCache", "Request", "Response", "StreamedResponse", "FilePart", "CourierError",
+           "HTTPStatusError", "version",
            "queue_width", "set_queue_width", "set_host_limit", "activity", "observe_activity", "shutdown"]
 
 PRIORITIES = {"very_low": 0, "low": 1, "normal": 2, "high": 3, "very_high": 4}
@@ -205,14 +208,7 @@ class Response:
         #: Body bytes after decoding, also when the body went to a file (``output=``).
         self.size = lib.courier_response_body_size(handle)
         self.url = lib.courier_response_url(handle).decode()
-        self.headers = []
-        name, value = ctypes.c_void_p(), ctypes.c_void_p()
-        name_length, value_length = ctypes.c_size_t(), ctypes.c_size_t()
-        for index in range(lib.courier_response_header_count(handle)):
-            lib.courier_response_header_at(handle, index, ctypes.byref(name), ctypes.byref(name_length),
-                                           ctypes.byref(value), ctypes.byref(value_length))
-            self.headers.append((ctypes.string_at(name, name_length.value).decode("latin-1"),
-                                 ctypes.string_at(value, value_length.value).decode("latin-1")))
+        self.headers = _headers_of(handle)
         self.timings = {key: lib.courier_response_timing(handle, which) for key, which in TIMINGS.items()}
         self.reused_connection = bool(lib.courier_response_reused_connection(handle))
         self.phase = PHASES[lib.courier_response_cache_phase(handle)]
@@ -247,6 +243,29 @@ class Response:
 
     def __repr__(self):
         return "<Response %d %s, %d bytes>" % (self.status, self.url, len(self.body))
+
+
+def _headers_of(handle):
+    """A response handle's header fields as (name, value) pairs, in order."""
+    headers = []
+    name, value = ctypes.c_void_p(), ctypes.c_void_p()
+    name_length, value_length = ctypes.c_size_t(), ctypes.c_size_t()
+    for index in range(lib.courier_response_header_count(handle)):
+        lib.courier_response_header_at(handle, index, ctypes.byref(name), ctypes.byref(name_length),
+                                       ctypes.byref(value), ctypes.byref(value_length))
+        headers.append((ctypes.string_at(name, name_length.value).decode("latin-1"),
+                        ctypes.string_at(value, value_length.value).decode("latin-1")))
+    return headers
+
+
+# Request bodies produced by Python iterators, kept alive (with their ctypes callbacks) until the
+# request handle is freed: the library may call them until then.
+_bodies = {}
+
+
+def _free_request(handle):
+    _bodies.pop(getattr(handle, "value", handle), None)
+    lib.courier_request_free(handle)
 
 
 class Request:
@@ -289,7 +308,7 @@ class Request:
     def _finish(self, response_handle, code):
         response = Response(response_handle) if response_handle else None
         message = lib.courier_request_errmsg(self._handle).decode() if code else None
-        lib.courier_request_free(self._handle)
+        _free_request(self._handle)
         self.response = response
         self.error = _error(code, message, response) if code else None
         try:
@@ -337,6 +356,11 @@ def _progress_trampoline(_request, direction, done, total, user):
     except BaseException as error:
         request.exception = error
         sys.unraisablehook(_Unraisable(sys.exc_info(), request._progress))
+
+
+# Streamed responses in flight: kept alive (their ctypes callbacks with them) until the library's
+# done callback says nothing more will be called.
+_live_streams = set()
 
 
 class Engine:
@@ -393,7 +417,15 @@ class Engine:
 
     def _build(self, method, url, params=None, headers=None, data=None, json=None, timeout=None,
                timeouts=None, priority=None, follow_redirects=True, max_redirects=None, decompress=True,
-               max_body=None, output=None, verify=True, cafile=None, pins=None, cache=None, coalesce=None):
+               max_body=None, output=None, verify=True, cafile=None, pins=None, cache=None, coalesce=None,
+               files=None, content=None, content_length=None, resume=None, resume_attempts=0, expect_continue=None,
+               rate_limit=None):
+        """Options beyond httpx's: ``files=`` a multipart form streamed from disk (see
+        ``apply_files``); ``content=`` bytes, a str, a path-backed file (streamed from disk) or any
+        iterable of bytes (sent chunked unless ``content_length``); ``resume=path`` a resumable
+        download (continued from ``<path>.courier-partial`` by any later call, up to
+        ``resume_attempts`` times within this one); ``expect_continue`` "auto", "always" or
+        "never"; ``rate_limit`` most bytes per second each way."""
         if not self._handle:
             raise CourierError(_native.E_MISUSE, "the engine is closed")
         handle = _native.request_p()
@@ -417,9 +449,31 @@ class Engine:
                     data = _json.dumps(json).encode()
                     if not (headers and any(k.lower() == "content-type" for k in headers)):
                         apply(lib.courier_request_add_header(handle, b"Content-Type", b"application/json"))
+            if files is not None:
+                apply_files(handle, files, data, apply)
+                data = None
+            if content is not None:
+                if isinstance(content, (bytes, bytearray, memoryview, str)):
+                    data = content
+                elif hasattr(content, "read") and isinstance(getattr(content, "name", None), str) \
+                        and _os.path.isfile(content.name) and content.tell() == 0:
+                    apply(lib.courier_request_set_body_file(handle, content.name.encode()))
+                else:
+                    producer = BodyProducer(content, content_length)
+                    _bodies[handle.value] = producer
+                    apply(lib.courier_request_set_body_callback(handle, producer.callback, producer.length, None))
             if data is not None:
                 body = data.encode() if isinstance(data, str) else bytes(data)
                 apply(lib.courier_request_set_body(handle, body, len(body)))
+            if resume is not None:
+                apply(lib.courier_request_set_resume_file(handle, _os.fspath(resume).encode(), int(resume_attempts)))
+            if expect_continue is not None:
+                modes = {"auto": 0, "always": 1, "never": 2}
+                if expect_continue not in modes:
+                    raise CourierError(_native.E_INVALID_ARGUMENT, "unknown expect_continue %r" % expect_continue)
+                apply(lib.courier_request_set_expect_continue(handle, modes[expect_continue]))
+            if rate_limit is not None:
+                apply(lib.courier_request_set_rate_limit(handle, int(rate_limit), int(rate_limit)))
             limits = dict(timeouts or {})
             if timeout is not None:
                 limits["total"] = timeout
@@ -455,7 +509,7 @@ class Engine:
                     raise CourierError(_native.E_INVALID_ARGUMENT, "unknown coalescing %r" % coalesce)
                 apply(lib.courier_request_set_coalescing(handle, COALESCING[coalesce]))
         except BaseException:
-            lib.courier_request_free(handle)
+            _free_request(handle)
             raise
         return handle
 
@@ -473,10 +527,46 @@ class Engine:
                 raise _error(code, lib.courier_request_errmsg(handle).decode(), response)
             return response
         finally:
-            lib.courier_request_free(handle)
+            _free_request(handle)
 
     def get(self, url, **options):
         return self.request("GET", url, **options)
+
+    # Streaming
+
+    def stream(self, method, url, **options):
+        """A StreamedResponse: use ``with engine.stream("GET", url) as r:`` then
+        ``for chunk in r.iter_bytes()``. The head is there when the ``with`` block starts; the body
+        comes at the reader's pace (a slow reader pauses the socket, memory stays flat)."""
+        handle = self._build(method, url, **options)
+        try:
+            streamed = StreamedResponse(self, handle, asynchronous=False)
+            _live_streams.add(streamed)
+            streamed._start()
+        except BaseException:
+            _live_streams.discard(locals().get("streamed"))
+            _free_request(handle)
+            raise
+        return streamed
+
+    def stream_async(self, method, url, **options):
+        """``async with engine.stream_async("GET", url) as r:`` then ``async for chunk in
+        r.aiter_bytes()``; call from a running event loop."""
+        handle = self._build(method, url, **options)
+        try:
+            streamed = StreamedResponse(self, handle, asynchronous=True)
+            _live_streams.add(streamed)
+            streamed._start()
+        except BaseException:
+            _live_streams.discard(locals().get("streamed"))
+            _free_request(handle)
+            raise
+        return streamed
+
+    def download(self, url, path, attempts=3, **options):
+        """A resumable download of ``url`` to ``path`` (see ``resume=``); the Response (its
+        ``size``) when the file is complete."""
+        return self.request("GET", url, resume=path, resume_attempts=attempts, **options)
 
     def post(self, url, **options):
         return self.request("POST", url, **options)
@@ -506,7 +596,7 @@ class Engine:
             _check(lib.courier_request_send(handle, _done_trampoline, key), handle)
         except BaseException:
             _lookup(key, remove=True)
-            lib.courier_request_free(handle)
+            _free_request(handle)
             raise
         return request
 
@@ -562,7 +652,7 @@ class Engine:
         code = lib.courier_request_enqueue(handle)
         if code:
             message = lib.courier_request_errmsg(handle).decode()
-            lib.courier_request_free(handle)
+            _free_request(handle)
             raise _error(code, message)
         if not self._futures and not self._streams:
             loop.add_reader(lib.courier_engine_fd(self._handle), self._collect)
@@ -582,7 +672,7 @@ class Engine:
             future = self._futures.pop(request.value, None)
             stream = self._streams.pop(request.value, None)
             message = lib.courier_request_errmsg(request).decode() if code.value else None
-            lib.courier_request_free(request)
+            _free_request(request)
             error = _error(code.value, message, result) if code.value else None
             if future is not None and not future.done():
                 if error is not None:

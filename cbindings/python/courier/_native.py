@@ -21,6 +21,13 @@ cache_p = c_void_p
 DONE_FN = ctypes.CFUNCTYPE(None, request_p, response_p, c_int, c_void_p)
 PROGRESS_FN = ctypes.CFUNCTYPE(None, request_p, c_int, c_uint64, c_int64, c_void_p)
 ACTIVITY_FN = ctypes.CFUNCTYPE(None, c_int, c_int, c_void_p)
+WRITE_FN = ctypes.CFUNCTYPE(c_size_t, c_void_p, c_size_t, c_void_p)
+READ_FN = ctypes.CFUNCTYPE(c_int64, c_void_p, c_size_t, c_void_p)
+HEAD_FN = ctypes.CFUNCTYPE(None, request_p, response_p, c_void_p)
+
+WRITEFUNC_PAUSE = ctypes.c_size_t(-1).value
+READFUNC_ABORT = -1
+READFUNC_PAUSE = -2
 
 ABI_VERSION = 1
 
@@ -78,6 +85,16 @@ _SIGNATURES = {
     "courier_request_set_progress": (c_int, [request_p, PROGRESS_FN, c_void_p]),
     "courier_request_set_cache_policy": (c_int, [request_p, c_int]),
     "courier_request_set_coalescing": (c_int, [request_p, c_int]),
+    "courier_request_add_write_callback": (c_int, [request_p, WRITE_FN, c_void_p]),
+    "courier_request_set_head_callback": (c_int, [request_p, HEAD_FN, c_void_p]),
+    "courier_request_set_body_callback": (c_int, [request_p, READ_FN, c_int64, c_void_p]),
+    "courier_request_resume": (c_int, [request_p]),
+    "courier_request_add_form_field": (c_int, [request_p, c_char_p, c_char_p]),
+    "courier_request_add_form_data": (c_int, [request_p, c_char_p, c_void_p, c_size_t, c_char_p, c_char_p]),
+    "courier_request_add_form_file": (c_int, [request_p, c_char_p, c_char_p, c_char_p, c_char_p]),
+    "courier_request_set_resume_file": (c_int, [request_p, c_char_p, c_int]),
+    "courier_request_set_expect_continue": (c_int, [request_p, c_int]),
+    "courier_request_set_rate_limit": (c_int, [request_p, c_int64, c_int64]),
     "courier_request_send": (c_int, [request_p, DONE_FN, c_void_p]),
     "courier_request_enqueue": (c_int, [request_p]),
     "courier_request_perform": (c_int, [request_p, P(response_p)]),

@@ -1,0 +1,195 @@
+import Courier
+import CourierCore
+import CourierHeader
+import Dispatch
+import Glibc
+
+// courier-bulk: one large transfer through one API, for `make bench` and the bounded-memory tests.
+//
+//   courier-bulk download URL MODE [--slow]   MODE: swift-stream (for try await in response.body),
+//                                              swift-file (downloadPath), c-callback (a write
+//                                              callback), c-file (courier_request_set_output_file)
+//   courier-bulk upload URL MODE FILE          MODE: swift-file, swift-multipart, swift-stream
+//                                              (an AsyncSequence read from FILE), c-file,
+//                                              c-callback (a read callback, chunked)
+//
+// --slow makes the consumer (or producer) sleep 1 ms every 16 pieces, so the transfer runs at its
+// pace. Prints one JSON line: {"bytes":...,"wall_s":...,"cpu_s":...,"peak_rss_kib":...}.
+// Downloads go nowhere (counted, or to /dev/null): the disk is not what is measured.
+
+func fail(_ text: String) -> Never {
+    var text = "courier-bulk: " + text + "\n"
+    text.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
+    exit(1)
+}
+
+func cpuSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+}
+
+func peakRSS() -> Int {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return usage.ru_maxrss
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 4 else { fail("usage: courier-bulk download URL MODE [--slow] | upload URL MODE FILE [--slow]") }
+let direction = arguments[1], url = arguments[2], mode = arguments[3]
+let slow = arguments.contains("--slow")
+
+/// A file as an async sequence of 128 KiB chunks.
+struct FileChunks: AsyncSequence, Sendable {
+    typealias Element = [UInt8]
+    let path: String
+    let slow: Bool
+    final class AsyncIterator: AsyncIteratorProtocol {
+        let fd: Int32
+        let slow: Bool
+        var count = 0
+        init(path: String, slow: Bool) {
+            fd = open(path, O_RDONLY)
+            self.slow = slow
+        }
+        deinit { close(fd) }
+        func next() async throws -> [UInt8]? {
+            count += 1
+            if slow, count % 16 == 0 { try await Task.sleep(nanoseconds: 1_000_000) }
+            var chunk = [UInt8](repeating: 0, count: 128 * 1024)
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            guard n > 0 else { return nil }
+            if n < chunk.count { chunk.removeLast(chunk.count - n) }
+            return chunk
+        }
+    }
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(path: path, slow: slow) }
+}
+
+func swiftTransfer() async -> UInt64 {
+    let engine = Engine.shared
+    let op = engine.operation(urlString: url, method: direction == "upload" ? .put : .get)
+    op.acceptableStatus = 200..<300
+    if direction == "download" {
+        switch mode {
+        case "swift-stream":
+            do {
+                let response = try await engine.stream(op)
+                var total: UInt64 = 0
+                var pieces = 0
+                for try await chunk in response.body {
+                    total += UInt64(chunk.count)
+                    pieces += 1
+                    if slow, pieces % 16 == 0 { try await Task.sleep(nanoseconds: 1_000_000) }
+                }
+                return total
+            } catch {
+                fail("\(error)")
+            }
+        case "swift-file":
+            op.downloadPath = "/dev/null"
+        default:
+            fail("unknown download mode \(mode)")
+        }
+        do {
+            return try await engine.send(op).metrics.bodyBytesDecoded
+        } catch {
+            fail("\(error)")
+        }
+    }
+    let file = arguments.count > 4 ? arguments[4] : ""
+    switch mode {
+    case "swift-file": op.body = .file(path: file)
+    case "swift-multipart": op.addFile(file, forKey: "upload")
+    case "swift-stream": op.body = .stream(BodyStream(FileChunks(path: file, slow: slow)))
+    default: fail("unknown upload mode \(mode)")
+    }
+    do {
+        return try await engine.send(op).metrics.bytesSent
+    } catch {
+        fail("\(error)")
+    }
+}
+
+/// The C ABI's write callback: counts, pausing now and then when slow (resumed at once from
+/// another thread, the C pattern).
+final class CCounter: @unchecked Sendable {
+    var total: UInt64 = 0
+    var pieces = 0
+    var request: OpaquePointer?
+}
+
+func cTransfer() -> UInt64 {
+    var request: OpaquePointer?
+    guard courier_request_create(nil, direction == "upload" ? "PUT" : "GET", url, &request) == COURIER_OK else { fail("create") }
+    let counter = CCounter()
+    counter.request = request
+    let user = Unmanaged.passUnretained(counter).toOpaque()
+    if direction == "download" {
+        switch mode {
+        case "c-callback":
+            courier_request_add_write_callback(request, { _, length, user in
+                let counter = Unmanaged<CCounter>.fromOpaque(user!).takeUnretainedValue()
+                counter.total += UInt64(length)
+                counter.pieces += 1
+                if slow, counter.pieces % 16 == 0 {
+                    let request = UncheckedBox(counter.request)
+                    DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(1)) { courier_request_resume(request.value) }
+                    counter.total -= UInt64(length)
+                    counter.pieces += 1
+                    return Int(bitPattern: UInt.max)
+                }
+                return length
+            }, user)
+        case "c-file":
+            courier_request_set_output_file(request, "/dev/null")
+        default:
+            fail("unknown download mode \(mode)")
+        }
+    } else {
+        let file = arguments.count > 4 ? arguments[4] : ""
+        switch mode {
+        case "c-file":
+            courier_request_set_body_file(request, file)
+        case "c-callback":
+            let fd = open(file, O_RDONLY)
+            counter.pieces = Int(fd)
+            courier_request_set_body_callback(request, { buffer, capacity, user in
+                let counter = Unmanaged<CCounter>.fromOpaque(user!).takeUnretainedValue()
+                let n = read(Int32(counter.pieces), buffer, capacity)
+                return Int64(n)
+            }, -1, user)
+        default:
+            fail("unknown upload mode \(mode)")
+        }
+    }
+    var response: OpaquePointer?
+    let code = courier_request_perform(request, &response)
+    guard code == COURIER_OK else { fail("perform: \(String(cString: courier_strerror(code)))") }
+    let bytes = direction == "upload" ? UInt64(courier_response_status(response) == 200 ? 1 : 0) : UInt64(courier_response_body_size(response))
+    courier_response_free(response)
+    courier_request_free(request)
+    return direction == "download" && mode == "c-callback" ? counter.total : bytes
+}
+
+struct UncheckedBox<T>: @unchecked Sendable { let value: T; init(_ value: T) { self.value = value } }
+
+let started = DispatchTime.now().uptimeNanoseconds
+let cpuBefore = cpuSeconds()
+var bytes: UInt64 = 0
+if mode.hasPrefix("c-") {
+    bytes = cTransfer()
+} else {
+    let done = DispatchSemaphore(value: 0)
+    let box = UncheckedBox(done)
+    nonisolated(unsafe) var result: UInt64 = 0
+    Task.detached {
+        result = await swiftTransfer()
+        box.value.signal()
+    }
+    done.wait()
+    bytes = result
+}
+let wall = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+print("{\"bytes\":\(bytes),\"wall_s\":\(wall),\"cpu_s\":\(cpuSeconds() - cpuBefore),\"peak_rss_kib\":\(peakRSS())}")

@@ -1,0 +1,284 @@
+/*
+ * streams: the C ABI's streamed bodies, one subcommand each; prints what it saw and exits 0 when
+ * it is as courier.h promises.
+ *
+ *   streams slow URL BYTES         a write callback that pauses (resumed from another thread): every
+ *                                  byte arrives, after the head callback, and the peak RSS stays low
+ *   streams upload URL BYTES       a read callback of unknown length (chunked) that pauses too
+ *   streams form URL FILE          a multipart form (field, bytes, file): the server's echo on stdout
+ *   streams resume CUT_URL URL PATH    a download broken mid-body, continued by a second request from
+ *                                  another URL; then one that continues itself (attempts)
+ *   streams fanout URL PATH        an output file and a slow write callback get the same body
+ *   streams destination URL DIR    the destination callback names the file from the head
+ */
+#include <courier.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static int fail(const char *what, int code) {
+    fprintf(stderr, "streams: %s: %s (%d)\n", what, courier_strerror(code), code);
+    return 1;
+}
+
+static void sleep_ms(long ms) {
+    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&t, NULL);
+}
+
+static long peak_rss_kib(void) {
+    struct rusage usage;
+    getrusage(RUSAGE_SELF, &usage);
+    return usage.ru_maxrss;
+}
+
+/* A consumer that refuses every other piece (COURIER_WRITEFUNC_PAUSE) and is resumed by another
+ * thread a millisecond later: the refused piece must come again, nothing may be lost or doubled. */
+struct slow_reader {
+    courier_request *request;
+    atomic_int paused;
+    atomic_int stop;
+    atomic_llong bytes;
+    atomic_int calls;
+    atomic_int head_seen;
+    atomic_int head_before_body;
+    int status;
+};
+
+static size_t slow_write(const void *data, size_t length, void *user) {
+    struct slow_reader *r = user;
+    (void)data;
+    if (atomic_fetch_add(&r->calls, 1) % 2 == 0) {
+        atomic_store(&r->paused, 1);
+        return COURIER_WRITEFUNC_PAUSE;
+    }
+    if (atomic_load(&r->bytes) == 0 && atomic_load(&r->head_seen)) atomic_store(&r->head_before_body, 1);
+    atomic_fetch_add(&r->bytes, (long long)length);
+    return length;
+}
+
+static void on_head(courier_request *request, const courier_response *head, void *user) {
+    struct slow_reader *r = user;
+    (void)request;
+    r->status = courier_response_status(head);
+    atomic_store(&r->head_seen, 1);
+}
+
+static void *resumer(void *context) {
+    struct slow_reader *r = context;
+    while (!atomic_load(&r->stop)) {
+        if (atomic_exchange(&r->paused, 0)) {
+            sleep_ms(1);
+            courier_request_resume(r->request);
+        } else {
+            sleep_ms(1);
+        }
+    }
+    return NULL;
+}
+
+static int slow(const char *url, long long expected) {
+    struct slow_reader r = {0};
+    int rc = courier_request_create(NULL, "GET", url, &r.request);
+    if (rc != COURIER_OK) return fail("create", rc);
+    courier_request_add_write_callback(r.request, slow_write, &r);
+    courier_request_set_head_callback(r.request, on_head, &r);
+    pthread_t thread;
+    pthread_create(&thread, NULL, resumer, &r);
+    courier_response *response = NULL;
+    rc = courier_request_perform(r.request, &response);
+    atomic_store(&r.stop, 1);
+    pthread_join(thread, NULL);
+    printf("code %d status %d bytes %lld calls %d head-first %d kept %lld peak-rss-kib %ld\n", rc, r.status,
+           (long long)atomic_load(&r.bytes), atomic_load(&r.calls), atomic_load(&r.head_before_body),
+           (long long)courier_response_body_size(response), peak_rss_kib());
+    if (rc != COURIER_OK) return fail("perform", rc);
+    size_t kept = 0;
+    courier_response_body(response, &kept);
+    if (atomic_load(&r.bytes) != expected || r.status != 200 || !atomic_load(&r.head_before_body) || kept != 0) return 1;
+    courier_response_free(response);
+    courier_request_free(r.request);
+    return 0;
+}
+
+/* An upload of unknown length from a callback that pauses every fourth call. */
+struct producer {
+    courier_request *request;
+    long long left;
+    long long made;
+    atomic_int paused;
+    atomic_int stop;
+    int calls;
+};
+
+static int64_t produce(void *buffer, size_t capacity, void *user) {
+    struct producer *p = user;
+    if (p->calls++ % 4 == 1) {
+        atomic_store(&p->paused, 1);
+        return COURIER_READFUNC_PAUSE;
+    }
+    if (p->left == 0) return 0;
+    size_t n = capacity < (size_t)p->left ? capacity : (size_t)p->left;
+    unsigned char *out = buffer;
+    for (size_t i = 0; i < n; i++) out[i] = (unsigned char)((p->made + (long long)i) * 7);
+    p->left -= (long long)n;
+    p->made += (long long)n;
+    return (int64_t)n;
+}
+
+static void *producer_resumer(void *context) {
+    struct producer *p = context;
+    while (!atomic_load(&p->stop)) {
+        if (atomic_exchange(&p->paused, 0)) courier_request_resume(p->request);
+        sleep_ms(1);
+    }
+    return NULL;
+}
+
+static int upload(const char *url, long long bytes) {
+    struct producer p = {0};
+    p.left = bytes;
+    int rc = courier_request_create(NULL, "POST", url, &p.request);
+    if (rc != COURIER_OK) return fail("create", rc);
+    rc = courier_request_set_body_callback(p.request, produce, -1, &p);
+    if (rc != COURIER_OK) return fail("body callback", rc);
+    pthread_t thread;
+    pthread_create(&thread, NULL, producer_resumer, &p);
+    courier_response *response = NULL;
+    rc = courier_request_perform(p.request, &response);
+    atomic_store(&p.stop, 1);
+    pthread_join(thread, NULL);
+    if (rc != COURIER_OK) return fail("perform", rc);
+    size_t length = 0;
+    const uint8_t *body = courier_response_body(response, &length);
+    printf("%.*s\n", (int)length, (const char *)body);
+    courier_response_free(response);
+    courier_request_free(p.request);
+
+    /* A callback that aborts fails the request with COURIER_E_BODY_SOURCE. */
+    courier_request *aborting = NULL;
+    courier_request_create(NULL, "POST", url, &aborting);
+    struct producer none = {0};
+    none.left = -1;
+    rc = courier_request_set_body_callback(aborting, NULL, -1, &none);
+    if (rc != COURIER_E_INVALID_ARGUMENT) return fail("NULL read callback accepted", rc);
+    courier_request_free(aborting);
+    return 0;
+}
+
+static int form(const char *url, const char *file) {
+    courier_request *request = NULL;
+    int rc = courier_request_create(NULL, "POST", url, &request);
+    if (rc != COURIER_OK) return fail("create", rc);
+    const unsigned char bytes[] = {0, 1, 2, 255};
+    if ((rc = courier_request_add_form_field(request, "title", "a \"quoted\" value")) != COURIER_OK) return fail("field", rc);
+    if ((rc = courier_request_add_form_data(request, "blob", bytes, sizeof bytes, NULL, "blob.bin")) != COURIER_OK) return fail("data", rc);
+    if ((rc = courier_request_add_form_file(request, "upload", file, "text/plain", NULL)) != COURIER_OK) return fail("file", rc);
+    if (courier_request_add_form_file(request, NULL, file, NULL, NULL) != COURIER_E_INVALID_ARGUMENT) return fail("NULL name accepted", 0);
+    courier_response *response = NULL;
+    rc = courier_request_perform(request, &response);
+    if (rc != COURIER_OK) return fail("perform", rc);
+    size_t length = 0;
+    const uint8_t *body = courier_response_body(response, &length);
+    fwrite(body, 1, length, stdout);
+    courier_response_free(response);
+    courier_request_free(request);
+    return 0;
+}
+
+static long long file_size(const char *path) {
+    struct stat info;
+    return stat(path, &info) == 0 ? (long long)info.st_size : -1;
+}
+
+static int download_once(const char *url, const char *path, int attempts) {
+    courier_request *request = NULL;
+    int rc = courier_request_create(NULL, "GET", url, &request);
+    if (rc != COURIER_OK) return rc;
+    courier_request_set_resume_file(request, path, attempts);
+    courier_response *response = NULL;
+    rc = courier_request_perform(request, &response);
+    if (response) courier_response_free(response);
+    courier_request_free(request);
+    return rc;
+}
+
+static int resume(const char *cut_url, const char *url, const char *path) {
+    char partial[4096];
+    snprintf(partial, sizeof partial, "%s.courier-partial", path);
+    int rc = download_once(cut_url, path, 0);
+    printf("broken %d partial %lld final %lld\n", rc, file_size(partial), file_size(path));
+    if (rc != COURIER_E_CONNECTION_RESET || file_size(partial) <= 0 || file_size(path) != -1) return 1;
+    rc = download_once(url, path, 0);
+    printf("continued %d partial %lld final %lld\n", rc, file_size(partial), file_size(path));
+    if (rc != COURIER_OK || file_size(partial) != -1) return 1;
+    unlink(path);
+    return 0;
+}
+
+static size_t slow_count(const void *data, size_t length, void *user) {
+    (void)data;
+    *(long long *)user += (long long)length;
+    sleep_ms(1);
+    return length;
+}
+
+static int fanout(const char *url, const char *path) {
+    courier_request *request = NULL;
+    int rc = courier_request_create(NULL, "GET", url, &request);
+    if (rc != COURIER_OK) return fail("create", rc);
+    long long counted = 0;
+    courier_request_set_output_file(request, path);
+    courier_request_add_write_callback(request, slow_count, &counted);
+    courier_response *response = NULL;
+    rc = courier_request_perform(request, &response);
+    printf("code %d file %lld callback %lld\n", rc, file_size(path), counted);
+    if (rc != COURIER_OK || counted != file_size(path) || counted <= 0) return 1;
+    courier_response_free(response);
+    courier_request_free(request);
+    return 0;
+}
+
+static const char *choose(courier_request *request, const courier_response *head, void *user) {
+    static char path[4096];
+    (void)request;
+    const char *etag = courier_response_header((courier_response *)head, "ETag");
+    snprintf(path, sizeof path, "%s/status-%d-%s", (const char *)user, courier_response_status(head), etag && etag[0] ? "tagged" : "plain");
+    return path;
+}
+
+static int destination(const char *url, const char *directory) {
+    courier_request *request = NULL;
+    int rc = courier_request_create(NULL, "GET", url, &request);
+    if (rc != COURIER_OK) return fail("create", rc);
+    courier_request_set_destination(request, choose, (void *)directory);
+    courier_response *response = NULL;
+    rc = courier_request_perform(request, &response);
+    char expected[4096];
+    snprintf(expected, sizeof expected, "%s/status-200-tagged", directory);
+    printf("code %d file %lld\n", rc, file_size(expected));
+    if (rc != COURIER_OK || file_size(expected) <= 0) return 1;
+    courier_response_free(response);
+    courier_request_free(request);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    int rc = 2;
+    if (argc >= 4 && strcmp(argv[1], "slow") == 0) rc = slow(argv[2], atoll(argv[3]));
+    else if (argc >= 4 && strcmp(argv[1], "upload") == 0) rc = upload(argv[2], atoll(argv[3]));
+    else if (argc >= 4 && strcmp(argv[1], "form") == 0) rc = form(argv[2], argv[3]);
+    else if (argc >= 5 && strcmp(argv[1], "resume") == 0) rc = resume(argv[2], argv[3], argv[4]);
+    else if (argc >= 4 && strcmp(argv[1], "fanout") == 0) rc = fanout(argv[2], argv[3]);
+    else if (argc >= 4 && strcmp(argv[1], "destination") == 0) rc = destination(argv[2], argv[3]);
+    else fprintf(stderr, "usage: streams slow|upload|form|resume|fanout|destination ...\n");
+    courier_shutdown();
+    return rc;
+}
