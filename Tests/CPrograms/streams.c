@@ -215,7 +215,7 @@ static int resume(const char *cut_url, const char *url, const char *path) {
     snprintf(partial, sizeof partial, "%s.courier-partial", path);
     int rc = download_once(cut_url, path, 0);
     printf("broken %d partial %lld final %lld\n", rc, file_size(partial), file_size(path));
-    if (rc != COURIER_E_CONNECTION_RESET || file_size(partial) <= 0 || file_size(path) != -1) return 1;
+    if (rc != COURIER_E_TRUNCATED_BODY || file_size(partial) <= 0 || file_size(path) != -1) return 1;
     rc = download_once(url, path, 0);
     printf("continued %d partial %lld final %lld\n", rc, file_size(partial), file_size(path));
     if (rc != COURIER_OK || file_size(partial) != -1) return 1;

@@ -163,6 +163,20 @@ struct DownloadTests {
         #expect(!FileManager.default.fileExists(atPath: path + ".courier-resume"))
     }
 
+    @Test func aResetMidBodyIsContinuedFromWhatReachedTheDisk() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/reset.bin"
+        let api = engine()
+        let op = api.operation(path: "/blob/4000000?cut=2500000&reset=1&cutonce=\(UUID().uuidString)")
+        op.resumableDownloadPath = path
+        op.options.resumeAttempts = 1
+        let response = try await api.send(op)
+        #expect(response.metrics.resumes == 1)
+        let same = contents(path) == (try await reference(4_000_000))
+        #expect(same)
+    }
+
     @Test func aDownloadContinuesItselfWithinItsAttempts() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }

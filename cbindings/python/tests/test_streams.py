@@ -142,13 +142,22 @@ class Downloads(unittest.TestCase):
                 engine.download("/blob/3000000?cut=1000000", path, attempts=0)
             self.assertFalse(os.path.exists(path))
             self.assertEqual(os.path.getsize(path + ".courier-partial"), 1_000_000)
-            engine.download("/blob/3000000?from=mirror", path)
+            engine.download("/blob/3000000?from=mirror&tag=py-resume", path)
             with open(path, "rb") as handle:
                 self.assertEqual(handle.read(), blob(3_000_000))
             self.assertFalse(os.path.exists(path + ".courier-partial"))
             self.assertFalse(os.path.exists(path + ".courier-resume"))
-            ranges = engine.get("/stats").json()["ranges"]
+            ranges = [r for r in engine.get("/stats").json()["ranges"] if r["tag"] == "py-resume"]
             self.assertEqual(ranges[-1]["range"], "bytes=1000000-")
+            self.assertEqual(ranges[-1]["if_range"], '"blob-3000000-0"')
+            # A reset (RST) may lose bytes the client had not read yet: whatever reached the
+            # partial file is continued from.
+            reset_path = os.path.join(directory, "reset.bin")
+            with self.assertRaises(courier.CourierError):
+                engine.download("/blob/3000000?cut=2000000&reset=1", reset_path, attempts=0)
+            engine.download("/blob/3000000", reset_path)
+            with open(reset_path, "rb") as handle:
+                self.assertEqual(handle.read(), blob(3_000_000))
 
 
 if __name__ == "__main__":
