@@ -167,9 +167,6 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
     @exclusivity(unchecked) private var finishHandlers = HandlerList<@Sendable (Result<Response, CourierError>) -> Void>()
     @exclusivity(unchecked) private var uploadHandlers = HandlerList<@Sendable (TransferProgress) -> Void>()
     @exclusivity(unchecked) private var downloadHandlers = HandlerList<@Sendable (TransferProgress) -> Void>()
-    /// The body channel of `Engine.stream`, and the caller waiting for the head.
-    @exclusivity(unchecked) private var bodyChannel: BodyChannel?
-    @exclusivity(unchecked) private var headWaiter: CheckedContinuation<Result<StreamedResponse, CourierError>, Never>?
     /// Callers of `Engine.send` waiting for the outcome (sending one operation twice waits twice);
     /// nil for enqueued operations, so they pay one pointer test.
     @exclusivity(unchecked) private var waiters: Waiters?
@@ -282,9 +279,11 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
 
     /// Builds the core transfer and submits it. Called by the engine.
     func start() {
+        var channel: BodyChannel?
         let wantsProgress = lock.withLock { () -> Bool? in
             guard _state == .ready else { return nil }
             _state = .enqueued
+            if let waiters { channel = waiters.bodyChannel }
             return !uploadHandlers.isEmpty || !downloadHandlers.isEmpty
         }
         guard let wantsProgress else { return }
@@ -294,7 +293,7 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
         case .success(let transfer):
             transfer.reportsProgress = wantsProgress
             transfer.delegate = self
-            if let channel = lock.withLock({ bodyChannel }) {
+            if let channel {
                 let sink = StreamSink { channel.push($0) }
                 switch draft.makeSink(extraStream: sink) {
                 case .success(let made): transfer.sink = made ?? .stream(sink)
@@ -345,8 +344,9 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
         channel.operation = self
         let refused = lock.withLock { () -> Bool in
             guard _state == .ready else { return true }
-            bodyChannel = channel
-            self.headWaiter = headWaiter
+            if waiters == nil { waiters = Waiters() }
+            waiters!.bodyChannel = channel
+            waiters!.headWaiter = headWaiter
             return false
         }
         if refused {
@@ -357,9 +357,9 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
     /// The head arrived for a streamed body: the caller gets the response, then reads the body.
     fileprivate func streamHeadArrived(_ head: ResponseHead) {
         let (waiter, channel) = lock.withLock { () -> (CheckedContinuation<Result<StreamedResponse, CourierError>, Never>?, BodyChannel?) in
-            let waiter = headWaiter
-            headWaiter = nil
-            return (waiter, bodyChannel)
+            let waiter = waiters?.headWaiter
+            waiters?.headWaiter = nil
+            return (waiter, waiters?.bodyChannel)
         }
         guard let waiter, let channel else { return }
         waiter.resume(returning: .success(StreamedResponse(head: head, body: ResponseBody(channel: channel), operation: self)))
@@ -403,33 +403,13 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
         if !uploadHandlers.isEmpty { swap(&uploads, &uploadHandlers) }
         if !downloadHandlers.isEmpty { swap(&downloads, &downloadHandlers) }
         if waiters != nil { swap(&waiting, &waiters) }
-        let streamWaiter = headWaiter
-        headWaiter = nil
-        let channel = bodyChannel
         lock.unlock()
-        if let channel {
-            // The body ends with the operation; an unaccepted status still delivered its body.
-            if case .failure(let error) = result, error.code != .httpStatus || streamWaiter != nil {
-                channel.finish(.failure(error))
-            } else {
-                channel.finish(.success(()))
-            }
-        }
-        if let streamWaiter {
-            // No head came (a failure before it, or a cache answer that reported none).
-            switch result {
-            case .failure(let error) where response == nil:
-                streamWaiter.resume(returning: .failure(error))
-            case .failure:
-                streamWaiter.resume(returning: .success(StreamedResponse(head: response!.head, body: ResponseBody(channel: channel!), operation: self)))
-            case .success(let r):
-                streamWaiter.resume(returning: .success(StreamedResponse(head: r.head, body: ResponseBody(channel: channel!), operation: self)))
-            }
-        }
         if let waiting {
+            if waiting.bodyChannel != nil { finishStream(waiting, result, response) }
             for waiter in waiting.list { waiter.resume(returning: result) }
             for channel in waiting.channels { channel.finish(result) }
         }
+
         guard !completions.isEmpty || !errors.isEmpty || !finishes.isEmpty else { return }
         switch callbackQueue {
         case .loopThread where onLoopThread:
@@ -443,6 +423,26 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
             }
         case .dispatch(let queue):
             queue.async { [completions, errors, finishes] in Self.deliver(result, response, completions, errors, finishes) }
+        }
+    }
+
+    /// `Engine.stream`'s part of the end: the body ends (an unaccepted status still delivered its
+    /// body, so it ends normally), and a caller still waiting for the head gets the outcome.
+    private func finishStream(_ waiting: Waiters, _ result: Result<Response, CourierError>, _ response: Response?) {
+        guard let channel = waiting.bodyChannel else { return }
+        if case .failure(let error) = result, error.code != .httpStatus || waiting.headWaiter != nil {
+            channel.finish(.failure(error))
+        } else {
+            channel.finish(.success(()))
+        }
+        guard let streamWaiter = waiting.headWaiter else { return }
+        switch result {
+        case .failure(let error) where response == nil:
+            streamWaiter.resume(returning: .failure(error))
+        case .failure:
+            streamWaiter.resume(returning: .success(StreamedResponse(head: response!.head, body: ResponseBody(channel: channel), operation: self)))
+        case .success(let r):
+            streamWaiter.resume(returning: .success(StreamedResponse(head: r.head, body: ResponseBody(channel: channel), operation: self)))
         }
     }
 
@@ -525,6 +525,9 @@ final class Waiters {
     var list: [CheckedContinuation<Result<Response, CourierError>, Never>] = []
     /// Readers of `Engine.responses`.
     var channels: [ResponseChannel] = []
+    /// `Engine.stream`: the body's channel, and the caller waiting for the head.
+    var bodyChannel: BodyChannel?
+    var headWaiter: CheckedContinuation<Result<StreamedResponse, CourierError>, Never>?
 }
 
 /// Handlers of one kind: the first is stored inline, so the usual single handler costs no array.

@@ -25,7 +25,7 @@ package struct TransferVerdict {
                 error = RequestDraft.unacceptableStatus(of: transfer)
             }
         }
-        if let failure = transfer.sink.finish(succeeded: error == nil) {
+        if let failure = transfer.finishSink(succeeded: error == nil) {
             error = failure
         }
         self.error = error

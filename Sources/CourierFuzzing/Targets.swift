@@ -10,6 +10,8 @@ package enum FuzzTargets {
         ("cachefields", CacheFieldReading.run),
         ("cabi", CABIScript.run),
         ("tls", TLSHandshake.run),
+        ("resume", ResumeReading.run),
+        ("multipart", MultipartWriting.run),
     ]
 
     package static func named(_ name: String) -> (@Sendable (UnsafeRawBufferPointer) -> Void)? {

@@ -21,8 +21,11 @@ public struct MultipartForm: Sendable, Hashable {
     /// The boundary between parts (also in `contentType`).
     public private(set) var boundary: String
     private let chosenBoundary: Bool
+    /// A part held in memory contains the caller's chosen boundary: the form cannot be sent.
+    private var collidingPart: String?
 
-    /// An empty form; `boundary` only for tests and servers with strict expectations.
+    /// An empty form; `boundary` only for tests and servers with strict expectations (a chosen
+    /// boundary that occurs in a part held in memory fails the request: `.invalidArgument`).
     public init(boundary: String? = nil) {
         self.boundary = boundary ?? Self.randomBoundary()
         chosenBoundary = boundary != nil
@@ -34,14 +37,14 @@ public struct MultipartForm: Sendable, Hashable {
     /// Adds a plain field.
     public mutating func addField(_ name: String, value: String) {
         parts.append(.field(name: name, value: value))
-        redrawIfContained(in: Array(value.utf8))
+        redrawIfContained(in: Array(value.utf8), part: name)
     }
 
     /// Adds bytes from memory; with a `fileName` the server sees a file upload.
     public mutating func addData(_ bytes: [UInt8], forKey name: String, mimeType: String = "application/octet-stream",
                                  fileName: String? = nil) {
         parts.append(.data(name: name, bytes: bytes, mimeType: mimeType, fileName: fileName))
-        redrawIfContained(in: bytes)
+        redrawIfContained(in: bytes, part: name)
     }
 
     /// Adds a file, streamed when the request is sent. The MIME type defaults to one guessed from
@@ -60,6 +63,9 @@ public struct MultipartForm: Sendable, Hashable {
 
     /// The form as segments, with every file's current size; fails for a file that cannot be sent.
     package func segments() -> Result<[Segment], CourierError> {
+        if let collidingPart {
+            return .failure(CourierError(.invalidArgument, "the form's boundary occurs in part \"\(collidingPart)\""))
+        }
         var out: [Segment] = []
         var pending: [UInt8] = []
         for part in parts {
@@ -128,9 +134,23 @@ public struct MultipartForm: Sendable, Hashable {
         String(value.unicodeScalars.filter { $0 != "\r" && $0 != "\n" && $0 != "\0" })
     }
 
-    private mutating func redrawIfContained(in content: [UInt8]) {
-        guard !chosenBoundary else { return }
-        while Self.contains(content, Array(boundary.utf8)) { boundary = Self.randomBoundary() }
+    /// A generated boundary found in a part is drawn again (and every part checked again); a chosen
+    /// one cannot be, and the form is marked unsendable.
+    private mutating func redrawIfContained(in content: [UInt8], part: String) {
+        guard Self.contains(content, Array(boundary.utf8)) else { return }
+        guard !chosenBoundary else {
+            if collidingPart == nil { collidingPart = part }
+            return
+        }
+        repeat { boundary = Self.randomBoundary() } while parts.contains { partContains($0, boundary) }
+    }
+
+    private func partContains(_ part: Part, _ boundary: String) -> Bool {
+        switch part {
+        case .field(_, let value): return Self.contains(Array(value.utf8), Array(boundary.utf8))
+        case .data(_, let bytes, _, _): return Self.contains(bytes, Array(boundary.utf8))
+        case .file: return false
+        }
     }
 
     private static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {

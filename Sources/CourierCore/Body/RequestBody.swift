@@ -10,7 +10,9 @@ public enum RequestBody: Sendable, Hashable {
     case file(path: String)
     /// `multipart/form-data` (RFC 7578): fields, in-memory parts and files, streamed; its length
     /// is known from the file sizes, without reading them.
-    case multipart(MultipartForm)
+    /// (Indirect: a form is several fields, and every request carries a `RequestBody`; boxed, the
+    /// enum stays as small as a file path.)
+    indirect case multipart(MultipartForm)
     /// Bytes a producer hands over as they become available (a Swift `AsyncSequence`, a C read
     /// callback, a Python iterator). Sent with `Transfer-Encoding: chunked` when its length is
     /// unknown.

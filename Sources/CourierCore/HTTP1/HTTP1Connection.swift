@@ -3,7 +3,8 @@ import CUV
 /// What a paused consumer's held bytes keep waiting: the response's end.
 private enum DeferredCompletion {
     case complete(keepAlive: Bool, trailingBytes: Bool)
-    case streamEnded(StreamEnd)
+    /// The stream closed (`closeNotify` as `StreamEnd.closed` has it).
+    case streamClosed(closeNotify: Bool?)
 }
 
 /// One connection speaking HTTP/1.1 over a byte stream: the I/O half of
@@ -44,6 +45,11 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
     @exclusivity(unchecked) private var bodyChunksWritten = 0
     @exclusivity(unchecked) private var bodyFramingBytes = 0
     @exclusivity(unchecked) private var bodyPayloadHanded: UInt64 = 0
+    /// Body bytes remain to be sent in this exchange (after the head): an answer that arrives
+    /// now is early (`finalHeadBeforeBodySent`).
+    @exclusivity(unchecked) private var bodyPending = false
+    /// The exchange's receive rate limit (bytes per second, 0 for none), read once at its start.
+    @exclusivity(unchecked) private var receiveRateLimit: UInt64 = 0
     /// The response completed (or the stream ended) while the consumer had paused it with body
     /// bytes held: acted on once they are delivered.
     @exclusivity(unchecked) private var deferredCompletion: DeferredCompletion?
@@ -105,17 +111,24 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
         let deadlines = HTTP1ConnectionStateMachine.ExchangeDeadlines(
             total: transfer.machine.totalDeadline,
             firstByte: deadlineMillis(after: timeouts.firstByte, from: now),
-            idleLimit: timeouts.idle?.millisecondsRoundedUp ?? .max,
-            firstByteLimit: timeouts.firstByte?.millisecondsRoundedUp ?? .max,
-            continueDeadline: expectsContinue ? deadlineMillis(after: transfer._options.continueTimeout, from: now) : .max)
+            idleLimit: timeouts.idle?.millisecondsRoundedUp ?? .max)
         let replayable = transfer._method.isIdempotent && transfer._body.isReplayable
-        bodyPayloadHanded = 0
-        rateWindowStart = 0
-        rateWindowBytes = 0
+        bodyPending = hasBody
+        if hasBody { bodyPayloadHanded = 0 }
+        receiveRateLimit = transfer._options.receiveRateLimit
+        if rateWindowStart != 0 {
+            rateWindowStart = 0
+            rateWindowBytes = 0
+        }
         pendingFromBegin = true
-        perform(machine.sendRequest(replayable: replayable, deadlines: deadlines,
-                                    poolIdleLimit: transfer._options.poolIdleTimeout.millisecondsRoundedUp,
-                                    hasBody: hasBody, expectsContinue: expectsContinue, now: now))
+        let action = machine.sendRequest(replayable: replayable, deadlines: deadlines,
+                                         poolIdleLimit: transfer._options.poolIdleTimeout.millisecondsRoundedUp)
+        if hasBody {
+            let continueDeadline = expectsContinue ? deadlineMillis(after: transfer._options.continueTimeout, from: now) : UInt64.max
+            machine.bodyFollows(HTTP1ConnectionStateMachine.Flow(awaitingContinue: expectsContinue, continueDeadline: continueDeadline,
+                                                                 firstByteLimit: timeouts.firstByte?.millisecondsRoundedUp ?? .max), now: now)
+        }
+        perform(action)
         pendingFromBegin = false
         rearmTimer()
     }
@@ -141,13 +154,13 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
     private func writeRequest() {
         guard let transfer else { return }
         let chunked = transfer.requestBodyChunked
-        let hasStreamedBody = chunked || transfer.requestBodyLength > 0
+        let hasStreamedBody = bodyPending
         let framing = RequestEncoder.Framing(
             host: !transfer.userSetHost,
             contentLength: chunked ? nil : RequestEncoder.contentLength(for: transfer._method, bodyLength: transfer.requestBodyLength),
             acceptEncoding: transfer._options.decompress && !transfer.userSetAcceptEncoding,
             chunked: chunked,
-            expectContinue: bodyAwaitsContinue)
+            expectContinue: hasStreamedBody && bodyAwaitsContinue)
         RequestEncoder.encodeHead(method: transfer._method, path: transfer._path, query: transfer._query, hostHeader: hostHeader,
                                   headers: transfer._headers, framing: framing, into: &resources.headBuffer)
         headLength = resources.headBuffer.count
@@ -178,10 +191,7 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
     }
 
     /// Whether the request now being written holds its body back for a 100.
-    private var bodyAwaitsContinue: Bool {
-        guard case .active(let exchange) = machine.state else { return false }
-        return exchange.awaitingContinue
-    }
+    private var bodyAwaitsContinue: Bool { machine.flow.awaitingContinue }
 
     /// The body held for `100 Continue` may go.
     private func releaseHeldBody() {
@@ -267,9 +277,10 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
     }
 
     private func closeBodySource() {
-        bodySource?.wake = nil
-        bodySource?.close()
+        guard let source = bodySource else { return }
         bodySource = nil
+        source.wake = nil
+        source.close()
     }
 
     package func streamDidWrite(_ count: Int, final: Bool) {
@@ -283,11 +294,14 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
             if transfer.reportsProgress { transfer.sentRequestBytes(count, nowMillis: nowMillis, isLast: final) }
         }
         if final {
+            bodyPending = false
             // Written within the call that began the exchange (the usual case): same instant.
             transfer.metrics.requestSent = pendingFromBegin && !stream.hasPendingWrites ? transfer.metrics.requestStart : monotonicNanos()
-            if exchangeBytesSent > headLength { machine.bodyBytesWritten(now: nowMillis) }
+            let hadBody = exchangeBytesSent > headLength
+            if hadBody { machine.bodyBytesWritten(now: nowMillis) }
             perform(machine.requestWritten())
-            rearmTimer()
+            // (The first-byte deadline starts now for a request with a body.)
+            if hadBody { rearmTimer() }
         } else if bodySource != nil, !stream.hasPendingWrites {
             pumpBody()
         }
@@ -315,12 +329,12 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
                 transfer.metrics.firstByte = readAt
                 rearmTimer()
             }
-            if transfer._options.receiveRateLimit > 0 { countForRate(bytes.count, limit: transfer._options.receiveRateLimit) }
+            if receiveRateLimit > 0 { countForRate(bytes.count, limit: receiveRateLimit) }
             switch decoder.feed(bytes, scratch: resources.spanScratch) {
             case .needMore:
                 break
             case .complete(let consumed, let keepAlive):
-                if transfer.isHoldingBody {
+                if transfer.pausedByConsumer, transfer.isHoldingBody {
                     deferredCompletion = .complete(keepAlive: keepAlive, trailingBytes: consumed < bytes.count)
                     return
                 }
@@ -335,6 +349,7 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
         }
     }
 
+    @inline(__always)
     private func completeResponse(_ transfer: Transfer, keepAlive: Bool, trailingBytes: Bool) {
         if let error = transfer.completeBody() {
             perform(machine.responseInvalid(error))
@@ -345,9 +360,9 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
     }
 
     package func streamDidEnd(_ end: StreamEnd) {
-        if let transfer, transfer.isHoldingBody, case .closed = end {
+        if let transfer, transfer.isHoldingBody, case .closed(let closeNotify) = end {
             // (TLS delivers a close_notify in the same read as the records before it.)
-            deferredCompletion = .streamEnded(end)
+            deferredCompletion = .streamClosed(closeNotify: closeNotify)
             return
         }
         switch end {
@@ -371,7 +386,7 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
     }
 
     package func decoderDidReceiveHead(_ head: consuming ResponseHead, contentLength: UInt64?) -> CourierError? {
-        if bodySource != nil || bodyAwaitsContinue { perform(machine.finalHeadBeforeBodySent()) }
+        if bodyPending { perform(machine.finalHeadBeforeBodySent()) }
         return transfer?.receiveHead(head, contentLength: contentLength)
     }
 
@@ -403,8 +418,8 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
             switch pending {
             case .complete(let keepAlive, let trailingBytes):
                 completeResponse(transfer, keepAlive: keepAlive, trailingBytes: trailingBytes)
-            case .streamEnded(let end):
-                streamDidEnd(end)
+            case .streamClosed(let closeNotify):
+                streamDidEnd(.closed(closeNotify: closeNotify))
             }
             return
         }
@@ -483,8 +498,8 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
         case .completeRequest(let close):
             guard let finished = transfer else { return }
             transfer = nil
-            closeBodySource()
-            deferredCompletion = nil
+            if bodySource != nil { closeBodySource() }
+            if deferredCompletion != nil { deferredCompletion = nil }
             if pausedForRate || rateTimerArmed || consumerPaused { resetRate() }
             if close { closeConnection() }
             owner.exchangeFinished(self, finished, outcome: .success(reusable: !close))

@@ -48,16 +48,32 @@ package struct HTTP1ConnectionStateMachine: Sendable {
         package var deadlines: ExchangeDeadlines
         /// When the last response bytes arrived.
         package var lastRead: UInt64 = 0
-        /// The request has a body after its head. While it is being sent, silence is measured
-        /// from the last write (a slow upload is not a late response); the first-byte deadline
-        /// starts once the whole request is out.
+    }
+
+    /// The request body's and the reader's part of the exchange in progress, kept beside the
+    /// exchange rather than in it (every event copies the `Exchange` in and out of the state; a
+    /// plain request should not pay for fields it does not use). Reset by `sendRequest`.
+    package struct Flow: Equatable, Sendable {
+        package init(awaitingContinue: Bool = false, continueDeadline: UInt64 = .max, firstByteLimit: UInt64 = .max) {
+            self.awaitingContinue = awaitingContinue
+            self.continueDeadline = continueDeadline
+            self.firstByteLimit = firstByteLimit
+        }
+
+        /// A body follows the head. While it is being sent, silence is measured from the last
+        /// write (a slow upload is not a late response); the first-byte deadline starts once the
+        /// whole request is out.
         package var hasBody = false
-        /// When the last request bytes left.
-        package var lastWrite: UInt64 = 0
         /// `Expect: 100-continue` was sent and the body waits for the 100 (or `continueDeadline`).
         package var awaitingContinue = false
         /// The consumer stopped reading: no read deadline runs until it resumes (the total does).
         package var readingPaused = false
+        /// When the last request bytes left.
+        package var lastWrite: UInt64 = 0
+        /// The body goes out by then even without a 100.
+        package var continueDeadline: UInt64 = .max
+        /// How long the first byte may take once the body is out, in milliseconds.
+        package var firstByteLimit: UInt64 = .max
     }
 
     /// The deadlines one exchange runs under.
@@ -68,18 +84,11 @@ package struct HTTP1ConnectionStateMachine: Sendable {
         package var firstByte: UInt64 = .max
         /// Longest silence between reads once the response started, in milliseconds.
         package var idleLimit: UInt64 = .max
-        /// How long the first byte may take, in milliseconds (restarted when a body finishes).
-        package var firstByteLimit: UInt64 = .max
-        /// The body of an `Expect: 100-continue` request goes out by then even without a 100.
-        package var continueDeadline: UInt64 = .max
 
-        package init(total: UInt64 = .max, firstByte: UInt64 = .max, idleLimit: UInt64 = .max,
-                     firstByteLimit: UInt64 = .max, continueDeadline: UInt64 = .max) {
+        package init(total: UInt64 = .max, firstByte: UInt64 = .max, idleLimit: UInt64 = .max) {
             self.total = total
             self.firstByte = firstByte
             self.idleLimit = idleLimit
-            self.firstByteLimit = firstByteLimit
-            self.continueDeadline = continueDeadline
         }
     }
 
@@ -126,6 +135,8 @@ package struct HTTP1ConnectionStateMachine: Sendable {
     /// Since when the connection has been idle, and how long it may stay so.
     package private(set) var idleSince: UInt64 = 0
     package private(set) var poolIdleLimit: UInt64 = 60_000
+    /// The body and reader side of the exchange in progress (see `Flow`).
+    package private(set) var flow = Flow()
 
     /// A machine for a connection that starts connecting now and must be up by `connectDeadline`.
     package init(connectDeadline: UInt64 = .max) {
@@ -177,20 +188,14 @@ package struct HTTP1ConnectionStateMachine: Sendable {
     /// A request is handed to this connection. Only valid when idle: the pool never leases a
     /// connection that is connecting, busy or closed. `poolIdleLimit` is how long the connection
     /// may wait in the pool after this exchange (the request's setting).
-    /// `hasBody`: a body follows the head; `expectsContinue`: it waits for a 100 first.
+    /// A request with a body follows with `bodyFollows` before the action is carried out.
     package mutating func sendRequest(replayable: Bool, deadlines: ExchangeDeadlines = ExchangeDeadlines(),
-                                      poolIdleLimit: UInt64 = 60_000, hasBody: Bool = false,
-                                      expectsContinue: Bool = false, now: UInt64 = 0) -> Action {
+                                      poolIdleLimit: UInt64 = 60_000) -> Action {
         switch state {
         case .idle:
             self.poolIdleLimit = poolIdleLimit
-            var exchange = Exchange(replayable: replayable, reusedConnection: completedExchanges > 0, deadlines: deadlines)
-            if hasBody {
-                exchange.hasBody = true
-                exchange.lastWrite = now
-                exchange.awaitingContinue = expectsContinue
-            }
-            state = .active(exchange)
+            state = .active(Exchange(replayable: replayable, reusedConnection: completedExchanges > 0, deadlines: deadlines))
+            if flow.hasBody || flow.readingPaused { flow = Flow() }
             return .writeRequest
         case .connecting, .active, .closed:
             preconditionFailure("the pool leased a connection in state \(state)")
@@ -202,9 +207,9 @@ package struct HTTP1ConnectionStateMachine: Sendable {
         switch state {
         case .active(var exchange):
             exchange.requestSent = true
-            if exchange.hasBody, !exchange.responseStarted {
+            if flow.hasBody, !exchange.responseStarted {
                 // The server's think time starts when it has the whole request.
-                let (sum, overflow) = exchange.lastWrite.addingReportingOverflow(exchange.deadlines.firstByteLimit)
+                let (sum, overflow) = flow.lastWrite.addingReportingOverflow(flow.firstByteLimit)
                 exchange.deadlines.firstByte = overflow ? .max : sum
             }
             return finishIfDone(exchange)
@@ -216,12 +221,25 @@ package struct HTTP1ConnectionStateMachine: Sendable {
         }
     }
 
+    /// The request just handed over has a body, starting to go out at `now`: whether it waits for
+    /// a 100 and until when, and the first-byte limit that starts once it is out.
+    package mutating func bodyFollows(_ body: Flow, now: UInt64) {
+        switch state {
+        case .active:
+            flow = body
+            flow.hasBody = true
+            flow.lastWrite = now
+            if flow.continueDeadline == .max { flow.awaitingContinue = false }
+        case .connecting, .idle, .closed:
+            preconditionFailure("a body for no exchange (state \(state))")
+        }
+    }
+
     /// Body bytes left at `now` (an upload in progress is not silence).
     package mutating func bodyBytesWritten(now: UInt64) {
         switch state {
-        case .active(var exchange):
-            exchange.lastWrite = now
-            state = .active(exchange)
+        case .active:
+            flow.lastWrite = now
         case .closed:
             break
         case .connecting, .idle:
@@ -232,10 +250,9 @@ package struct HTTP1ConnectionStateMachine: Sendable {
     /// An interim response arrived (RFC 9110 section 15.2). A 100 releases a held body.
     package mutating func informationalReceived(status: Int) -> Action {
         switch state {
-        case .active(var exchange):
-            guard exchange.awaitingContinue, status == 100 else { return .none }
-            exchange.awaitingContinue = false
-            state = .active(exchange)
+        case .active:
+            guard flow.awaitingContinue, status == 100 else { return .none }
+            flow.awaitingContinue = false
             return .sendBody
         case .connecting, .idle, .closed:
             preconditionFailure("an interim response with no exchange (state \(state))")
@@ -249,8 +266,8 @@ package struct HTTP1ConnectionStateMachine: Sendable {
     package mutating func finalHeadBeforeBodySent() -> Action {
         switch state {
         case .active(var exchange):
-            guard exchange.hasBody, !exchange.requestSent else { return .none }
-            exchange.awaitingContinue = false
+            guard flow.hasBody, !exchange.requestSent else { return .none }
+            flow.awaitingContinue = false
             exchange.keepAlive = false
             state = .active(exchange)
             return .stopSendingBody
@@ -263,10 +280,12 @@ package struct HTTP1ConnectionStateMachine: Sendable {
     package mutating func readingPaused(_ paused: Bool, now: UInt64) {
         switch state {
         case .active(var exchange):
-            exchange.readingPaused = paused
+            flow.readingPaused = paused
             // Silence is measured from the resumption: the server did nothing wrong meanwhile.
-            if !paused { exchange.lastRead = now }
-            state = .active(exchange)
+            if !paused {
+                exchange.lastRead = now
+                state = .active(exchange)
+            }
         case .idle, .closed:
             // The exchange already ended (its last bytes came in the read that paused).
             break
@@ -431,8 +450,14 @@ package struct HTTP1ConnectionStateMachine: Sendable {
             let (sum, overflow) = idleSince.addingReportingOverflow(poolIdleLimit)
             return overflow ? .max : sum
         case .active(let exchange):
-            return min(exchange.deadlines.total, Self.responseDeadline(exchange),
-                       exchange.awaitingContinue ? exchange.deadlines.continueDeadline : .max)
+            guard flow.hasBody || flow.readingPaused else {
+                // A plain exchange (no body, reading): the first byte, then silence.
+                guard exchange.responseStarted else { return min(exchange.deadlines.total, exchange.deadlines.firstByte) }
+                let (sum, overflow) = exchange.lastRead.addingReportingOverflow(exchange.deadlines.idleLimit)
+                return min(exchange.deadlines.total, overflow ? .max : sum)
+            }
+            let deadline = min(exchange.deadlines.total, responseDeadline(exchange))
+            return flow.awaitingContinue ? min(deadline, flow.continueDeadline) : deadline
         case .closed:
             return .max
         }
@@ -450,22 +475,21 @@ package struct HTTP1ConnectionStateMachine: Sendable {
             guard now >= nextDeadline else { return .none }
             state = .closed
             return .closeIdle
-        case .active(var exchange):
+        case .active(let exchange):
             let error: CourierError
             if now >= exchange.deadlines.total {
                 error = CourierError(.totalTimeout)
-            } else if now >= Self.responseDeadline(exchange) {
+            } else if now >= responseDeadline(exchange) {
                 if exchange.responseStarted {
                     error = CourierError(.idleTimeout, "after \(bodyBytes) body bytes")
-                } else if exchange.hasBody, !exchange.requestSent {
+                } else if flow.hasBody, !exchange.requestSent {
                     error = CourierError(.idleTimeout, "the server stopped reading the request body")
                 } else {
                     error = CourierError(.firstByteTimeout)
                 }
-            } else if exchange.awaitingContinue, now >= exchange.deadlines.continueDeadline {
+            } else if flow.awaitingContinue, now >= flow.continueDeadline {
                 // A silent server (many never send 100): send the body anyway.
-                exchange.awaitingContinue = false
-                state = .active(exchange)
+                flow.awaitingContinue = false
                 return .sendBody
             } else {
                 return .none
@@ -480,13 +504,15 @@ package struct HTTP1ConnectionStateMachine: Sendable {
     /// Before the first byte, the first-byte deadline (or, while a body goes out, the last write
     /// plus the idle limit); after it, the last read plus the idle limit; none while the consumer
     /// has paused reading.
-    private static func responseDeadline(_ exchange: Exchange) -> UInt64 {
-        if exchange.readingPaused { return .max }
+    private func responseDeadline(_ exchange: Exchange) -> UInt64 {
         guard exchange.responseStarted else {
-            guard exchange.hasBody, !exchange.requestSent, !exchange.awaitingContinue else { return exchange.deadlines.firstByte }
-            let (sum, overflow) = exchange.lastWrite.addingReportingOverflow(exchange.deadlines.idleLimit)
+            guard flow.hasBody, !exchange.requestSent, !flow.awaitingContinue else {
+                return flow.readingPaused ? .max : exchange.deadlines.firstByte
+            }
+            let (sum, overflow) = flow.lastWrite.addingReportingOverflow(exchange.deadlines.idleLimit)
             return overflow ? .max : sum
         }
+        if flow.readingPaused { return .max }
         let (sum, overflow) = exchange.lastRead.addingReportingOverflow(exchange.deadlines.idleLimit)
         return overflow ? .max : sum
     }

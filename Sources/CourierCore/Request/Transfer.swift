@@ -199,7 +199,7 @@ package final class Transfer: @unchecked Sendable {
         case .fanOut(let fan): fan.close()
         case .memory, .discard, .stream, .destination, .resumable: break
         }
-        heldBody = []
+        if !heldBody.isEmpty { heldBody = [] }
         // The request body is not needed any more; a response that outlives the transfer should
         // not keep an upload in memory.
         _body = .empty
@@ -221,7 +221,7 @@ package final class Transfer: @unchecked Sendable {
         requestBodyBytesSent = 0
         discardsBody = false
         pausedByConsumer = false
-        heldBody = []
+        if !heldBody.isEmpty { heldBody = [] }
         if case .resumable(let download) = _sink { download.prepareExchange() }
         metrics.firstByte = 0
         metrics.bodyBytesReceived = 0
@@ -260,29 +260,17 @@ package final class Transfer: @unchecked Sendable {
             return nil
         }
         switch _sink {
-        case .destination(let choose):
-            switch Self.destinationSink(choose(head)) {
-            case .success(let sink): _sink = sink
-            case .failure(let error): return error
-            }
-        case .resumable(let download):
-            switch download.headArrived(status: headStatus, headers: head.headers, url: url.description) {
-            case .failure(let error):
-                return error
-            case .success(.write), .success(.ignore):
+        case .destination, .resumable:
+            switch sinkSawHead(head, status: headStatus) {
+            case .proceed:
                 break
-            case .success(.complete):
-                // Already whole: this response (a 416) has nothing to add; it counts as a 200.
+            case .fail(let error):
+                return error
+            case .dropBody(let status):
+                // Already whole (a 416 counting as a 200), or to be asked again from zero.
                 discardsBody = true
                 _head = consume head
-                status = 200
-                expectedBodyLength = download.offset
-                return nil
-            case .success(.restart):
-                download.discardPartial()
-                machine.restartChosen()
-                discardsBody = true
-                _head = consume head
+                if let status { self.status = status }
                 return nil
             }
         case .memory, .discard, .file, .stream, .fanOut:
@@ -311,6 +299,45 @@ package final class Transfer: @unchecked Sendable {
         return nil
     }
 
+    private enum SinkDecision {
+        case proceed
+        case fail(CourierError)
+        /// Read and drop the body; `status` replaces the head's when set.
+        case dropBody(status: Int?)
+    }
+
+    /// A sink that depends on the final head decides (a chosen destination, a resumable
+    /// download's range rules); kept apart from `receiveHead` so plain sinks do not pay for it.
+    @inline(never)
+    private func sinkSawHead(_ head: borrowing ResponseHead, status: Int) -> SinkDecision {
+        switch _sink {
+        case .destination(let choose):
+            switch Self.destinationSink(choose(copy head)) {
+            case .success(let sink):
+                _sink = sink
+                return .proceed
+            case .failure(let error):
+                return .fail(error)
+            }
+        case .resumable(let download):
+            switch download.headArrived(status: status, headers: head.headers, url: url.description) {
+            case .failure(let error):
+                return .fail(error)
+            case .success(.write), .success(.ignore):
+                return .proceed
+            case .success(.complete):
+                expectedBodyLength = download.offset
+                return .dropBody(status: 200)
+            case .success(.restart):
+                download.discardPartial()
+                machine.restartChosen()
+                return .dropBody(status: nil)
+            }
+        case .memory, .discard, .file, .stream, .fanOut:
+            return .proceed
+        }
+    }
+
     /// The sink for a destination the caller chose from the head: a staged file, or memory.
     private static func destinationSink(_ path: String?) -> Result<ResponseSink, CourierError> {
         guard let path else { return .success(.memory) }
@@ -325,13 +352,20 @@ package final class Transfer: @unchecked Sendable {
     func receiveBody(_ bytes: UnsafeRawBufferPointer, nowMillis: UInt64) -> CourierError? {
         metrics.bodyBytesReceived &+= UInt64(bytes.count)
         if discardsBody { return nil }
-        if pausedByConsumer {
+        let error: CourierError?
+        if case .memory = _sink, contentDecoder == nil {
+            // The common case, kept direct: a body collected in memory never pauses.
+            metrics.bodyBytesDecoded &+= UInt64(bytes.count)
+            responseBody.append(contentsOf: bytes.bindMemory(to: UInt8.self))
+            error = nil
+        } else if pausedByConsumer {
             // The rest of a read that came after the consumer paused: kept, still encoded (at
             // most one socket read), and delivered on resume.
             heldBody.append(contentsOf: bytes.bindMemory(to: UInt8.self))
             return nil
+        } else {
+            error = process(bytes)
         }
-        let error = process(bytes)
         if error == nil, reportsProgress, nowMillis &- lastProgressMillis >= progressIntervalMillis {
             lastProgressMillis = nowMillis
             delegate?.transferDidProgress(self)
@@ -559,6 +593,13 @@ extension Transfer {
         _modify { yield &_cachePhase }
     }
     package var isPreview: Bool { _isPreview }
+    /// Settles the body's files once the outcome is known (see `ResponseSink.finish`), reading the
+    /// sink in place.
+    package func finishSink(succeeded: Bool) -> CourierError? {
+        if case .memory = _sink { return nil }
+        return _sink.finish(succeeded: succeeded)
+    }
+
     /// The request body goes out chunked: its length is not known (progress has no total).
     package var isRequestBodyChunked: Bool { requestBodyChunked }
     /// Whether it ended on the submitting thread rather than the loop thread (a cache answer or a

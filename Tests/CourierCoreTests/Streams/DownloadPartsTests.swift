@@ -97,6 +97,18 @@ struct DownloadPartsTests {
         #expect(MultipartForm.mimeType(forExtensionOf: "noext") == "application/octet-stream")
     }
 
+    @Test func aChosenBoundaryInTheContentIsRefused() {
+        // Found by the multipart fuzz target: a caller's boundary inside a part would end the
+        // part early on the server; the form fails before anything is sent.
+        var form = MultipartForm(boundary: "b")
+        form.addField("a", value: "x\r\n--b\r\ny")
+        guard case .failure(let error) = form.length() else {
+            Issue.record("a colliding boundary was accepted")
+            return
+        }
+        #expect(error.code == .invalidArgument)
+    }
+
     @Test func theDecoderStopsForAPausedConsumerAndGoesOn() throws {
         // 1 MiB of varied text gzipped: it decodes to many 64 KiB pieces from one input.
         let text = (0..<40_000).map { "line \($0) of the text\n" }.joined()

@@ -21,19 +21,19 @@ struct UploadMachineTests {
 
     @Test func aHundredReleasesTheHeldBody() {
         var m = connected()
-        #expect(m.sendRequest(replayable: false, deadlines: Deadlines(firstByte: 60_000, continueDeadline: 1_000),
-                              hasBody: true, expectsContinue: true, now: 0) == .writeRequest)
+        #expect(m.sendRequest(replayable: false, deadlines: Deadlines(firstByte: 60_000)) == .writeRequest)
+        m.bodyFollows(Machine.Flow(awaitingContinue: true, continueDeadline: 1_000), now: 0)
         #expect(m.nextDeadline == 1_000, "the continue wait is the next deadline")
         #expect(m.informationalReceived(status: 103) == .none, "only a 100 releases the body")
         #expect(m.informationalReceived(status: 100) == .sendBody)
         #expect(m.informationalReceived(status: 100) == .none, "released once")
-        #expect(exchange(m)?.awaitingContinue == false)
+        #expect(!m.flow.awaitingContinue)
     }
 
     @Test func aSilentServerGetsTheBodyAfterTheWait() {
         var m = connected()
-        _ = m.sendRequest(replayable: false, deadlines: Deadlines(firstByte: 60_000, continueDeadline: 1_000),
-                          hasBody: true, expectsContinue: true, now: 0)
+        _ = m.sendRequest(replayable: false, deadlines: Deadlines(firstByte: 60_000))
+        m.bodyFollows(Machine.Flow(awaitingContinue: true, continueDeadline: 1_000), now: 0)
         #expect(m.timerFired(now: 999, bodyBytes: 0) == .none)
         #expect(m.timerFired(now: 1_000, bodyBytes: 0) == .sendBody)
         #expect(exchange(m) != nil, "the exchange goes on")
@@ -41,7 +41,8 @@ struct UploadMachineTests {
 
     @Test func anEarlyAnswerStopsTheBodyAndClosesAfterTheResponse() {
         var m = connected()
-        _ = m.sendRequest(replayable: false, deadlines: Deadlines(continueDeadline: 1_000), hasBody: true, expectsContinue: true, now: 0)
+        _ = m.sendRequest(replayable: false)
+        m.bodyFollows(Machine.Flow(awaitingContinue: true, continueDeadline: 1_000), now: 0)
         _ = m.bytesReceived(now: 5)
         #expect(m.finalHeadBeforeBodySent() == .stopSendingBody)
         #expect(m.timerFired(now: 2_000, bodyBytes: 0) == .none, "no body goes out after the answer")
@@ -51,7 +52,8 @@ struct UploadMachineTests {
 
     @Test func aFinalHeadAfterTheWholeBodyChangesNothing() {
         var m = connected()
-        _ = m.sendRequest(replayable: false, hasBody: true, now: 0)
+        _ = m.sendRequest(replayable: false)
+        m.bodyFollows(Machine.Flow(), now: 0)
         _ = m.requestWritten()
         #expect(m.finalHeadBeforeBodySent() == .none)
         #expect(m.responseComplete(keepAlive: true, trailingBytes: false) == .completeRequest(close: false))
@@ -59,8 +61,8 @@ struct UploadMachineTests {
 
     @Test func anUploadInProgressIsNotSilence() {
         var m = connected()
-        _ = m.sendRequest(replayable: false, deadlines: Deadlines(firstByte: 500, idleLimit: 1_000, firstByteLimit: 500),
-                          hasBody: true, now: 0)
+        _ = m.sendRequest(replayable: false, deadlines: Deadlines(firstByte: 500, idleLimit: 1_000))
+        m.bodyFollows(Machine.Flow(firstByteLimit: 500), now: 0)
         m.bodyBytesWritten(now: 900)
         #expect(m.nextDeadline == 1_900, "silence counts from the last write while the body goes out")
         #expect(m.timerFired(now: 1_000, bodyBytes: 0) == .none, "the first-byte deadline does not run during the upload")
@@ -72,7 +74,8 @@ struct UploadMachineTests {
 
     @Test func aStalledUploadTimesOut() {
         var m = connected()
-        _ = m.sendRequest(replayable: false, deadlines: Deadlines(firstByte: 500, idleLimit: 1_000), hasBody: true, now: 0)
+        _ = m.sendRequest(replayable: false, deadlines: Deadlines(firstByte: 500, idleLimit: 1_000))
+        m.bodyFollows(Machine.Flow(), now: 0)
         guard case .failRequest(let error, _) = m.timerFired(now: 1_000, bodyBytes: 0) else {
             Issue.record("a stalled upload did not fail")
             return
@@ -101,6 +104,8 @@ struct UploadMachineTests {
         _ = m.responseComplete(keepAlive: true, trailingBytes: false)
         m.readingPaused(true, now: 1)
         #expect(m.state == .idle)
+        _ = m.sendRequest(replayable: true)
+        #expect(!m.flow.readingPaused, "a new exchange starts reading")
     }
 
     @Test func expectationApplies() {
