@@ -277,7 +277,9 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
 
     // MARK: - Sending
 
-    /// Builds the core transfer and submits it. Called by the engine.
+    /// Builds the core transfer and submits it. Called by the engine. (Inlined there, as it was
+    /// before the streaming branch made it look too big to the optimizer.)
+    @inline(__always)
     func start() {
         var channel: BodyChannel?
         let wantsProgress = lock.withLock { () -> Bool? in
@@ -293,17 +295,7 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
         case .success(let transfer):
             transfer.reportsProgress = wantsProgress
             transfer.delegate = self
-            if let channel {
-                let sink = StreamSink { channel.push($0) }
-                switch draft.makeSink(extraStream: sink) {
-                case .success(let made): transfer.sink = made ?? .stream(sink)
-                case .failure(let error):
-                    complete(.failure(error), response: nil)
-                    return
-                }
-                channel.attach(transfer)
-                transfer.reportsHead = true
-            }
+            if let channel, !attachStream(channel, to: transfer) { return }
             // A cancel that raced with building the transfer is honoured before it is submitted.
             let cancelled = lock.withLock { () -> Bool in
                 _transfer = transfer
@@ -312,6 +304,22 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
             if cancelled { transfer.cancelBeforeSubmitting() }
             Runtime.shared.submit(transfer)
         }
+    }
+
+    /// `Engine.stream`: the body goes to `channel` (beside any download file and streams); false
+    /// when the sink could not be made (the operation has failed).
+    @inline(never)
+    private func attachStream(_ channel: BodyChannel, to transfer: Transfer) -> Bool {
+        let sink = StreamSink { channel.push($0) }
+        switch draft.makeSink(extraStream: sink) {
+        case .success(let made): transfer.sink = made ?? .stream(sink)
+        case .failure(let error):
+            complete(.failure(error), response: nil)
+            return false
+        }
+        channel.attach(transfer)
+        transfer.reportsHead = true
+        return true
     }
 
     /// Adds a continuation `Engine.send` waits on (before `start`). Every waiter gets the one

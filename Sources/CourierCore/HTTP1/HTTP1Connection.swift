@@ -385,6 +385,7 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
         }
     }
 
+    @inline(__always)
     package func decoderDidReceiveHead(_ head: consuming ResponseHead, contentLength: UInt64?) -> CourierError? {
         if bodyPending { perform(machine.finalHeadBeforeBodySent()) }
         return transfer?.receiveHead(head, contentLength: contentLength)
