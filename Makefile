@@ -20,7 +20,7 @@ TEST_PACKAGES  := nginx openssl valgrind python3
 DEMO_PACKAGES  := nginx python3
 BENCH_PACKAGES := nginx wrk libcurl4-openssl-dev gnuplot-nox valgrind strace python3
 
-.PHONY: soak test-asan test-tsan fuzz install-files all deps core-packages test-deps demo-deps bench-deps llhttp build test demo bench install clean
+.PHONY: bench-bulk soak test-asan test-tsan fuzz install-files all deps core-packages test-deps demo-deps bench-deps llhttp build test demo bench install clean
 
 all: build
 
@@ -120,6 +120,14 @@ bench: bench-deps
 	cc -O2 -Wall -shared -fPIC benchmarks/alloc_counter.c -o benchmarks/out/alloc_counter.so
 	$(SWIFT)c -O benchmarks/urlsession_bench.swift -o benchmarks/out/urlsession_bench
 	python3 benchmarks/run.py
+	$(MAKE) --no-print-directory bench-bulk
+
+# 1 GiB up and down through each API beside curl (benchmarks/BULK.md); part of `make bench`.
+bench-bulk: bench-deps
+	$(SWIFT) build -c release --product courier-bulk
+	$(SWIFT) build -c release --product courier
+	$(SWIFT) build -c release --product CourierC
+	python3 benchmarks/bulk.py
 
 # 10 million keep-alive and 1 million new-connection requests with the client's RSS and
 # descriptors sampled every second (benchmarks/SOAK.md, soak.png). SOAK_SCALE=0.1 for a short run.

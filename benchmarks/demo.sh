@@ -30,6 +30,17 @@ echo
 echo "== courier -#: a 300 MB download with a progress bar"
 "$bin/courier" -# -o /dev/null -w 'downloaded %{size_download} bytes at %{speed_download} bytes/s\n' "$base/big.bin"
 echo
+echo "== courier -C -: a download cut short (--limit-rate 20M, -m 1) and resumed where it stopped"
+set +e
+"$bin/courier" -s --limit-rate 20M -m 1 -o "$work/resumed.bin" -C - "$base/big.bin"; echo "first attempt: exit code $? (curl's 28), $(stat -c %s "$work/resumed.bin") bytes on disk"
+set -e
+"$bin/courier" -s -C - -o "$work/resumed.bin" -w 'second attempt: %{http_code}, %{size_download} more bytes\n' "$base/big.bin"
+cmp -s "$work/resumed.bin" "$work/html/big.bin" && echo "the resumed file is byte for byte the original ($(stat -c %s "$work/resumed.bin") bytes)"
+echo
+echo "== courier -F: a multipart upload streamed from disk (nginx answers 405 to POST on a static file; -w shows what went out)"
+"$bin/courier" -s -o /dev/null -F "note=from the demo" -F "file=@$work/html/items.json" \
+    -w 'sent %{size_upload} bytes (head and multipart/form-data body), answered %{http_code}\n' "$base/items.json" || true
+echo
 echo "== courier --cache-dir: an HTTP cache (RFC 9111) shared by invocations"
 for run in first second; do
   echo "-- $run run"

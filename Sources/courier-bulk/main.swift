@@ -29,10 +29,18 @@ func cpuSeconds() -> Double {
     return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
 }
 
+/// The peak resident set of this process's own memory (VmHWM). Not getrusage's ru_maxrss: a
+/// child started with posix_spawn (vfork) inherits its parent's high-water mark there, so a test
+/// runner's size would be reported as the child's.
 func peakRSS() -> Int {
-    var usage = rusage()
-    getrusage(RUSAGE_SELF.rawValue, &usage)
-    return usage.ru_maxrss
+    guard let file = fopen("/proc/self/status", "r") else { return 0 }
+    defer { fclose(file) }
+    var line = [CChar](repeating: 0, count: 256)
+    while fgets(&line, Int32(line.count), file) != nil {
+        let text = String(cString: line)
+        if text.hasPrefix("VmHWM:") { return Int(text.dropFirst(6).filter { $0.isNumber }) ?? 0 }
+    }
+    return 0
 }
 
 let arguments = CommandLine.arguments

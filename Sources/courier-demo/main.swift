@@ -89,4 +89,16 @@ feed.cachePolicy = .cachedThenFresh
 for try await response in news.responses(feed) {
     print("cached-then-fresh: \(response.isPreview ? "preview" : "final  "), \(response.cachePhase)")
 }
+
+// Streams: the body of a 300 MB file as an AsyncSequence, read at this loop's pace (a slow reader
+// pauses the socket instead of buffering), and the same file to disk beside a counting stream.
+let streamed = try await api.engine.stream(api.engine.operation(path: "big.bin"))
+var streamedBytes = 0
+var pieces = 0
+for try await chunk in streamed.body {
+    streamedBytes += chunk.count
+    pieces += 1
+    if pieces % 64 == 0 { try await Task.sleep(nanoseconds: 1_000_000) }
+}
+print("streamed \(streamed.status), \(streamedBytes) bytes in \(pieces) pieces, at most about 512 KiB waiting at any time")
 SharedQueue.shutdown()

@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,10 +32,17 @@ static void sleep_ms(long ms) {
     nanosleep(&t, NULL);
 }
 
+/* The peak resident set of this process's own memory (VmHWM): getrusage's ru_maxrss inherits the
+ * parent's high-water mark when the parent spawned us with vfork (posix_spawn). */
 static long peak_rss_kib(void) {
-    struct rusage usage;
-    getrusage(RUSAGE_SELF, &usage);
-    return usage.ru_maxrss;
+    FILE *status = fopen("/proc/self/status", "r");
+    char line[256];
+    long kib = 0;
+    while (status && fgets(line, sizeof line, status)) {
+        if (strncmp(line, "VmHWM:", 6) == 0) kib = atol(line + 6);
+    }
+    if (status) fclose(status);
+    return kib;
 }
 
 /* A consumer that refuses every other piece (COURIER_WRITEFUNC_PAUSE) and is resumed by another

@@ -35,7 +35,7 @@ public struct StreamedResponse: Sendable {
 
 /// The body of a `StreamedResponse` as byte chunks.
 ///
-/// Back-pressure: at most about 1 MiB waits for the consumer; beyond it the socket is no longer
+/// Back-pressure: at most about 512 KiB (and one socket read) wait for the consumer; beyond it the socket is no longer
 /// read, so TCP slows the server and memory stays flat however slow the consumer. Reading resumes
 /// once the consumer has taken most of it. Ending the iteration early (or cancelling the reading
 /// task) cancels the operation.
@@ -74,14 +74,17 @@ public struct ResponseBody: AsyncSequence, Sendable {
 }
 
 /// The buffer between the loop thread (which pushes body pieces) and one async reader.
+///
+/// Pieces that arrive while the reader is busy are appended to one pending buffer, and the
+/// reader's next call takes all of it at once: a reader that cannot keep up gets fewer, larger
+/// chunks (up to about the pause threshold) instead of one wake-up per socket read, which is what
+/// a thread hand-off per piece would cost.
 final class BodyChannel: @unchecked Sendable {
-    /// Above this many buffered bytes the transfer pauses; below `resumeBelow` it resumes.
-    static let pauseAbove = 1 << 20
-    static let resumeBelow = 256 << 10
+    /// Above this many buffered bytes the transfer pauses; it resumes when the reader takes them.
+    static let pauseAbove = 512 << 10
 
     private let lock = Lock()
-    private var chunks = Deque<[UInt8]>()
-    private var buffered = 0
+    private var pending: [UInt8] = []
     private var ending: Result<Void, CourierError>?
     private var waiting: CheckedContinuation<Result<[UInt8]?, CourierError>, Never>?
     private var paused = false
@@ -97,23 +100,19 @@ final class BodyChannel: @unchecked Sendable {
 
     /// The loop's sink: copies the piece and says whether to pause.
     func push(_ bytes: UnsafeRawBufferPointer) -> BodyVerdict {
-        let piece = Array(bytes.bindMemory(to: UInt8.self))
-        let (resume, verdict) = lock.withLock { () -> (CheckedContinuation<Result<[UInt8]?, CourierError>, Never>?, BodyVerdict) in
+        let (waiter, verdict) = lock.withLock { () -> (CheckedContinuation<Result<[UInt8]?, CourierError>, Never>?, BodyVerdict) in
             if let waiting {
                 self.waiting = nil
                 return (waiting, .proceed)
             }
-            chunks.append(piece)
-            buffered += piece.count
-            peakBuffered = max(peakBuffered, buffered)
-            if buffered > Self.pauseAbove {
-                if !paused { pauses += 1 }
-                paused = true
-                return (nil, .pause)
-            }
-            return (nil, .proceed)
+            pending.append(contentsOf: bytes.bindMemory(to: UInt8.self))
+            peakBuffered = max(peakBuffered, pending.count)
+            guard pending.count > Self.pauseAbove else { return (nil, .proceed) }
+            if !paused { pauses += 1 }
+            paused = true
+            return (nil, .pause)
         }
-        resume?.resume(returning: .success(piece))
+        waiter?.resume(returning: .success(Array(bytes.bindMemory(to: UInt8.self))))
         return verdict
     }
 
@@ -130,7 +129,7 @@ final class BodyChannel: @unchecked Sendable {
         resume?.resume(returning: outcome.map { nil })
     }
 
-    var isFinished: Bool { lock.withLock { ending != nil && chunks.isEmpty } }
+    var isFinished: Bool { lock.withLock { ending != nil && pending.isEmpty } }
     var statistics: (peakBuffered: Int, pauses: Int) { lock.withLock { (peakBuffered, pauses) } }
 
     func cancel() { operation?.cancel() }
@@ -138,10 +137,12 @@ final class BodyChannel: @unchecked Sendable {
     func next() async -> Result<[UInt8]?, CourierError> {
         await withCheckedContinuation { continuation in
             let (ready, resumeTransfer) = lock.withLock { () -> (Result<[UInt8]?, CourierError>?, Transfer?) in
-                if let piece = chunks.popFirst() {
-                    buffered -= piece.count
+                if !pending.isEmpty {
+                    // Everything that waited, in one chunk; the transfer reads again at once.
+                    var piece: [UInt8] = []
+                    swap(&piece, &pending)
                     var resumeTransfer: Transfer?
-                    if paused, buffered < Self.resumeBelow {
+                    if paused {
                         paused = false
                         resumeTransfer = transfer
                     }
