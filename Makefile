@@ -96,7 +96,7 @@ test: test-deps
 # The library's programs built with AddressSanitizer (and LeakSanitizer) or ThreadSanitizer and
 # driven against local servers: the CLI, the benchmark driver (Swift API and C ABI) and the C
 # examples (Tests/Sanitizers/run.py says why not the test runner). Any report fails the target.
-SANITIZED_PRODUCTS := CourierC courier courier-bench
+SANITIZED_PRODUCTS := CourierC courier courier-bench courier-bulk
 test-asan: test-deps
 	@for product in $(SANITIZED_PRODUCTS); do $(SWIFT) build --sanitize=address --scratch-path .build/asan --product $$product || exit 1; done
 	python3 Tests/Sanitizers/run.py address .build/asan/debug

@@ -77,10 +77,14 @@ class Harness:
         ports = self.scripted_process.stdout.readline().split()
         self.scripted = f"http://127.0.0.1:{ports[0]}"
         self.blackhole = f"http://127.0.0.1:{ports[1]}"
+        self.stream_process = subprocess.Popen([sys.executable, os.path.join(ROOT, "Tests", "Servers", "stream_server.py")],
+                                               stdout=subprocess.PIPE, text=True)
+        self.stream = f"http://127.0.0.1:{self.stream_process.stdout.readline().split()[0]}"
 
     def stop_servers(self):
         subprocess.run([os.path.join(ROOT, "benchmarks", "nginx.sh"), "stop", self.work], capture_output=True)
         self.scripted_process.terminate()
+        self.stream_process.terminate()
         self.scripted_process.wait()
 
     # MARK: running
@@ -175,6 +179,38 @@ def scenarios(h):
     scenario = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "scenarios.c"), "scenarios")
     h.run("c cancel from a thread", [scenario, "cancel", h.scripted + "/silence?s=10"])
     h.run("c downloads", [scenario, "download", h.nginx + "/small", h.nginx + "/no-such-file", os.path.join(h.work, "downloads")])
+    streams(h)
+
+
+def streams(h):
+    """Streamed bodies: forms, uploads from files, stdin-like producers and callbacks, paused
+    reads, resumable downloads, through the CLI, the Swift and C APIs (courier-bulk) and C."""
+    cli = os.path.join(h.build, "courier")
+    bulk = os.path.join(h.build, "courier-bulk")
+    work = os.path.join(h.work, "streams")
+    os.makedirs(work, exist_ok=True)
+    upload = os.path.join(work, "upload.bin")
+    with open(upload, "wb") as f:
+        f.write(os.urandom(3 << 20))
+    h.run("cli -F", [cli, "-s", "-o", "/dev/null", "-F", "a=b", "-F", "f=@" + upload, h.stream + "/upload"])
+    h.run("cli -T", [cli, "-s", "-o", "/dev/null", "-T", upload, h.stream + "/upload"])
+    h.run("cli early 413", [cli, "-s", "-o", "/dev/null", "-T", upload, h.stream + "/upload?reject=413"])
+    resumed = os.path.join(work, "resumed.bin")
+    h.run("cli -C - cut", [cli, "-s", "-C", "-", "-o", resumed, h.stream + "/blob/8000000?cut=3000000"], expect=18)
+    h.run("cli -C - rest", [cli, "-s", "-C", "-", "-o", resumed, h.stream + "/blob/8000000"])
+    h.run("cli --limit-rate", [cli, "-s", "--limit-rate", "20M", "-o", "/dev/null", h.stream + "/blob/4000000"])
+    for mode in ("swift-stream", "swift-file", "c-callback", "c-file"):
+        h.run(f"bulk download {mode}", [bulk, "download", h.stream + "/blob/64000000", mode, "--slow"])
+    for mode in ("swift-file", "swift-multipart", "swift-stream", "c-file", "c-callback"):
+        h.run(f"bulk upload {mode}", [bulk, "upload", h.stream + "/upload?discard=1", mode, upload])
+    program = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "streams.c"), "streams")
+    h.run("c streams slow", [program, "slow", h.stream + "/blob/20000000", "20000000"])
+    h.run("c streams upload", [program, "upload", h.stream + "/upload", "3000000"])
+    h.run("c streams form", [program, "form", h.stream + "/upload?echo=1", upload])
+    h.run("c streams resume", [program, "resume", h.stream + "/blob/5000000?cut=2000000", h.stream + "/blob/5000000?via=2",
+                               os.path.join(work, "c-resumed.bin")])
+    h.run("c streams fanout", [program, "fanout", h.stream + "/blob/3000000", os.path.join(work, "fan.bin")])
+    h.run("c streams destination", [program, "destination", h.stream + "/blob/3000", work])
 
 
 def main():
