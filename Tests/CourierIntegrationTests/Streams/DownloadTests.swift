@@ -239,6 +239,57 @@ struct DownloadTests {
         #expect(!FileManager.default.fileExists(atPath: path + ".courier-resume"))
     }
 
+    /// nginx's own Range and If-Range: a partial file of its /large (with a record naming nginx's
+    /// ETag) is continued with a 206; a record with another ETag makes nginx send the whole file.
+    @Test func nginxContinuesAPartialFile() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let api = Engine(host: s.nginx)
+        let head = try await api.send(api.operation(path: "/large", method: .head))
+        let etag = try #require(head.head.headers["ETag"])
+        let whole = try #require(FileManager.default.contents(atPath: s.root + "/html/large"))
+        for (tag, status) in [(etag, 206), ("\"other\"", 200)] {
+            let path = directory + "/large-\(status)"
+            try whole.prefix(10_000_000).write(to: URL(fileURLWithPath: path + ".courier-partial"))
+            try Data(ResumeRecord(validator: .etag(tag), length: UInt64(whole.count), url: "x").encoded().utf8)
+                .write(to: URL(fileURLWithPath: path + ".courier-resume"))
+            let op = api.operation(path: "/large")
+            op.resumableDownloadPath = path
+            let response = try await api.send(op)
+            #expect(response.status == status)
+            let same = FileManager.default.contents(atPath: path) == whole
+            #expect(same, "\(status)")
+        }
+    }
+
+    /// Cut at offsets chosen by a seeded generator (the seed is in the failure message), each
+    /// continued by a new operation: the file ends whole.
+    @Test func cutsAtRandomOffsetsAreEachContinued() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let seed = UInt64.random(in: 0...UInt64.max)
+        var random = SplitMix(seed: seed)
+        let size = 6_000_000
+        let path = directory + "/random.bin"
+        let api = engine()
+        var offset = 0
+        for round in 0..<5 {
+            let cut = Int(random.next() % 1_200_000) + 1
+            let reset = random.next() % 2 == 0
+            let op = api.operation(path: "/blob/\(size)?cut=\(cut)\(reset ? "&reset=1" : "")&round=\(round)")
+            op.resumableDownloadPath = path
+            _ = try? await api.send(op)
+            let onDisk = (try? FileManager.default.attributesOfItem(atPath: path + ".courier-partial")[.size] as? Int) ?? 0
+            #expect(onDisk >= offset, "seed \(seed): the partial file shrank")
+            offset = onDisk
+        }
+        let last = api.operation(path: "/blob/\(size)")
+        last.resumableDownloadPath = path
+        _ = try await api.send(last)
+        let same = contents(path) == (try await reference(size))
+        #expect(same, "seed \(seed)")
+    }
+
     @Test func aResourceWithoutValidatorsCannotBeResumed() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -249,6 +300,19 @@ struct DownloadTests {
         _ = try? await api.send(op)
         #expect(!FileManager.default.fileExists(atPath: path + ".courier-partial"),
                 "with nothing to check a resume against, the partial file is not kept")
+    }
+}
+
+/// SplitMix64, for offsets a failing run can replay from its seed.
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }
 

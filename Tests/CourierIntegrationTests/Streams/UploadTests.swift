@@ -154,6 +154,24 @@ struct UploadTests {
         }
     }
 
+    /// nginx's client_max_body_size: a body over the limit is answered 413 before nginx reads it.
+    @Test func nginxRefusesAnOversizedBodyEarly() async throws {
+        var configuration = Engine.Configuration()
+        configuration.acceptableStatus = 200..<600
+        let api = Engine(host: s.nginx, configuration: configuration)
+        let path = NSTemporaryDirectory() + "courier-nginx-413-\(UUID().uuidString.prefix(8))"
+        try Data(count: 16 << 20).write(to: URL(fileURLWithPath: path))
+        defer { unlink(path) }
+        for expect in [ExpectContinue.automatic, .never] {
+            let op = api.operation(path: "/limited/upload", method: .post)
+            op.body = .file(path: path)
+            op.options.expectContinue = expect
+            let response = try await api.send(op)
+            #expect(response.status == 413, "\(expect)")
+            #expect(response.metrics.bytesSent < 16 << 20, "\(expect): \(response.metrics.bytesSent) bytes sent")
+        }
+    }
+
     @Test func uploadProgressCountsBodyBytes() async throws {
         let api = engine()
         let op = api.operation(path: "/upload", method: .post)

@@ -222,6 +222,8 @@ final class TestServers: @unchecked Sendable {
                     location = /moved { return 301 /small; }
                     location = /see-other { return 303 /small; }
                     location /revalidate/ { add_header Cache-Control no-cache; }
+                    # Uploads: nginx refuses a body over its limit with 413 before reading it.
+                    location /limited/ { client_max_body_size 1k; }
                 }
             \(tlsServer("valid", cert: "server-chain.pem", key: "server.key"))
             \(tlsServer("selfsigned", cert: "selfsigned.pem", key: "selfsigned.key"))
