@@ -26,7 +26,7 @@ import threading
 
 from . import _native
 from ._native import lib
-from ._streams import BodyProducer, FilePart, StreamedResponse, apply_files
+from ._streams import AsyncBodyProducer, BodyProducer, FilePart, StreamedResponse, apply_files
 
 __all__ = ["Engine", "Cache", "DataCache", "Request", "Response", "StreamedResponse", "FilePart", "CourierError",
            "HTTPStatusError", "version",
@@ -421,8 +421,9 @@ class Engine:
                files=None, content=None, content_length=None, resume=None, resume_attempts=0, expect_continue=None,
                rate_limit=None):
         """Options beyond httpx's: ``files=`` a multipart form streamed from disk (see
-        ``apply_files``); ``content=`` bytes, a str, a path-backed file (streamed from disk) or any
-        iterable of bytes (sent chunked unless ``content_length``); ``resume=path`` a resumable
+        ``apply_files``); ``content=`` bytes, a str, a path-backed file (streamed from disk), any
+        iterable of bytes, or an async iterable with ``fetch``/``stream_async`` (sent chunked
+        unless ``content_length``); ``resume=path`` a resumable
         download (continued from ``<path>.courier-partial`` by any later call, up to
         ``resume_attempts`` times within this one); ``expect_continue`` "auto", "always" or
         "never"; ``rate_limit`` most bytes per second each way."""
@@ -458,6 +459,12 @@ class Engine:
                 elif hasattr(content, "read") and isinstance(getattr(content, "name", None), str) \
                         and _os.path.isfile(content.name) and content.tell() == 0:
                     apply(lib.courier_request_set_body_file(handle, content.name.encode()))
+                elif hasattr(content, "__aiter__"):
+                    # An async iterable: only from a running event loop (fetch, stream_async).
+                    producer = AsyncBodyProducer(content, asyncio.get_running_loop(), content_length)
+                    producer.handle = handle
+                    _bodies[handle.value] = producer
+                    apply(lib.courier_request_set_body_callback(handle, producer.callback, producer.length, None))
                 else:
                     producer = BodyProducer(content, content_length)
                     _bodies[handle.value] = producer

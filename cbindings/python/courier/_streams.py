@@ -96,6 +96,64 @@ class BodyProducer:
             return _native.READFUNC_ABORT
 
 
+class AsyncBodyProducer:
+    """An async iterable of bytes as a request body (``content=`` with ``fetch`` or
+    ``stream_async``): the read callback pauses while a task on the event loop fetches the next
+    chunk, and the task resumes the request when it has one, so the producer runs at the
+    socket's pace and never on Courier's thread."""
+
+    def __init__(self, iterable, loop, length=None):
+        self._iterator = iterable.__aiter__()
+        self._loop = loop
+        self._lock = threading.Lock()
+        self._ready = collections.deque()
+        self._pending = b""
+        self._done = False
+        self._fetching = False
+        self.handle = None
+        self.length = -1 if length is None else length
+        self.exception = None
+        self.callback = _native.READ_FN(self._read)
+
+    def _read(self, buffer, capacity, _user):
+        with self._lock:
+            while not self._pending and self._ready:
+                self._pending = self._ready.popleft()
+            if not self._pending:
+                if self.exception is not None:
+                    return _native.READFUNC_ABORT
+                if self._done:
+                    return 0
+                if not self._fetching:
+                    self._fetching = True
+                    self._loop.call_soon_threadsafe(self._start_fetch)
+                return _native.READFUNC_PAUSE
+            piece, self._pending = self._pending[:capacity], self._pending[capacity:]
+        ctypes.memmove(buffer, piece, len(piece))
+        return len(piece)
+
+    def _start_fetch(self):
+        self._loop.create_task(self._fetch())
+
+    async def _fetch(self):
+        try:
+            chunk = await self._iterator.__anext__()
+            chunk = chunk.encode() if isinstance(chunk, str) else bytes(chunk)
+            with self._lock:
+                self._ready.append(chunk)
+        except StopAsyncIteration:
+            with self._lock:
+                self._done = True
+        except BaseException as error:  # never into C
+            with self._lock:
+                self.exception = error
+        finally:
+            with self._lock:
+                self._fetching = False
+            if self.handle:
+                lib.courier_request_resume(self.handle)
+
+
 class _Pacer:
     """The bounded hand-over between the write callback (loop thread) and a reader."""
 

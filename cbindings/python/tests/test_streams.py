@@ -81,6 +81,19 @@ class Uploads(unittest.TestCase):
         self.assertEqual((answer["length"], answer["sha256"], answer["chunked"]), (1_400_000, digest, True))
         self.assertEqual((sized["sha256"], sized["chunked"]), (digest, False))
 
+    def test_async_iterable_body(self):
+        pieces = [os.urandom(50_000) for _ in range(12)]
+
+        async def produce():
+            for piece in pieces:
+                await asyncio.sleep(0.001)
+                yield piece
+
+        async def main():
+            with courier.Engine(STREAM) as engine:
+                return (await engine.fetch("POST", "/upload?echo=1", content=produce())).body
+        self.assertEqual(asyncio.run(main()), b"".join(pieces))
+
     def test_a_failing_iterator_fails_the_request(self):
         def broken():
             yield b"x" * 1000
