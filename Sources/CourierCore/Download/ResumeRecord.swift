@@ -67,25 +67,27 @@ package struct ResumeRecord: Equatable {
 
     /// Reads a sidecar's text; nil for anything but a well-formed, intact record.
     package static func decode(_ text: String) -> ResumeRecord? {
-        guard text.utf8.count <= 16 * 1024, text.hasSuffix("\n") else { return nil }
-        let lines = text.dropLast().split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        // Bytes, not Characters: a combining mark after a quote would merge with it into one
+        // Character and defeat a prefix test (found by the resume fuzz target).
+        guard text.utf8.count <= 16 * 1024, text.utf8.last == 0x0A else { return nil }
+        let lines = text.utf8.dropLast().split(separator: 0x0A, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
         guard lines.count == 5, lines[0] == "courier-resume 1" else { return nil }
         let covered = lines[0..<4].joined(separator: "\n") + "\n"
         guard lines[4] == "check \(check(covered))" else { return nil }
         let validator: Validator
-        if lines[1].hasPrefix("etag \"") {
-            let tag = String(lines[1].dropFirst(5))
-            guard tag.utf8.count >= 2, tag.hasSuffix("\""), isHeaderSafe(tag) else { return nil }
+        if lines[1].utf8.starts(with: "etag \"".utf8) {
+            let tag = Self.after(5, lines[1])
+            guard tag.utf8.count >= 2, tag.utf8.last == UInt8(ascii: "\""), isHeaderSafe(tag) else { return nil }
             validator = .etag(tag)
-        } else if lines[1].hasPrefix("last-modified ") {
-            let date = String(lines[1].dropFirst(14))
+        } else if lines[1].utf8.starts(with: "last-modified ".utf8) {
+            let date = Self.after(14, lines[1])
             guard HTTPDate.parse(date) != nil, isHeaderSafe(date) else { return nil }
             validator = .lastModified(date)
         } else {
             return nil
         }
-        guard lines[2].hasPrefix("length ") else { return nil }
-        let lengthText = lines[2].dropFirst(7)
+        guard lines[2].utf8.starts(with: "length ".utf8) else { return nil }
+        let lengthText = Self.after(7, lines[2])
         let length: UInt64?
         if lengthText == "-" {
             length = nil
@@ -93,8 +95,13 @@ package struct ResumeRecord: Equatable {
             guard !lengthText.isEmpty, lengthText.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = UInt64(lengthText) else { return nil }
             length = value
         }
-        guard lines[3].hasPrefix("url ") else { return nil }
-        return ResumeRecord(validator: validator, length: length, url: String(lines[3].dropFirst(4)))
+        guard lines[3].utf8.starts(with: "url ".utf8) else { return nil }
+        return ResumeRecord(validator: validator, length: length, url: Self.after(4, lines[3]))
+    }
+
+    /// The line after its first `count` bytes (an ASCII keyword already checked).
+    private static func after(_ count: Int, _ line: String) -> String {
+        String(decoding: line.utf8.dropFirst(count), as: UTF8.self)
     }
 
     private static func check(_ text: String) -> String {
@@ -104,9 +111,11 @@ package struct ResumeRecord: Equatable {
         return String(repeating: "0", count: 16 - digits.count) + digits
     }
 
-    /// No control bytes: the value goes into a request header and a line of the sidecar.
+    /// Printable ASCII only: the value goes into a request header and a line of the record, and
+    /// is compared byte for byte. (A validator with other bytes is legal but rare; such a
+    /// resource is simply not resumable.)
     private static func isHeaderSafe(_ value: String) -> Bool {
-        value.utf8.allSatisfy { $0 >= 0x20 && $0 != 0x7f }
+        value.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7f }
     }
 }
 
