@@ -25,7 +25,7 @@ package enum CABIScript {
             let requestSlot = Int(script.byte() ?? 0) % (requests.count + 1)
             let engine = engineSlot < engines.count ? engines[engineSlot] : nil
             let request = requestSlot < requests.count ? requests[requestSlot] : nil
-            switch op % 18 {
+            switch op % 21 {
             case 0:
                 var made: OpaquePointer?
                 let base = script.string()
@@ -108,6 +108,32 @@ package enum CABIScript {
                 var length = 99
                 _ = courier_response_body(nil, &length)
                 courier_response_free(nil)
+            case 18:
+                // Forms: NULL names, values, data and paths where the header promises an error.
+                let name = script.string(), value = script.string()
+                let rc = withOptionalCString(name) { n in withOptionalCString(value) { v in courier_request_add_form_field(request, n, v) } }
+                check(rc, allowed: [COURIER_OK, COURIER_E_MISUSE, COURIER_E_INVALID_ARGUMENT], "add_form_field")
+                if request != nil, rc == COURIER_OK { precondition(name != nil && value != nil, "a NULL form field was taken") }
+                let data = script.bytes()
+                let dataRC = withOptionalCString(name) { n in
+                    data.withUnsafeBytes { courier_request_add_form_data(request, n, script.flag() ? nil : $0.baseAddress, $0.count, nil, nil) }
+                }
+                check(dataRC, allowed: [COURIER_OK, COURIER_E_MISUSE, COURIER_E_INVALID_ARGUMENT], "add_form_data")
+                let fileRC = withOptionalCString(name) { n in withOptionalCString(script.string()) { p in courier_request_add_form_file(request, n, p, nil, nil) } }
+                check(fileRC, allowed: [COURIER_OK, COURIER_E_MISUSE, COURIER_E_INVALID_ARGUMENT], "add_form_file")
+            case 19:
+                // Streaming settings with out-of-range values and NULL callbacks.
+                check(courier_request_add_write_callback(request, nil, nil), allowed: [COURIER_E_MISUSE, COURIER_E_INVALID_ARGUMENT], "add_write_callback NULL")
+                check(courier_request_set_body_callback(request, nil, script.int64(), nil), allowed: [COURIER_E_MISUSE, COURIER_E_INVALID_ARGUMENT], "set_body_callback NULL")
+                check(courier_request_set_destination(request, nil, nil), allowed: [COURIER_E_MISUSE, COURIER_E_INVALID_ARGUMENT], "set_destination NULL")
+                check(courier_request_set_head_callback(request, nil, nil), allowed: [COURIER_OK, COURIER_E_MISUSE], "set_head_callback NULL")
+                check(courier_request_set_expect_continue(request, Int32(script.int())), allowed: [COURIER_OK, COURIER_E_MISUSE, COURIER_E_INVALID_ARGUMENT], "set_expect_continue")
+                check(courier_request_set_rate_limit(request, script.int64(), script.int64()), allowed: [COURIER_OK, COURIER_E_MISUSE, COURIER_E_INVALID_ARGUMENT], "set_rate_limit")
+            case 20:
+                let rc = withOptionalCString(script.string()) { courier_request_set_resume_file(request, $0, Int32(script.int())) }
+                check(rc, allowed: [COURIER_OK, COURIER_E_MISUSE, COURIER_E_INVALID_ARGUMENT], "set_resume_file")
+                check(courier_request_resume(request), allowed: [COURIER_OK, COURIER_E_MISUSE], "resume")
+                if request == nil { precondition(courier_request_resume(nil) == COURIER_E_MISUSE, "resume on NULL") }
             default:
                 check(courier_request_cancel(request), allowed: [COURIER_OK, COURIER_E_MISUSE], "cancel")
             }
