@@ -1,12 +1,14 @@
 import Glibc
 
-/// Streams a file as (part of) a request body, in pieces of one reusable 128 KiB buffer.
+/// Streams a file as (part of) a request body, in pieces of one reusable 64 KiB buffer (measured
+/// against 128 and 256 KiB on 1 GiB uploads: the read from the page cache and the copy into the
+/// socket both stay in the CPU cache, and the upload keeps pace with curl -T).
 ///
 /// The length is fixed when the request is admitted (it went out as Content-Length or into a
 /// form's length); a file that turns out shorter fails the request instead of sending a body
 /// that contradicts its framing, and bytes beyond the length are not sent.
 package final class FileBodySource: BodySource {
-    package static let pieceSize = 128 * 1024
+    package static let pieceSize = 65536
     @exclusivity(unchecked) private var fd: Int32
     private let path: String
     @exclusivity(unchecked) package private(set) var remaining: UInt64

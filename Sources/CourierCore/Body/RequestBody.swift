@@ -4,7 +4,7 @@ public enum RequestBody: Sendable, Hashable {
     case empty
     /// Bytes in memory, written straight from this array (no copy into a send buffer).
     case bytes([UInt8])
-    /// A file streamed from disk in 128 KiB pieces, so uploads never load it whole. Its size is
+    /// A file streamed from disk in 64 KiB pieces, so uploads never load it whole. Its size is
     /// taken when the request is admitted; a file that shrinks while it is sent fails the
     /// request (`.fileRead`) rather than sending a short body.
     case file(path: String)
