@@ -100,7 +100,6 @@ final class CReadSource: BodySource, @unchecked Sendable {
 
 /// The C functions keep these on the request.
 final class CStreamSettings: @unchecked Sendable {
-    var writers: [CWriteSink] = []
     var reader: CReadSource?
     var head: (courier_head_fn, UnsafeMutableRawPointer?)?
 }
@@ -109,9 +108,8 @@ final class CStreamSettings: @unchecked Sendable {
 public func courier_request_add_write_callback(_ handle: OpaquePointer?, _ write: courier_write_fn?, _ user: UnsafeMutableRawPointer?) -> Int32 {
     configure(handle) { r throws(CourierError) in
         guard let write else { throw invalid("NULL write callback") }
-        let writer = CWriteSink(write, user)
-        r.streams.writers.append(writer)
-        r.draft.downloadStreams.append(DownloadStreamBox(sink: writer.sink))
+        // (The sink's closures keep the writer.)
+        r.draft.downloadStreams.append(DownloadStreamBox(sink: CWriteSink(write, user).sink))
     }
 }
 

@@ -47,10 +47,26 @@ static long peak_rss_kib(void) {
 
 /* A consumer that refuses every other piece (COURIER_WRITEFUNC_PAUSE) and is resumed by another
  * thread a millisecond later: the refused piece must come again, nothing may be lost or doubled. */
-struct slow_reader {
+/* What a callback that pauses shares with the thread that resumes it (the first member of each
+ * scenario's state, so one resumer serves both). */
+struct pauser {
     courier_request *request;
     atomic_int paused;
     atomic_int stop;
+};
+
+/* Resumes the request a millisecond after its callback paused it, until told to stop. */
+static void *resumer(void *context) {
+    struct pauser *p = context;
+    while (!atomic_load(&p->stop)) {
+        sleep_ms(1);
+        if (atomic_exchange(&p->paused, 0)) courier_request_resume(p->request);
+    }
+    return NULL;
+}
+
+struct slow_reader {
+    struct pauser pause;
     atomic_llong bytes;
     atomic_int calls;
     atomic_int head_seen;
@@ -62,7 +78,7 @@ static size_t slow_write(const void *data, size_t length, void *user) {
     struct slow_reader *r = user;
     (void)data;
     if (atomic_fetch_add(&r->calls, 1) % 2 == 0) {
-        atomic_store(&r->paused, 1);
+        atomic_store(&r->pause.paused, 1);
         return COURIER_WRITEFUNC_PAUSE;
     }
     if (atomic_load(&r->bytes) == 0 && atomic_load(&r->head_seen)) atomic_store(&r->head_before_body, 1);
@@ -77,30 +93,17 @@ static void on_head(courier_request *request, const courier_response *head, void
     atomic_store(&r->head_seen, 1);
 }
 
-static void *resumer(void *context) {
-    struct slow_reader *r = context;
-    while (!atomic_load(&r->stop)) {
-        if (atomic_exchange(&r->paused, 0)) {
-            sleep_ms(1);
-            courier_request_resume(r->request);
-        } else {
-            sleep_ms(1);
-        }
-    }
-    return NULL;
-}
-
 static int slow(const char *url, long long expected) {
     struct slow_reader r = {0};
-    int rc = courier_request_create(NULL, "GET", url, &r.request);
+    int rc = courier_request_create(NULL, "GET", url, &r.pause.request);
     if (rc != COURIER_OK) return fail("create", rc);
-    courier_request_add_write_callback(r.request, slow_write, &r);
-    courier_request_set_head_callback(r.request, on_head, &r);
+    courier_request_add_write_callback(r.pause.request, slow_write, &r);
+    courier_request_set_head_callback(r.pause.request, on_head, &r);
     pthread_t thread;
-    pthread_create(&thread, NULL, resumer, &r);
+    pthread_create(&thread, NULL, resumer, &r.pause);
     courier_response *response = NULL;
-    rc = courier_request_perform(r.request, &response);
-    atomic_store(&r.stop, 1);
+    rc = courier_request_perform(r.pause.request, &response);
+    atomic_store(&r.pause.stop, 1);
     pthread_join(thread, NULL);
     printf("code %d status %d bytes %lld calls %d head-first %d kept %lld peak-rss-kib %ld\n", rc, r.status,
            (long long)atomic_load(&r.bytes), atomic_load(&r.calls), atomic_load(&r.head_before_body),
@@ -110,24 +113,22 @@ static int slow(const char *url, long long expected) {
     courier_response_body(response, &kept);
     if (atomic_load(&r.bytes) != expected || r.status != 200 || !atomic_load(&r.head_before_body) || kept != 0) return 1;
     courier_response_free(response);
-    courier_request_free(r.request);
+    courier_request_free(r.pause.request);
     return 0;
 }
 
 /* An upload of unknown length from a callback that pauses every fourth call. */
 struct producer {
-    courier_request *request;
+    struct pauser pause;
     long long left;
     long long made;
-    atomic_int paused;
-    atomic_int stop;
     int calls;
 };
 
 static int64_t produce(void *buffer, size_t capacity, void *user) {
     struct producer *p = user;
     if (p->calls++ % 4 == 1) {
-        atomic_store(&p->paused, 1);
+        atomic_store(&p->pause.paused, 1);
         return COURIER_READFUNC_PAUSE;
     }
     if (p->left == 0) return 0;
@@ -139,34 +140,25 @@ static int64_t produce(void *buffer, size_t capacity, void *user) {
     return (int64_t)n;
 }
 
-static void *producer_resumer(void *context) {
-    struct producer *p = context;
-    while (!atomic_load(&p->stop)) {
-        if (atomic_exchange(&p->paused, 0)) courier_request_resume(p->request);
-        sleep_ms(1);
-    }
-    return NULL;
-}
-
 static int upload(const char *url, long long bytes) {
     struct producer p = {0};
     p.left = bytes;
-    int rc = courier_request_create(NULL, "POST", url, &p.request);
+    int rc = courier_request_create(NULL, "POST", url, &p.pause.request);
     if (rc != COURIER_OK) return fail("create", rc);
-    rc = courier_request_set_body_callback(p.request, produce, -1, &p);
+    rc = courier_request_set_body_callback(p.pause.request, produce, -1, &p);
     if (rc != COURIER_OK) return fail("body callback", rc);
     pthread_t thread;
-    pthread_create(&thread, NULL, producer_resumer, &p);
+    pthread_create(&thread, NULL, resumer, &p.pause);
     courier_response *response = NULL;
-    rc = courier_request_perform(p.request, &response);
-    atomic_store(&p.stop, 1);
+    rc = courier_request_perform(p.pause.request, &response);
+    atomic_store(&p.pause.stop, 1);
     pthread_join(thread, NULL);
     if (rc != COURIER_OK) return fail("perform", rc);
     size_t length = 0;
     const uint8_t *body = courier_response_body(response, &length);
     printf("%.*s\n", (int)length, (const char *)body);
     courier_response_free(response);
-    courier_request_free(p.request);
+    courier_request_free(p.pause.request);
 
     /* A callback that aborts fails the request with COURIER_E_BODY_SOURCE. */
     courier_request *aborting = NULL;

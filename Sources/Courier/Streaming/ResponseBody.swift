@@ -37,18 +37,25 @@ public struct StreamedResponse: Sendable {
 ///
 /// Back-pressure: at most about 512 KiB (and one socket read) wait for the consumer; beyond it the socket is no longer
 /// read, so TCP slows the server and memory stays flat however slow the consumer. Reading resumes
-/// once the consumer has taken most of it. Ending the iteration early (or cancelling the reading
-/// task) cancels the operation.
+/// once the consumer has taken it. Ending the iteration early, cancelling the reading task, or
+/// dropping the response without reading its body cancels the operation (a paused transfer would
+/// otherwise hold its connection and its slot of the queue for ever).
 public struct ResponseBody: AsyncSequence, Sendable {
     public typealias Element = [UInt8]
     public typealias Failure = CourierError
 
-    let channel: BodyChannel
+    private let reader: Reader
+    var channel: BodyChannel { reader.channel }
 
-    public func makeAsyncIterator() -> Iterator { Iterator(reader: Reader(channel: channel)) }
+    init(channel: BodyChannel) { reader = Reader(channel: channel) }
+
+    public func makeAsyncIterator() -> Iterator { Iterator(reader: reader, iteration: Reader(channel: reader.channel)) }
 
     public struct Iterator: AsyncIteratorProtocol {
         fileprivate let reader: Reader
+        /// This iteration's own end: leaving the loop early cancels even while the response is
+        /// still held.
+        fileprivate let iteration: Reader
 
         public mutating func next() async throws(CourierError) -> [UInt8]? {
             try await next(isolation: nil)
@@ -65,7 +72,8 @@ public struct ResponseBody: AsyncSequence, Sendable {
         }
     }
 
-    /// When the last iterator goes away before the body ended, nobody reads: cancel.
+    /// Cancels when it goes away before the body ended: one belongs to the body (nobody can read
+    /// it any more), one to each iteration (the reader left the loop).
     fileprivate final class Reader: Sendable {
         let channel: BodyChannel
         init(channel: BodyChannel) { self.channel = channel }

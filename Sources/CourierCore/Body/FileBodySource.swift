@@ -15,10 +15,14 @@ package final class FileBodySource: BodySource {
     @exclusivity(unchecked) private var buffer: UnsafeMutableRawBufferPointer?
     package var wake: (() -> Void)?
 
+    /// The length admitted: the file must still have it when its last piece is read.
+    private let length: UInt64
+
     private init(fd: Int32, path: String, remaining: UInt64) {
         self.fd = fd
         self.path = path
         self.remaining = remaining
+        length = remaining
     }
 
     deinit { close() }
@@ -58,6 +62,13 @@ package final class FileBodySource: BodySource {
             filled += n
         }
         remaining -= UInt64(want)
+        if remaining == 0 {
+            // A file that grew while being sent would go out cut at its old length as if whole.
+            var info = stat()
+            if fstat(fd, &info) == 0, UInt64(info.st_size) != length {
+                return .failed(CourierError(.fileRead, "\(path): the file changed size while being sent"))
+            }
+        }
         return .bytes(UnsafeRawBufferPointer(start: memory.baseAddress, count: want))
     }
 

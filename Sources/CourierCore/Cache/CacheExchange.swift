@@ -342,17 +342,16 @@ extension Transfer {
                 }
             }
         case .destination(let choose):
-            _sink = .memory
-            if let path = choose(head) {
-                do {
-                    let file = try FileSink(download: path)
-                    _sink = .file(file)
+            switch Self.destinationSink(choose(head)) {
+            case .success(let sink):
+                _sink = sink
+                if case .file(let file) = sink {
                     if deliversBody { error = body.withUnsafeBytes { file.write($0) } }
-                } catch let failure {
-                    error = failure
+                } else {
+                    responseBody = deliversBody ? body : []
                 }
-            } else {
-                responseBody = deliversBody ? body : []
+            case .failure(let failure):
+                error = failure
             }
         case .resumable(let download):
             // A stored copy is whole: it replaces whatever part is on disk.

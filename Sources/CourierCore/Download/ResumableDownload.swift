@@ -31,8 +31,6 @@ package final class ResumableDownload {
     private var file: FileSink?
     /// This exchange's body is not the download's (an error status): not written.
     private var ignoresBody = false
-    /// The partial file was found complete (a 416 for its length).
-    package private(set) var alreadyComplete = false
 
     /// The decision for a final response head.
     package enum HeadDecision: Equatable {
@@ -88,7 +86,6 @@ package final class ResumableDownload {
         file?.close()
         file = nil
         ignoresBody = false
-        alreadyComplete = false
         loadRecord()
     }
 
@@ -122,7 +119,6 @@ package final class ResumableDownload {
             let range = headers["Content-Range"].flatMap(ContentRange.init)
             // curl (in place) takes any 416 to a resumed request as "already complete".
             if inPlace || (range?.complete ?? record?.length) == offset {
-                alreadyComplete = true
                 return .success(.complete)
             }
             return .success(.restart)
@@ -170,6 +166,13 @@ package final class ResumableDownload {
         file?.close()
         file = nil
         if succeeded, !ignoresBody {
+            // The mechanism's last check, whatever each answer said: a file is moved into place
+            // only at the length its record gives (a server that answered a shorter range than
+            // asked, or a 206 without the whole rest, leaves a partial file to continue from).
+            var info = stat()
+            if let length = record?.length, stat(partialPath, &info) == 0, UInt64(info.st_size) != length {
+                return CourierError(.truncatedBody, "\(partialPath): \(info.st_size) of the \(length) bytes the server announced")
+            }
             if !inPlace, rename(partialPath, destination) != 0 {
                 return CourierError(.fileWrite, "\(destination): \(String(cString: strerror(errno)))")
             }

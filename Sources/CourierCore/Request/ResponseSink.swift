@@ -34,14 +34,6 @@ package enum ResponseSink {
             return download.finish(succeeded: succeeded)
         }
     }
-
-    /// Whether body bytes would go somewhere other than memory (no coalescing, tee for the cache).
-    package var isStreaming: Bool {
-        switch self {
-        case .memory, .discard: return false
-        case .file, .stream, .fanOut, .destination, .resumable: return true
-        }
-    }
 }
 
 /// What a streaming consumer says after taking a piece of the body.

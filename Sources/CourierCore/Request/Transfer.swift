@@ -339,7 +339,7 @@ package final class Transfer: @unchecked Sendable {
     }
 
     /// The sink for a destination the caller chose from the head: a staged file, or memory.
-    private static func destinationSink(_ path: String?) -> Result<ResponseSink, CourierError> {
+    static func destinationSink(_ path: String?) -> Result<ResponseSink, CourierError> {
         guard let path else { return .success(.memory) }
         do {
             return .success(.file(try FileSink(download: path)))

@@ -105,6 +105,31 @@ struct DownloadPartsTests {
         #expect(MultipartForm.mimeType(forExtensionOf: "noext") == "application/octet-stream")
     }
 
+    @Test func aFileThatGrewWhileBeingSentFails() throws {
+        let path = FileManager_temporaryFile(contents: [1, 2, 3])
+        defer { unlink(path) }
+        let source = try FileBodySource.open(path: path, length: 3).get()
+        _ = FileManager_temporaryFile(contents: [1, 2, 3, 4], at: path)
+        guard case .failed(let error) = source.read() else {
+            Issue.record("a file that grew was sent cut at its old length")
+            return
+        }
+        #expect(error.code == .fileRead)
+    }
+
+    @Test func aPartialFileShorterThanItsRecordIsNotMovedIntoPlace() throws {
+        let directory = "/tmp/courier-short-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        mkdir(directory, 0o755)
+        defer { _ = try? FileManager_removeTree(directory) }
+        let download = ResumableDownload(destination: directory + "/f")
+        _ = try download.headArrived(status: 200, headers: ["ETag": "\"v\"", "Content-Length": "10"], url: "u").get()
+        _ = [UInt8](repeating: 7, count: 4).withUnsafeBytes { download.write($0) }
+        let error = download.finish(succeeded: true)
+        #expect(error?.code == .truncatedBody, "4 of 10 bytes must not become the file")
+        #expect(access(directory + "/f", F_OK) != 0)
+        #expect(access(directory + "/f.courier-partial", F_OK) == 0, "the partial file stays to be continued")
+    }
+
     @Test func aChosenBoundaryInTheContentIsRefused() {
         // Found by the multipart fuzz target: a caller's boundary inside a part would end the
         // part early on the server; the form fails before anything is sent.
@@ -146,6 +171,18 @@ struct DownloadPartsTests {
         #expect(pieces > 4)
         #expect(decoder.finish() == nil)
     }
+}
+
+/// Removes a directory and what is in it (one level, as the tests make them).
+func FileManager_removeTree(_ directory: String) throws {
+    if let handle = opendir(directory) {
+        while let entry = readdir(handle) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+            if name != ".", name != ".." { unlink(directory + "/" + name) }
+        }
+        closedir(handle)
+    }
+    rmdir(directory)
 }
 
 /// A temporary file with `contents` (at `path` when given), for tests.

@@ -79,6 +79,18 @@ struct DownloadTests {
         #expect(op.error?.code == .cancelled)
     }
 
+    @Test func droppingTheResponseUnreadCancels() async throws {
+        let api = engine()
+        let op = api.operation(path: "/blob/\(1 << 30)")
+        do {
+            let response = try await api.stream(op)
+            #expect(response.status == 200)
+        }
+        // Paused with nobody to read, the transfer would hold its connection for ever.
+        #expect(await waitUntil { op.state == .finished })
+        #expect(op.error?.code == .cancelled)
+    }
+
     @Test func aFailureBeforeTheHeadThrowsFromStream() async throws {
         let api = Engine(host: "http://127.0.0.1:\(s.blackholePort)")
         let op = api.operation(path: "/x")

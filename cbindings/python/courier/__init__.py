@@ -545,27 +545,22 @@ class Engine:
         """A StreamedResponse: use ``with engine.stream("GET", url) as r:`` then
         ``for chunk in r.iter_bytes()``. The head is there when the ``with`` block starts; the body
         comes at the reader's pace (a slow reader pauses the socket, memory stays flat)."""
-        handle = self._build(method, url, **options)
-        try:
-            streamed = StreamedResponse(self, handle, asynchronous=False)
-            _live_streams.add(streamed)
-            streamed._start()
-        except BaseException:
-            _live_streams.discard(locals().get("streamed"))
-            _free_request(handle)
-            raise
-        return streamed
+        return self._open_stream(method, url, False, options)
 
     def stream_async(self, method, url, **options):
         """``async with engine.stream_async("GET", url) as r:`` then ``async for chunk in
         r.aiter_bytes()``; call from a running event loop."""
+        return self._open_stream(method, url, True, options)
+
+    def _open_stream(self, method, url, asynchronous, options):
         handle = self._build(method, url, **options)
+        streamed = None
         try:
-            streamed = StreamedResponse(self, handle, asynchronous=True)
+            streamed = StreamedResponse(self, handle, asynchronous=asynchronous)
             _live_streams.add(streamed)
             streamed._start()
         except BaseException:
-            _live_streams.discard(locals().get("streamed"))
+            _live_streams.discard(streamed)
             _free_request(handle)
             raise
         return streamed

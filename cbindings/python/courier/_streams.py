@@ -276,28 +276,24 @@ class StreamedResponse:
                 return value
         return default
 
+    def _taken(self, item):
+        """A queue item for the reader: the piece, or None at the end (raising the error)."""
+        if isinstance(item, tuple):
+            self._finished = True
+            if item[1] is not None:
+                raise item[1]
+            return None
+        self._pacer.taken()
+        return item
+
     def iter_bytes(self):
         """The body in pieces, at the reader's pace; raises the request's error at the end."""
-        while True:
-            item = self._queue.get()
-            if isinstance(item, tuple):
-                self._finished = True
-                if item[1] is not None:
-                    raise item[1]
-                return
-            self._pacer.taken()
-            yield item
+        while (piece := self._taken(self._queue.get())) is not None:
+            yield piece
 
     async def aiter_bytes(self):
-        while True:
-            item = await self._queue.get()
-            if isinstance(item, tuple):
-                self._finished = True
-                if item[1] is not None:
-                    raise item[1]
-                return
-            self._pacer.taken()
-            yield item
+        while (piece := self._taken(await self._queue.get())) is not None:
+            yield piece
 
     def read(self):
         return b"".join(self.iter_bytes())
