@@ -413,9 +413,13 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
         if waiters != nil { swap(&waiting, &waiters) }
         lock.unlock()
         if let waiting {
-            if waiting.bodyChannel != nil { finishStream(waiting, result, response) }
-            for waiter in waiting.list { waiter.resume(returning: result) }
-            for channel in waiting.channels { channel.finish(result) }
+            if case .dispatch(let queue) = callbackQueue, !uploads.isEmpty || !downloads.isEmpty {
+                // The last progress report is on the callback queue: an awaiting caller resumes
+                // behind it, as completion handlers run behind it.
+                queue.async { self.wake(waiting, result, response) }
+            } else {
+                wake(waiting, result, response)
+            }
         }
 
         guard !completions.isEmpty || !errors.isEmpty || !finishes.isEmpty else { return }
@@ -432,6 +436,12 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
         case .dispatch(let queue):
             queue.async { [completions, errors, finishes] in Self.deliver(result, response, completions, errors, finishes) }
         }
+    }
+
+    private func wake(_ waiting: Waiters, _ result: Result<Response, CourierError>, _ response: Response?) {
+        if waiting.bodyChannel != nil { finishStream(waiting, result, response) }
+        for waiter in waiting.list { waiter.resume(returning: result) }
+        for channel in waiting.channels { channel.finish(result) }
     }
 
     /// `Engine.stream`'s part of the end: the body ends (an unaccepted status still delivered its
@@ -529,7 +539,8 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
 }
 
 /// The continuations of `Engine.send` callers waiting for one operation.
-final class Waiters {
+/// Swapped out of the operation under its lock, then owned by the one finishing call.
+final class Waiters: @unchecked Sendable {
     var list: [CheckedContinuation<Result<Response, CourierError>, Never>] = []
     /// Readers of `Engine.responses`.
     var channels: [ResponseChannel] = []
