@@ -68,7 +68,7 @@ final class CReadSource: BodySource, @unchecked Sendable {
 
     func read() -> BodyRead {
         let memory = buffer ?? {
-            let made = UnsafeMutableRawBufferPointer.allocate(byteCount: 128 * 1024, alignment: 16)
+            let made = UnsafeMutableRawBufferPointer.allocate(byteCount: FileBodySource.pieceSize, alignment: 16)
             buffer = made
             return made
         }()

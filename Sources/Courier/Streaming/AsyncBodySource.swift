@@ -2,8 +2,9 @@ import CourierCore
 
 extension BodyStream {
     /// A request body produced by an `AsyncSequence` of byte chunks, read one chunk ahead of the
-    /// socket: the next chunk is asked for only when the previous one has been handed to the
-    /// kernel, so a producer is paced by the network and never buffered for. With `length` the
+    /// socket: the next chunk is asked for when the previous one is handed to the connection and
+    /// no further until that one is taken, so a producer is paced by the network and at most two
+    /// chunks are held. With `length` the
     /// body goes out with Content-Length (and must produce exactly that many bytes); without it,
     /// chunked. The sequence is iterated once, so the request cannot be replayed or redirected
     /// with its body (307/308).
@@ -44,6 +45,8 @@ final class AsyncBodySource<S: AsyncSequence & Sendable>: BodySource, @unchecked
         if let failure { return .failed(failure) }
         if let piece = ready {
             ready = nil
+            // The producer makes the next chunk while this one goes out.
+            if !ended, fetching == nil { fetch() }
             return .array(piece)
         }
         if lastPiece != nil { return .pending }

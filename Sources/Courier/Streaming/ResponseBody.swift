@@ -106,22 +106,57 @@ final class BodyChannel: @unchecked Sendable {
     /// The transfer to resume (set when it is made).
     func attach(_ transfer: Transfer) { lock.withLock { self.transfer = transfer } }
 
+    /// Set while a hand-over to the waiting reader is scheduled for the end of the loop's turn.
+    private var wakeScheduled = false
+    /// Capacity given to a fresh pending buffer, so pieces appended in one loop turn do not
+    /// regrow (and recopy) it.
+    private static let pendingCapacity = 256 << 10
+
     /// The loop's sink: copies the piece and says whether to pause.
+    ///
+    /// A waiting reader is not woken per piece: the wake is put off to the end of the loop's turn
+    /// (`executeSoon`), so the pieces one turn reads (libuv reads a ready socket up to 32 times)
+    /// reach the reader as one chunk, for one thread hand-off.
     func push(_ bytes: UnsafeRawBufferPointer) -> BodyVerdict {
-        let (waiter, verdict) = lock.withLock { () -> (CheckedContinuation<Result<[UInt8]?, CourierError>, Never>?, BodyVerdict) in
-            if let waiting {
-                self.waiting = nil
-                return (waiting, .proceed)
-            }
+        let (scheduleWake, verdict) = lock.withLock { () -> (Bool, BodyVerdict) in
+            if pending.isEmpty { pending.reserveCapacity(max(Self.pendingCapacity, bytes.count)) }
             pending.append(contentsOf: bytes.bindMemory(to: UInt8.self))
             peakBuffered = max(peakBuffered, pending.count)
-            guard pending.count > Self.pauseAbove else { return (nil, .proceed) }
+            var scheduleWake = false
+            if waiting != nil, !wakeScheduled {
+                wakeScheduled = true
+                scheduleWake = true
+            }
+            guard pending.count > Self.pauseAbove else { return (scheduleWake, .proceed) }
             if !paused { pauses += 1 }
             paused = true
-            return (nil, .pause)
+            return (scheduleWake, .pause)
         }
-        waiter?.resume(returning: .success(Array(bytes.bindMemory(to: UInt8.self))))
+        if scheduleWake { Runtime.shared.executeSoon { [self] in handOver() } }
         return verdict
+    }
+
+    /// The end of the turn: what arrived goes to the reader still waiting for it.
+    private func handOver() {
+        let (waiter, chunk, resumeTransfer) = lock.withLock { () -> (CheckedContinuation<Result<[UInt8]?, CourierError>, Never>?, [UInt8], Transfer?) in
+            wakeScheduled = false
+            guard let waiting, !pending.isEmpty else { return (nil, [], nil) }
+            self.waiting = nil
+            let (chunk, resumeTransfer) = takePending()
+            return (waiting, chunk, resumeTransfer)
+        }
+        if let resumeTransfer { Runtime.shared.resume(resumeTransfer) }
+        waiter?.resume(returning: .success(chunk))
+    }
+
+    /// Everything that waited, as one chunk, and the transfer to resume if it was paused. Under
+    /// the lock.
+    private func takePending() -> ([UInt8], Transfer?) {
+        var chunk: [UInt8] = []
+        swap(&chunk, &pending)
+        guard paused else { return (chunk, nil) }
+        paused = false
+        return (chunk, transfer)
     }
 
     /// The body ended (`.success`) or failed.
@@ -130,6 +165,8 @@ final class BodyChannel: @unchecked Sendable {
             guard ending == nil else { return nil }
             ending = outcome
             transfer = nil
+            // Pieces still on their way to the reader (`handOver`) go first; the end follows.
+            guard pending.isEmpty else { return nil }
             let waiter = waiting
             waiting = nil
             return waiter
@@ -143,29 +180,33 @@ final class BodyChannel: @unchecked Sendable {
     func cancel() { operation?.cancel() }
 
     func next() async -> Result<[UInt8]?, CourierError> {
-        await withCheckedContinuation { continuation in
-            let (ready, resumeTransfer) = lock.withLock { () -> (Result<[UInt8]?, CourierError>?, Transfer?) in
-                if !pending.isEmpty {
-                    // Everything that waited, in one chunk; the transfer reads again at once.
-                    var piece: [UInt8] = []
-                    swap(&piece, &pending)
-                    var resumeTransfer: Transfer?
-                    if paused {
-                        paused = false
-                        resumeTransfer = transfer
-                    }
-                    return (.success(piece), resumeTransfer)
-                }
-                if let ending { return (ending.map { nil }, nil) }
+        // What is already here is taken without suspending.
+        if let ready = takeReady() { return ready }
+        return await withCheckedContinuation { continuation in
+            let ready = lock.withLock { () -> Result<[UInt8]?, CourierError>? in
+                if !pending.isEmpty || ending != nil { return nil }
                 waiting = continuation
-                if paused {
-                    paused = false
-                    return (nil, transfer)
-                }
-                return (nil, nil)
+                return .success([])
             }
-            if let resumeTransfer { Runtime.shared.resume(resumeTransfer) }
-            if let ready { continuation.resume(returning: ready) }
+            if ready == nil {
+                // Something arrived between the two looks.
+                continuation.resume(returning: takeReady() ?? .success(nil))
+            }
         }
+    }
+
+    /// The pending chunk, or the end; nil when the reader has to wait. Resumes a paused
+    /// transfer.
+    private func takeReady() -> Result<[UInt8]?, CourierError>? {
+        let (ready, resumeTransfer) = lock.withLock { () -> (Result<[UInt8]?, CourierError>?, Transfer?) in
+            if !pending.isEmpty {
+                let (chunk, resumeTransfer) = takePending()
+                return (.success(chunk), resumeTransfer)
+            }
+            if let ending { return (ending.map { nil }, nil) }
+            return (nil, nil)
+        }
+        if let resumeTransfer { Runtime.shared.resume(resumeTransfer) }
+        return ready
     }
 }
