@@ -266,7 +266,7 @@ package struct RequestDraft: Sendable {
     /// async body of `Engine.stream`); nil for memory.
     package func makeSink(extraStream: StreamSink?) -> Result<ResponseSink?, CourierError> {
         if let resumablePath { return .success(.resumable(ResumableDownload(destination: resumablePath))) }
-        if let destination { return .success(.destination(destination)) }
+        if let destination { return .success(.destination(DestinationChooser(destination))) }
         var targets: [FanOutSink.Target] = []
         if let downloadPath {
             do {

@@ -25,7 +25,7 @@ package struct TransferVerdict {
                 error = RequestDraft.unacceptableStatus(of: transfer)
             }
         }
-        if let failure = transfer.finishSink(succeeded: error == nil) {
+        if transfer.sinkHasFiles, let failure = transfer.finishSink(succeeded: error == nil) {
             error = failure
         }
         self.error = error

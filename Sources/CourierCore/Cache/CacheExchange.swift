@@ -342,7 +342,7 @@ extension Transfer {
                 }
             }
         case .destination(let choose):
-            switch Self.destinationSink(choose(head)) {
+            switch Self.destinationSink(choose.choose(head)) {
             case .success(let sink):
                 _sink = sink
                 if case .file(let file) = sink {

@@ -106,15 +106,12 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
         let timeouts = transfer._options.timeouts
         let now = nowMillis
         let hasBody = transfer.requestBodyChunked || transfer.requestBodyLength > 0
-        let expectsContinue = hasBody && !transfer.userSetExpect
-            && transfer._options.expectContinue.applies(toLength: transfer.requestBodyChunked ? nil : transfer.requestBodyLength)
         let deadlines = HTTP1ConnectionStateMachine.ExchangeDeadlines(
             total: transfer.machine.totalDeadline,
             firstByte: deadlineMillis(after: timeouts.firstByte, from: now),
             idleLimit: timeouts.idle?.millisecondsRoundedUp ?? .max)
         let replayable = transfer._method.isIdempotent && transfer._body.isReplayable
         bodyPending = hasBody
-        if hasBody { bodyPayloadHanded = 0 }
         receiveRateLimit = transfer._options.receiveRateLimit
         if rateWindowStart != 0 {
             rateWindowStart = 0
@@ -123,14 +120,23 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
         pendingFromBegin = true
         let action = machine.sendRequest(replayable: replayable, deadlines: deadlines,
                                          poolIdleLimit: transfer._options.poolIdleTimeout.millisecondsRoundedUp)
-        if hasBody {
-            let continueDeadline = expectsContinue ? deadlineMillis(after: transfer._options.continueTimeout, from: now) : UInt64.max
-            machine.bodyFollows(HTTP1ConnectionStateMachine.Flow(awaitingContinue: expectsContinue, continueDeadline: continueDeadline,
-                                                                 firstByteLimit: timeouts.firstByte?.millisecondsRoundedUp ?? .max), now: now)
-        }
+        if hasBody { bodyWillFollow(transfer, now: now) }
         perform(action)
         pendingFromBegin = false
         rearmTimer()
+    }
+
+    /// The request has a body: whether it waits for a 100, and the machine's body flow (kept off
+    /// the path of bodiless requests).
+    @inline(never)
+    private func bodyWillFollow(_ transfer: Transfer, now: UInt64) {
+        bodyPayloadHanded = 0
+        let expectsContinue = !transfer.userSetExpect
+            && transfer._options.expectContinue.applies(toLength: transfer.requestBodyChunked ? nil : transfer.requestBodyLength)
+        let continueDeadline = expectsContinue ? deadlineMillis(after: transfer._options.continueTimeout, from: now) : UInt64.max
+        machine.bodyFollows(HTTP1ConnectionStateMachine.Flow(awaitingContinue: expectsContinue, continueDeadline: continueDeadline,
+                                                             firstByteLimit: transfer._options.timeouts.firstByte?.millisecondsRoundedUp ?? .max),
+                            now: now)
     }
 
     /// Abandons the exchange in flight with `error` (cancellation, a deadline the owner tracks).
@@ -153,14 +159,17 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
 
     private func writeRequest() {
         guard let transfer else { return }
-        let chunked = transfer.requestBodyChunked
-        let hasStreamedBody = bodyPending
-        let framing = RequestEncoder.Framing(
+        var framing = RequestEncoder.Framing(
             host: !transfer.userSetHost,
-            contentLength: chunked ? nil : RequestEncoder.contentLength(for: transfer._method, bodyLength: transfer.requestBodyLength),
-            acceptEncoding: transfer._options.decompress && !transfer.userSetAcceptEncoding,
-            chunked: chunked,
-            expectContinue: hasStreamedBody && bodyAwaitsContinue)
+            contentLength: RequestEncoder.contentLength(for: transfer._method, bodyLength: transfer.requestBodyLength),
+            acceptEncoding: transfer._options.decompress && !transfer.userSetAcceptEncoding)
+        if bodyPending {
+            if transfer.requestBodyChunked {
+                framing.contentLength = nil
+                framing.chunked = true
+            }
+            framing.expectContinue = bodyAwaitsContinue
+        }
         RequestEncoder.encodeHead(method: transfer._method, path: transfer._path, query: transfer._query, hostHeader: hostHeader,
                                   headers: transfer._headers, framing: framing, into: &resources.headBuffer)
         headLength = resources.headBuffer.count
@@ -183,8 +192,8 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
                 bodySource = source
                 bodyChunksWritten = 0
                 bodyFramingBytes = 0
-                stream.write(head, nil, final: !hasStreamedBody)
-                if !hasStreamedBody { closeBodySource() }
+                stream.write(head, nil, final: !bodyPending)
+                if !bodyPending { closeBodySource() }
                 if self.transfer === transfer { pumpBody() }
             }
         }

@@ -27,6 +27,16 @@ package enum Admission {
         transfer.userSetAcceptEncoding = summary.hasAcceptEncoding
         transfer.requestAsksToClose = summary.asksToClose
         transfer.userSetExpect = summary.hasExpect
+        if case .empty = transfer._body {
+            transfer.requestBodyLength = 0
+            return nil
+        }
+        return measureBody(of: transfer, summary: summary)
+    }
+
+    /// The body's length and framing (a request with a body: kept off the bodiless path).
+    @inline(never)
+    private static func measureBody(of transfer: Transfer, summary: HTTPHeaders.SendingSummary) -> CourierError? {
         switch transfer._body {
         case .empty:
             transfer.requestBodyLength = 0

@@ -15,9 +15,17 @@ package enum ResponseSink {
     /// A file chosen from the final response head (AFNetworking's destination block): the
     /// closure returns the path, or nil to keep the body in memory. Replaced by `.file` once
     /// decided.
-    case destination(@Sendable (ResponseHead) -> String?)
+    case destination(DestinationChooser)
     /// A download that continues where an earlier one stopped (see `ResumableDownload`).
     case resumable(ResumableDownload)
+
+    /// Whether `finish` has files to settle.
+    var hasFiles: Bool {
+        switch self {
+        case .memory, .discard, .stream, .destination: return false
+        case .file, .fanOut, .resumable: return true
+        }
+    }
 
     /// Settles the files of a finished transfer: staged downloads moved into place on success,
     /// removed otherwise; a resumable download kept for a later attempt when it failed. nil, or
@@ -34,6 +42,13 @@ package enum ResponseSink {
             return download.finish(succeeded: succeeded)
         }
     }
+}
+
+/// The closure of `ResponseSink.destination`, boxed: every payload of the sink is then one
+/// reference, so the enum is one word and the hot path's checks for `.memory` stay a compare.
+package final class DestinationChooser {
+    package let choose: @Sendable (ResponseHead) -> String?
+    package init(_ choose: @escaping @Sendable (ResponseHead) -> String?) { self.choose = choose }
 }
 
 /// What a streaming consumer says after taking a piece of the body.

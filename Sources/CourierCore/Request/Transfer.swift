@@ -43,7 +43,13 @@ package final class Transfer: @unchecked Sendable {
     @exclusivity(unchecked) var _headers: HTTPHeaders
     @exclusivity(unchecked) var _body: RequestBody
     @exclusivity(unchecked) var _options: TransferOptions
-    @exclusivity(unchecked) var _sink: ResponseSink = .memory
+    @exclusivity(unchecked) var _sink: ResponseSink = .memory {
+        didSet { _sinkHasFiles = _sink.hasFiles }
+    }
+    @exclusivity(unchecked) var _sinkHasFiles = false
+    /// Whether the sink has files to settle when the transfer ends (read on every completion, so
+    /// kept as a flag instead of matching the enum each time).
+    package var sinkHasFiles: Bool { _sinkHasFiles }
     /// The engine (or other owner) this belongs to, for cancel-all-of-an-engine.
     @exclusivity(unchecked) var _owner: Int = 0
     /// Strong until completion, then released, so an operation that owns its transfer does not leak.
@@ -312,7 +318,7 @@ package final class Transfer: @unchecked Sendable {
     private func sinkSawHead(_ head: borrowing ResponseHead, status: Int) -> SinkDecision {
         switch _sink {
         case .destination(let choose):
-            switch Self.destinationSink(choose(copy head)) {
+            switch Self.destinationSink(choose.choose(copy head)) {
             case .success(let sink):
                 _sink = sink
                 return .proceed
@@ -596,8 +602,7 @@ extension Transfer {
     /// Settles the body's files once the outcome is known (see `ResponseSink.finish`), reading the
     /// sink in place.
     package func finishSink(succeeded: Bool) -> CourierError? {
-        if case .memory = _sink { return nil }
-        return _sink.finish(succeeded: succeeded)
+        _sinkHasFiles ? _sink.finish(succeeded: succeeded) : nil
     }
 
     /// The request body goes out chunked: its length is not known (progress has no total).

@@ -114,7 +114,9 @@ package struct TransferStateMachine: Sendable {
     package private(set) var replayed = false
     /// The response in hand is a redirect to follow once its exchange ends.
     package private(set) var followsRedirect = false
-    private var redirect: RedirectHop?
+    /// Boxed: the hop is rare and large (a URL), and an inline optional of it made destroying
+    /// every machine an outlined, metadata-driven call.
+    private var redirect: Box<RedirectHop>?
     /// The queue wait must end by then.
     package private(set) var queueDeadline: UInt64 = .max
     /// The whole transfer (from leaving the queue, across hops) must end by then.
@@ -257,7 +259,7 @@ package struct TransferStateMachine: Sendable {
     package mutating func redirectChosen(_ hop: RedirectHop) {
         switch state {
         case .running:
-            redirect = hop
+            redirect = Box(hop)
             followsRedirect = true
         case .created, .queued, .waitingForConnection, .finished, .joined:
             preconditionFailure("a redirect chosen outside an exchange (state \(state))")
@@ -324,7 +326,7 @@ package struct TransferStateMachine: Sendable {
                     redirect = nil
                     followsRedirect = false
                     state = .waitingForConnection
-                    return .followRedirect(hop)
+                    return .followRedirect(hop.value)
                 }
                 if refetchPending {
                     refetchPending = false
