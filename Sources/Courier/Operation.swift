@@ -133,6 +133,14 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
         set { options.priority = newValue }
     }
 
+    /// When a failed attempt is sent again (shortcut for `options.retry`): how many times, after
+    /// which intervals, for which failures and statuses (see `RetryPolicy`). None by default; an
+    /// engine's `Configuration.options.retry` sets it for all its operations.
+    public var retry: RetryPolicy {
+        get { options.retry }
+        set { options.retry = newValue }
+    }
+
     /// Phase deadlines (shortcut for `options.timeouts`).
     public var timeouts: Timeouts {
         get { options.timeouts }
@@ -170,6 +178,8 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
     /// Callers of `Engine.send` waiting for the outcome (sending one operation twice waits twice);
     /// nil for enqueued operations, so they pay one pointer test.
     @exclusivity(unchecked) private var waiters: Waiters?
+    /// Set when the transfer finished after retries (nil otherwise: one pointer to destroy).
+    @exclusivity(unchecked) private var _retryLog: [RetryReason]?
 
     /// The outcome once finished (call with `lock` held).
     private var outcome: Result<Response, CourierError>? {
@@ -233,6 +243,20 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
         if let done { callbackQueue.run { handler(done) } }
         return self
     }
+
+    /// Sets the handler asked before each retry the policy would make: it gets why (the failure
+    /// or the status) and the retry's number (1 for the first) and returns false to stop, making
+    /// that failure or response the result. It runs on Courier's loop thread, synchronously:
+    /// keep it short (log, count, decide). Set it before the operation is enqueued.
+    @discardableResult
+    public func onRetry(_ handler: @escaping @Sendable (RetryReason, Int) -> Bool) -> Operation {
+        draft.retryHandler = handler
+        return self
+    }
+
+    /// Why each retry happened, in order (empty when the first attempt was the last), once
+    /// finished. `response.metrics.retries` counts them.
+    public var retryReasons: [RetryReason] { lock.withLock { _retryLog ?? [] } }
 
     /// Adds a handler for request-body progress (at most every 50 ms, and at the end). Add it
     /// before the operation is enqueued.
@@ -601,7 +625,16 @@ extension Operation: TransferDelegate {
         }
     }
 
+    package func transferShouldRetry(_ transfer: Transfer, reason: RetryReason, retry: Int) -> Bool {
+        guard let handler = draft.retryHandler else { return true }
+        return handler(reason, retry)
+    }
+
     package func transferDidComplete(_ transfer: Transfer) {
+        if transfer.retries > 0 {
+            let reasons = transfer.machine.retryReasons
+            lock.withLock { _retryLog = reasons }
+        }
         let verdict = TransferVerdict(transfer, accepting: acceptableStatus)
         let response = verdict.hasResponse ? Response(finished: transfer) : nil
         if transfer.reportsProgress, transfer.error == nil {

@@ -30,6 +30,7 @@ package struct RequestDraft: Sendable {
         var downloadStreams: [DownloadStreamBox] = []
         var destination: (@Sendable (ResponseHead) -> String?)?
         var resumablePath: String?
+        var retryHandler: (@Sendable (RetryReason, Int) -> Bool)?
 
         func copy() -> Extras {
             let copy = Extras()
@@ -43,6 +44,7 @@ package struct RequestDraft: Sendable {
             copy.downloadStreams = downloadStreams
             copy.destination = destination
             copy.resumablePath = resumablePath
+            copy.retryHandler = retryHandler
             return copy
         }
     }
@@ -59,6 +61,12 @@ package struct RequestDraft: Sendable {
         let made = Extras()
         extras = made
         return made
+    }
+
+    /// `Operation.onRetry`'s handler.
+    package var retryHandler: (@Sendable (RetryReason, Int) -> Bool)? {
+        get { extras?.retryHandler }
+        set { ownExtras().retryHandler = newValue }
     }
 
     /// Header names not to send even though the defaults have them (curl's `-H "Name:"`).

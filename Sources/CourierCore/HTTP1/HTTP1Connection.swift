@@ -83,7 +83,7 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
         decoder.delegate = self
     }
 
-    private var nowMillis: UInt64 { uv_now(uvLoop) }
+    package var nowMillis: UInt64 { uv_now(uvLoop) }
 
     /// What connecting took and found (copied into the first transfer's metrics).
     package var timings: ConnectTimings { stream.timings }

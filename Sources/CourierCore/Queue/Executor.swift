@@ -24,7 +24,7 @@ package struct ConnectionRef: Hashable {
 /// it links and unlinks transfers, opens and closes connections, arms the wait timer, reports
 /// activity. It decides nothing itself. One executor lives per loop; everything here is touched
 /// only on that loop's thread.
-final class Executor: HTTP1ConnectionDelegate {
+final class Executor: HTTP1ConnectionDelegate, RetryApproval {
     private let loop: EventLoop
     private let notifier: ActivityNotifier
     private let resolver: Resolver
@@ -39,6 +39,10 @@ final class Executor: HTTP1ConnectionDelegate {
     @exclusivity(unchecked) private var nextConnectionID: UInt64 = 1
     @exclusivity(unchecked) private var waitTimer: WaitDeadlineTimer!
     @exclusivity(unchecked) private(set) var shuttingDown = false
+    /// Every origin's retry budget (by pool key; shared by all callers on this loop).
+    @exclusivity(unchecked) private var budgets = RetryBudgets()
+    /// Transfers waiting for a retry's interval (counted as queued in the activity).
+    @exclusivity(unchecked) private var waitingRetries = 0
     /// Memory pressure drops the caches' memory tiers; watched while any cache exists.
     @exclusivity(unchecked) private var pressureWatcher: MemoryPressureWatcher?
 
@@ -183,6 +187,10 @@ final class Executor: HTTP1ConnectionDelegate {
         case .restartDownload:
             transfer.resetResponse()
             acquireConnection(for: transfer, allowIdle: true)
+        case .retryLater:
+            retryLater(transfer)
+        case .requeue:
+            requeue(transfer)
         case .refetchWithoutValidators:
             guard let exchange = transfer._cacheExchange else { preconditionFailure("a refetch without a cache exchange") }
             exchange.removeValidators(from: transfer)
@@ -194,6 +202,7 @@ final class Executor: HTTP1ConnectionDelegate {
     private func enqueue(_ transfer: Transfer, at now: UInt64) {
         live.insert(transfer)
         transfer.hostKey = keys.hostKey(for: transfer._authority.host)
+        if transfer._options.retryCount > 0 { transfer.retryApproval = self }
         if scheduler.enqueue(TransferRef(transfer), host: transfer.hostKey, priority: transfer._options.priority) {
             start(transfer, at: now)
         } else {
@@ -218,7 +227,7 @@ final class Executor: HTTP1ConnectionDelegate {
             if found.isNew { applyPoolLimit(key: key) }
         } catch {
             // No connection can ever be made under this TLS configuration.
-            execute(transfer.machine.connectFailed(error), for: transfer)
+            execute(transfer.machine.connectFailed(error, retry: retryInput(for: transfer, responseStarted: false)), for: transfer)
             return
         }
         transfer.poolKey = key
@@ -367,7 +376,7 @@ final class Executor: HTTP1ConnectionDelegate {
         // What the attempt learned is the failure's context (curl's ssl_verify_result).
         transfer.metrics.record(connection.timings)
         transfer.metrics.connectionsOpened += 1
-        execute(transfer.machine.connectFailed(error), for: transfer)
+        execute(transfer.machine.connectFailed(error, retry: retryInput(for: transfer, responseStarted: false)), for: transfer)
     }
 
     func idleConnectionClosed(_ connection: HTTP1Connection) {
@@ -389,13 +398,27 @@ final class Executor: HTTP1ConnectionDelegate {
             if reusable { close(connection) }
             openConnections(count, key: connection.poolKey)
         }
+        guard case .failure = outcome else {
+            budgets.exchangeSucceeded(host: transfer.poolKey, status: transfer._status)
+            execute(transfer.machine.exchangeEnded(outcome, mayReplay: transfer._options.retryStaleConnection,
+                                                   shuttingDown: shuttingDown), for: transfer)
+            return
+        }
+        exchangeFailed(transfer, outcome)
+    }
+
+    /// The end of an exchange that failed: a resumable download may continue, a retry policy
+    /// may send the request again.
+    @inline(never)
+    private func exchangeFailed(_ transfer: Transfer, _ outcome: ExchangeOutcome) {
         var canResume = false
-        if case .failure = outcome, case .resumable(let download) = transfer._sink {
+        if case .resumable(let download) = transfer._sink {
             canResume = download.record != nil && download.bytesOnDisk > 0
         }
         execute(transfer.machine.exchangeEnded(outcome, mayReplay: transfer._options.retryStaleConnection,
                                                shuttingDown: shuttingDown, resumeLimit: transfer._options.resumeAttempts,
-                                               canResume: canResume), for: transfer)
+                                               canResume: canResume, retry: retryInput(for: transfer, responseStarted: transfer._status != 0)),
+                for: transfer)
     }
 
     // MARK: - Limits and statistics
@@ -436,7 +459,65 @@ final class Executor: HTTP1ConnectionDelegate {
     }
 
     private func activityChanged() {
-        notifier.publish(running: scheduler.running, queued: scheduler.queuedCount)
+        notifier.publish(running: scheduler.running, queued: scheduler.queuedCount + waitingRetries)
+    }
+
+    // MARK: - Retries
+
+    /// The machine chose to retry: once the budget and the delegate agree (a failure's retry),
+    /// the slot goes to the next transfer and the wait timer watches the interval.
+    @inline(never)
+    private func retryLater(_ transfer: Transfer) {
+        if transfer.machine.retryNeedsApproval, let reason = transfer.machine.retryReasons.last,
+           !approveRetry(transfer, reason, retry: transfer.machine.retriesUsed) {
+            execute(transfer.machine.retryRefused(), for: transfer)
+            return
+        }
+        transfer.metrics.retries += 1
+        waitingRetries += 1
+        if let next = scheduler.finished(host: transfer.hostKey)?.transfer { start(next) }
+        waitTimer.arm(transfer.machine.waitDeadline)
+        activityChanged()
+    }
+
+    /// A retry's interval passed: the transfer (still live) joins the queue again.
+    @inline(never)
+    private func requeue(_ transfer: Transfer) {
+        waitingRetries -= 1
+        transfer.resetResponse()
+        if scheduler.enqueue(TransferRef(transfer), host: transfer.hostKey, priority: transfer._options.priority) {
+            start(transfer)
+        } else {
+            waitTimer.arm(transfer.machine.waitDeadline)
+        }
+        activityChanged()
+    }
+
+    /// `RetryApproval`: a response status the policy retries (asked when its head arrives).
+    func approveStatusRetry(_ transfer: Transfer, status: Int) -> Bool {
+        approveRetry(transfer, .status(status), retry: transfer.machine.retriesUsed + 1)
+    }
+
+    /// What the machine needs to decide a retry after a failure; nil without a retry policy.
+    private func retryInput(for transfer: Transfer, responseStarted: Bool) -> TransferStateMachine.RetryInput? {
+        let policy = transfer._options.retry
+        guard policy.count > 0 else { return nil }
+        // Body bytes a file or a consumer already took cannot be taken back (a resumable
+        // download continues instead); a body in memory starts over.
+        var bodyTaken = transfer.metrics.bodyBytesReceived > 0
+        if case .memory = transfer._sink { bodyTaken = false }
+        return TransferStateMachine.RetryInput(policy: policy, permitted: !bodyTaken && transfer.mayBeSentAgain(under: policy),
+                                               responseStarted: responseStarted, now: loop.nowMillis,
+                                               elapsed: Nanoseconds(monotonicNanos() &- transfer.metrics.enqueuedAt),
+                                               random: Double.random(in: 0..<1))
+    }
+
+    /// The host's budget and the delegate's hook agree to a retry (the budget's token is taken
+    /// either way: the attempt failed).
+    /// `retry` is the retry's number (1 for the first).
+    private func approveRetry(_ transfer: Transfer, _ reason: RetryReason, retry: Int) -> Bool {
+        guard budgets.attemptFailed(host: transfer.poolKey) else { return false }
+        return transfer.delegate?.transferShouldRetry(transfer, reason: reason, retry: retry) ?? true
     }
 
     // MARK: - Shutdown

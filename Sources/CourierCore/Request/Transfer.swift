@@ -19,10 +19,21 @@ package protocol TransferDelegate: AnyObject {
     /// submitting thread, before the transfer is queued). `preview` is a finished transfer of its
     /// own; `transfer` goes on to the network.
     func transferDidDeliverPreview(_ transfer: Transfer, preview: Transfer)
+    /// The retry policy would send the request again (`retry` is the retry's number, 1 for the
+    /// first); false stops here and the failure (or the response) is the result. On the loop
+    /// thread.
+    func transferShouldRetry(_ transfer: Transfer, reason: RetryReason, retry: Int) -> Bool
 }
 
 extension TransferDelegate {
     package func transferDidDeliverPreview(_ transfer: Transfer, preview: Transfer) {}
+    package func transferShouldRetry(_ transfer: Transfer, reason: RetryReason, retry: Int) -> Bool { true }
+}
+
+/// Who agrees to retrying a response's status when its head arrives (the executor: the host's
+/// retry budget, then the delegate).
+package protocol RetryApproval: AnyObject {
+    func approveStatusRetry(_ transfer: Transfer, status: Int) -> Bool
 }
 
 /// One request's journey through the queue, the pool and its connections, and its result.
@@ -50,6 +61,8 @@ package final class Transfer: @unchecked Sendable {
     /// Whether the sink has files to settle when the transfer ends (read on every completion, so
     /// kept as a flag instead of matching the enum each time).
     package var sinkHasFiles: Bool { _sinkHasFiles }
+    /// Retries the policy made (read on every completion without copying the machine).
+    package var retries: Int { machine.retriesUsed }
     /// The engine (or other owner) this belongs to, for cancel-all-of-an-engine.
     @exclusivity(unchecked) var _owner: Int = 0
     /// Strong until completion, then released, so an operation that owns its transfer does not leak.
@@ -114,6 +127,8 @@ package final class Transfer: @unchecked Sendable {
     @exclusivity(unchecked) var callerLeft = false
     // Intrusive list of live transfers: O(1) link/unlink with no allocation per request.
     @exclusivity(unchecked) var liveNext: Transfer?
+    /// Set by the executor for transfers with a retry policy.
+    @exclusivity(unchecked) unowned(unsafe) var retryApproval: RetryApproval?
     @exclusivity(unchecked) unowned(unsafe) var livePrevious: Transfer?
 
     /// A transfer for `method url` with these headers, body and options.
@@ -256,6 +271,13 @@ package final class Transfer: @unchecked Sendable {
             return nil
         case .deliver:
             break
+        }
+        if let approval = retryApproval, retriesStatus(head, approval: approval) {
+            // Read and dropped; the request goes out again after the wait.
+            status = head.status
+            discardsBody = true
+            _head = consume head
+            return nil
         }
         let headStatus = head.status
         status = headStatus
@@ -603,6 +625,28 @@ extension Transfer {
     /// sink in place.
     package func finishSink(succeeded: Bool) -> CourierError? {
         _sinkHasFiles ? _sink.finish(succeeded: succeeded) : nil
+    }
+
+    /// Whether the policy retries this final head's status, and the budget and delegate agree;
+    /// the machine then knows when.
+    @inline(never)
+    private func retriesStatus(_ head: borrowing ResponseHead, approval: RetryApproval) -> Bool {
+        let policy = _options.retry
+        guard policy.statuses.contains(head.status) else { return false }
+        let now = connection?.nowMillis ?? 0
+        let input = TransferStateMachine.RetryInput(policy: policy, permitted: mayBeSentAgain(under: policy), now: now,
+                                                    elapsed: Nanoseconds(monotonicNanos() &- metrics.enqueuedAt),
+                                                    random: Double.random(in: 0..<1))
+        let retryAfter = RetryPolicy.retryAfter(head.headers["Retry-After"], now: HTTPDate.now())
+        guard let wait = machine.statusRetryWait(status: head.status, retryAfter: retryAfter, input: input),
+              approval.approveStatusRetry(self, status: head.status) else { return false }
+        machine.retryChosen(status: head.status, wait: wait, now: now)
+        return true
+    }
+
+    /// Whether the method, the headers and the body allow sending this request twice.
+    package func mayBeSentAgain(under policy: RetryPolicy) -> Bool {
+        policy.permits(method: _method, hasIdempotencyKey: _headers["Idempotency-Key"] != nil, replayableBody: _body.isReplayable)
     }
 
     /// The request body goes out chunked: its length is not known (progress has no total).

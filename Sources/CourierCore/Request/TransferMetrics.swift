@@ -27,9 +27,19 @@ public struct TransferMetrics: Sendable, Hashable {
     /// When the transfer ended.
     public var completedAt: UInt64 = 0
     /// Whether the last exchange ran on a connection that had served an earlier request.
-    public var reusedConnection = false
+    public var reusedConnection: Bool {
+        get { flags & Self.reusedFlag != 0 }
+        set { flags = newValue ? flags | Self.reusedFlag : flags & ~Self.reusedFlag }
+    }
     /// Whether the last TLS handshake resumed an earlier session.
-    public var tlsResumed = false
+    public var tlsResumed: Bool {
+        get { flags & Self.resumedFlag != 0 }
+        set { flags = newValue ? flags | Self.resumedFlag : flags & ~Self.resumedFlag }
+    }
+    /// The yes/no facts in one field: metrics are copied into every response, and each stored
+    /// field is one more step of that copy.
+    private var flags: UInt8 = 0
+    private static let reusedFlag: UInt8 = 1, resumedFlag: UInt8 = 2, coalescedFlag: UInt8 = 4
     /// The certificate verification result of the last TLS connection (OpenSSL's X509_V_* code,
     /// 0 for success), as curl's `ssl_verify_result` reports it.
     public var tlsVerifyResult = 0
@@ -41,8 +51,13 @@ public struct TransferMetrics: Sendable, Hashable {
     public var staleRetries = 0
     /// Continuations of a resumable download after a break (with `Range`).
     public var resumes = 0
+    /// Retries the retry policy made (each a new attempt after an interval).
+    public var retries = 0
     /// The response was another, identical request's (coalescing): this one sent nothing.
-    public var coalesced = false
+    public var coalesced: Bool {
+        get { flags & Self.coalescedFlag != 0 }
+        set { flags = newValue ? flags | Self.coalescedFlag : flags & ~Self.coalescedFlag }
+    }
     /// Request bytes written (head and body), over all exchanges.
     public var bytesSent: UInt64 = 0
     /// Response body bytes received on the wire for the final response (before decoding).

@@ -108,7 +108,26 @@ public struct TransferOptions: Sendable, Hashable {
         var resumeAttempts = 0
         var receiveRateLimit: UInt64 = 0
         var sendRateLimit: UInt64 = 0
+        /// Boxed, nil for none: copying the values (a request that changes an option) then
+        /// copies one reference, not a policy's list and set.
+        var retry: RetryBox?
     }
+
+    private final class RetryBox: Sendable, Hashable {
+        let policy: RetryPolicy
+        init(_ policy: RetryPolicy) { self.policy = policy }
+        static func == (a: RetryBox, b: RetryBox) -> Bool { a.policy == b.policy }
+        func hash(into hasher: inout Hasher) { hasher.combine(policy) }
+    }
+
+    /// When a failed attempt is sent again (see `RetryPolicy`); none by default.
+    public var retry: RetryPolicy {
+        get { box.values.retry?.policy ?? .none }
+        set { unique().values.retry = newValue.count > 0 ? RetryBox(newValue) : nil }
+    }
+
+    /// `retry.count`, read without copying the policy (every transfer asks).
+    package var retryCount: Int { box.values.retry?.policy.count ?? 0 }
 
     /// A cache held in the options, equal by identity (two options are equal when they use the
     /// same cache).

@@ -29,6 +29,10 @@ package struct TransferStateMachine: Sendable {
         /// Coalesced: an identical transfer already in flight will answer this one too. Next:
         /// `.finished` (that transfer ended, or this one was cancelled).
         case joined
+        /// An attempt failed and the retry policy sends it again after an interval, during which it
+        /// holds nothing (no slot of the queue's width, no connection). Next: `.queued` (the
+        /// interval passed: it joins the queue again) or `.finished` (cancelled).
+        case waitingToRetry
     }
 
     /// What a transfer holds when it ends, so the executor gives back exactly that.
@@ -85,6 +89,46 @@ package struct TransferStateMachine: Sendable {
         /// A resumable download's partial file cannot be continued (the server sent another
         /// range, or a 416 for a length it does not have): ask again for the whole resource.
         case restartDownload
+        /// The attempt failed (or its status is retried) and the policy sends the request again:
+        /// give back the slot (the exchange has already let go of its connection), then wait
+        /// until `waitDeadline`. For a failure, the budget and the delegate may still refuse
+        /// (`retryRefused`); a retried status was approved when its head arrived
+        /// (`retryNeedsApproval` says which). No payload: a payload case made every switch over
+        /// actions copy the value.
+        case retryLater
+        /// The retry's interval passed: forget the last response and join the shared queue again.
+        case requeue
+    }
+
+    /// The retries so far, and the failure the last one is for.
+    package struct RetryRecord: Sendable {
+        var reasons: [RetryReason] = []
+        var failure: CourierError?
+    }
+
+    /// What the executor knows when an attempt fails and the request has a retry policy.
+    package struct RetryInput: Sendable {
+        package var policy: RetryPolicy
+        /// The method and body allow sending the request twice (`RetryPolicy.permits`).
+        package var permitted: Bool
+        /// A response head had arrived when the failure came.
+        package var responseStarted: Bool
+        /// The loop clock (milliseconds).
+        package var now: UInt64
+        /// Since the operation was first queued: a policy's `maxTime` counts from there.
+        package var elapsed: Nanoseconds
+        /// In [0, 1), for the jitter.
+        package var random: Double
+
+        package init(policy: RetryPolicy, permitted: Bool, responseStarted: Bool = false, now: UInt64,
+                     elapsed: Nanoseconds = Nanoseconds(0), random: Double = 0.5) {
+            self.policy = policy
+            self.permitted = permitted
+            self.responseStarted = responseStarted
+            self.now = now
+            self.elapsed = elapsed
+            self.random = random
+        }
     }
 
     /// The transfer's part in a cache's work.
@@ -114,9 +158,35 @@ package struct TransferStateMachine: Sendable {
     package private(set) var replayed = false
     /// The response in hand is a redirect to follow once its exchange ends.
     package private(set) var followsRedirect = false
-    /// Boxed: the hop is rare and large (a URL), and an inline optional of it made destroying
-    /// every machine an outlined, metadata-driven call.
-    private var redirect: Box<RedirectHop>?
+    /// What few transfers need — a redirect hop to follow, the record of retries — behind one
+    /// optional reference: inline, a URL and a list made destroying every machine an outlined,
+    /// metadata-driven call.
+    private var rare: Box<Rare>?
+    private struct Rare: Sendable {
+        var redirect: RedirectHop?
+        var retry: RetryRecord?
+        /// Chosen when the final head arrived: the response with this status is retried once its
+        /// body has been dropped, at `at`.
+        var statusRetry: (status: Int, at: UInt64)?
+    }
+    private var redirect: RedirectHop? {
+        get { rare?.value.redirect }
+        set {
+            guard newValue != nil || rare?.value.redirect != nil else { return }
+            rare = Box(Rare(redirect: newValue, retry: rare?.value.retry, statusRetry: rare?.value.statusRetry))
+        }
+    }
+    private var retryRecord: RetryRecord? {
+        get { rare?.value.retry }
+        set { rare = Box(Rare(redirect: rare?.value.redirect, retry: newValue, statusRetry: rare?.value.statusRetry)) }
+    }
+    private var statusRetry: (status: Int, at: UInt64)? {
+        get { rare?.value.statusRetry }
+        set {
+            guard newValue != nil || rare?.value.statusRetry != nil else { return }
+            rare = Box(Rare(redirect: rare?.value.redirect, retry: rare?.value.retry, statusRetry: newValue))
+        }
+    }
     /// The queue wait must end by then.
     package private(set) var queueDeadline: UInt64 = .max
     /// The whole transfer (from leaving the queue, across hops) must end by then.
@@ -134,6 +204,12 @@ package struct TransferStateMachine: Sendable {
     /// Restarts from zero used so far: one is enough (a second would mean a server that keeps
     /// answering ranges it was not asked for).
     private var restarted = false
+    /// Retries so far (each one a new attempt after an interval).
+    package var retriesUsed: Int { retryRecord?.reasons.count ?? 0 }
+    /// When the waiting retry joins the queue again (loop clock). While it waits, the queue
+    /// deadline's field holds it: a machine is made and destroyed per request, so retries add no
+    /// field of their own outside `rare`.
+    package var retryAt: UInt64 { state == .waitingToRetry ? queueDeadline : .max }
 
     package init() {}
 
@@ -153,7 +229,7 @@ package struct TransferStateMachine: Sendable {
         switch state {
         case .created:
             cancelRequested = true
-        case .queued, .waitingForConnection, .running, .finished, .joined:
+        case .queued, .waitingForConnection, .running, .finished, .joined, .waitingToRetry:
             preconditionFailure("cancelBeforeSubmitting after submission (state \(state))")
         }
     }
@@ -169,7 +245,7 @@ package struct TransferStateMachine: Sendable {
             }
             state = .joined
             return .joinFlight
-        case .queued, .waitingForConnection, .running, .finished, .joined:
+        case .queued, .waitingForConnection, .running, .finished, .joined, .waitingToRetry:
             preconditionFailure("a transfer was submitted twice (state \(state))")
         }
     }
@@ -190,7 +266,7 @@ package struct TransferStateMachine: Sendable {
             state = .queued
             self.queueDeadline = queueDeadline
             return .enqueue
-        case .queued, .waitingForConnection, .running, .finished, .joined:
+        case .queued, .waitingForConnection, .running, .finished, .joined, .waitingToRetry:
             preconditionFailure("a transfer was submitted twice (state \(state))")
         }
     }
@@ -200,7 +276,7 @@ package struct TransferStateMachine: Sendable {
         switch state {
         case .created:
             cacheRole = .validating(conditional: conditional, staleOnError: staleOnError)
-        case .queued, .waitingForConnection, .running, .finished, .joined:
+        case .queued, .waitingForConnection, .running, .finished, .joined, .waitingToRetry:
             preconditionFailure("a cache role set after submission (state \(state))")
         }
     }
@@ -212,7 +288,7 @@ package struct TransferStateMachine: Sendable {
         case .created:
             state = .finished
             return .finish(nil, releasing: .nothing)
-        case .queued, .waitingForConnection, .running, .finished, .joined:
+        case .queued, .waitingForConnection, .running, .finished, .joined, .waitingToRetry:
             preconditionFailure("a cache answer after submission (state \(state))")
         }
     }
@@ -220,13 +296,14 @@ package struct TransferStateMachine: Sendable {
     // MARK: In the queue and the pool
 
     /// The scheduler gave it a slot; the total deadline starts now.
+    /// A retry keeps the first attempt's total deadline: `total` bounds the whole operation.
     package mutating func started(totalDeadline: UInt64) -> Action {
         switch state {
         case .queued:
             state = .waitingForConnection
-            self.totalDeadline = totalDeadline
+            if rare?.value.retry == nil { self.totalDeadline = totalDeadline }
             return .acquireConnection
-        case .created, .waitingForConnection, .running, .finished, .joined:
+        case .created, .waitingForConnection, .running, .finished, .joined, .waitingToRetry:
             preconditionFailure("the scheduler started a transfer in state \(state)")
         }
     }
@@ -236,18 +313,21 @@ package struct TransferStateMachine: Sendable {
         switch state {
         case .waitingForConnection:
             state = .running
-        case .created, .queued, .running, .finished, .joined:
+        case .created, .queued, .running, .finished, .joined, .waitingToRetry:
             preconditionFailure("the pool assigned a connection to a transfer in state \(state)")
         }
     }
 
     /// The connection attempt it was waiting on failed (the pool chose it to carry the error).
-    package mutating func connectFailed(_ error: CourierError) -> Action {
+    package mutating func connectFailed(_ error: CourierError, retry: RetryInput? = nil) -> Action {
         switch state {
         case .waitingForConnection:
+            if let retry, !cancelRequested, let wait = retryWait(.failure(error), retryAfter: nil, input: retry) {
+                return waitToRetry(.failure(error), at: Self.later(retry.now, by: wait), failure: error)
+            }
             state = .finished
             return failed(error, releasing: .slot)
-        case .created, .queued, .running, .finished, .joined:
+        case .created, .queued, .running, .finished, .joined, .waitingToRetry:
             preconditionFailure("a connect failure for a transfer in state \(state)")
         }
     }
@@ -259,9 +339,9 @@ package struct TransferStateMachine: Sendable {
     package mutating func redirectChosen(_ hop: RedirectHop) {
         switch state {
         case .running:
-            redirect = Box(hop)
+            redirect = hop
             followsRedirect = true
-        case .created, .queued, .waitingForConnection, .finished, .joined:
+        case .created, .queued, .waitingForConnection, .finished, .joined, .waitingToRetry:
             preconditionFailure("a redirect chosen outside an exchange (state \(state))")
         }
     }
@@ -272,7 +352,7 @@ package struct TransferStateMachine: Sendable {
         switch state {
         case .running:
             restartPending = true
-        case .created, .queued, .waitingForConnection, .finished, .joined:
+        case .created, .queued, .waitingForConnection, .finished, .joined, .waitingToRetry:
             preconditionFailure("a download restart outside an exchange (state \(state))")
         }
     }
@@ -296,7 +376,7 @@ package struct TransferStateMachine: Sendable {
                 return .discardBody
             }
             return .deliver
-        case .created, .queued, .waitingForConnection, .finished, .joined:
+        case .created, .queued, .waitingForConnection, .finished, .joined, .waitingToRetry:
             preconditionFailure("a response head outside an exchange (state \(state))")
         }
     }
@@ -305,12 +385,21 @@ package struct TransferStateMachine: Sendable {
     /// connection; while `shuttingDown` nothing is followed or replayed. `resumeLimit` is how many
     /// times a resumable download may continue after a break; `canResume` says whether this one
     /// has something to continue from (a validator and bytes on disk).
+    /// `retry` is given when the request has a retry policy.
     package mutating func exchangeEnded(_ outcome: ExchangeOutcome, mayReplay: Bool, shuttingDown: Bool,
-                                        resumeLimit: Int = 0, canResume: Bool = false) -> Action {
+                                        resumeLimit: Int = 0, canResume: Bool = false, retry: RetryInput? = nil) -> Action {
         switch state {
         case .running:
             let goOn = !cancelRequested && !shuttingDown
             switch outcome {
+            case .success where rare?.value.statusRetry != nil:
+                let (status, at) = statusRetry!
+                statusRetry = nil
+                guard goOn else {
+                    state = .finished
+                    return .finish(CourierError(shuttingDown ? .shutdown : .cancelled), releasing: .slot)
+                }
+                return waitToRetry(.status(status), at: at, failure: nil)
             case .success where restartPending:
                 restartPending = false
                 guard goOn, !restarted else {
@@ -326,7 +415,7 @@ package struct TransferStateMachine: Sendable {
                     redirect = nil
                     followsRedirect = false
                     state = .waitingForConnection
-                    return .followRedirect(hop.value)
+                    return .followRedirect(hop)
                 }
                 if refetchPending {
                     refetchPending = false
@@ -360,12 +449,88 @@ package struct TransferStateMachine: Sendable {
                     state = .waitingForConnection
                     return .resumeDownload
                 }
+                statusRetry = nil
+                if let retry, goOn, let wait = retryWait(.failure(error), retryAfter: nil, input: retry) {
+                    redirect = nil
+                    followsRedirect = false
+                    servesStored = nil
+                    refetchPending = false
+                    restartPending = false
+                    return waitToRetry(.failure(error), at: Self.later(retry.now, by: wait), failure: error)
+                }
                 state = .finished
                 return failed(error, releasing: .slot)
             }
-        case .created, .queued, .waitingForConnection, .finished, .joined:
+        case .created, .queued, .waitingForConnection, .finished, .joined, .waitingToRetry:
             preconditionFailure("an exchange ended for a transfer in state \(state)")
         }
+    }
+
+    // MARK: Retries
+
+    /// At the final head: how long to wait before retrying a response with `status` (its
+    /// `Retry-After` already read), or nil when the policy does not retry it.
+    package func statusRetryWait(status: Int, retryAfter: Nanoseconds?, input: RetryInput) -> UInt64? {
+        guard case .running = state, !cancelRequested else { return nil }
+        return retryWait(.status(status), retryAfter: retryAfter, input: input)
+    }
+
+    /// The response's status is retried (its body is dropped): once the exchange ends, the
+    /// request waits `wait` milliseconds from `now`, then joins the queue again.
+    package mutating func retryChosen(status: Int, wait: UInt64, now: UInt64) {
+        switch state {
+        case .running:
+            statusRetry = (status, Self.later(now, by: wait))
+        case .created, .queued, .waitingForConnection, .finished, .joined, .waitingToRetry:
+            preconditionFailure("a retry chosen outside an exchange (state \(state))")
+        }
+    }
+
+    /// The retry budget or the delegate refused the retry `retryLater` announced: the failure it
+    /// was for is the result (the slot is still held).
+    package mutating func retryRefused() -> Action {
+        switch state {
+        case .waitingToRetry:
+            state = .finished
+            queueDeadline = .max
+            let record = retryRecord ?? RetryRecord()
+            retryRecord = record.reasons.count > 1 ? RetryRecord(reasons: Array(record.reasons.dropLast())) : nil
+            return failed(record.failure ?? CourierError(.cancelled), releasing: .slot)
+        case .created, .queued, .waitingForConnection, .running, .finished, .joined:
+            preconditionFailure("a retry refused for a transfer in state \(state)")
+        }
+    }
+
+    /// Whether the retry just decided is for a failure (the budget and the delegate have not
+    /// been asked yet).
+    package var retryNeedsApproval: Bool {
+        if case .failure? = retryRecord?.reasons.last { return true }
+        return false
+    }
+
+    /// Why each retry so far happened.
+    package var retryReasons: [RetryReason] { retryRecord?.reasons ?? [] }
+
+    /// The policy's wait in milliseconds before the next retry for `reason`, or nil for none.
+    private func retryWait(_ reason: RetryReason, retryAfter: Nanoseconds?, input: RetryInput) -> UInt64? {
+        guard input.permitted, input.policy.retries(reason, responseStarted: input.responseStarted) else { return nil }
+        let elapsed = input.elapsed
+        let left: Nanoseconds? = totalDeadline == .max ? nil : .milliseconds(totalDeadline > input.now ? totalDeadline - input.now : 0)
+        return input.policy.wait(beforeRetry: retriesUsed + 1, retryAfter: retryAfter, elapsed: elapsed,
+                                 deadlineLeft: left, random: input.random)?.millisecondsRoundedUp
+    }
+
+    private mutating func waitToRetry(_ reason: RetryReason, at: UInt64, failure: CourierError?) -> Action {
+        state = .waitingToRetry
+        retryRecord = RetryRecord(reasons: (retryRecord?.reasons ?? []) + [reason], failure: failure)
+        queueDeadline = at
+        return .retryLater
+    }
+
+    /// `now + wait` on the loop clock, short of `.max` (which means "never").
+    private static func later(_ now: UInt64, by wait: UInt64) -> UInt64 {
+        let (at, overflow) = now.addingReportingOverflow(wait)
+        return overflow || at == .max ? .max - 1 : at
     }
 
     private var staleOnErrorAllowed: Bool {
@@ -390,7 +555,7 @@ package struct TransferStateMachine: Sendable {
     package mutating func cancel(_ error: CourierError, othersFollow: Bool = false) -> Action {
         if othersFollow {
             switch state {
-            case .queued, .waitingForConnection, .running:
+            case .queued, .waitingForConnection, .running, .waitingToRetry:
                 return .detachCaller(error)
             case .created, .finished, .joined:
                 break
@@ -413,6 +578,10 @@ package struct TransferStateMachine: Sendable {
         case .running:
             cancelRequested = true
             return .abortExchange(error)
+        case .waitingToRetry:
+            state = .finished
+            queueDeadline = .max
+            return .finish(error, releasing: .nothing)
         case .finished:
             return .none
         }
@@ -425,7 +594,7 @@ package struct TransferStateMachine: Sendable {
         case .joined:
             state = .finished
             return .finish(error, releasing: .nothing)
-        case .created, .queued, .waitingForConnection, .running, .finished:
+        case .created, .queued, .waitingForConnection, .running, .finished, .waitingToRetry:
             preconditionFailure("a flight landed for a transfer in state \(state)")
         }
     }
@@ -436,6 +605,7 @@ package struct TransferStateMachine: Sendable {
         switch state {
         case .queued: return queueDeadline
         case .waitingForConnection: return totalDeadline
+        case .waitingToRetry: return queueDeadline
         case .created, .running, .finished, .joined: return .max
         }
     }
@@ -452,6 +622,12 @@ package struct TransferStateMachine: Sendable {
             guard now >= totalDeadline else { return .none }
             state = .finished
             return failed(CourierError(.totalTimeout, "while waiting for a connection"), releasing: .slotAndPoolWait)
+        case .waitingToRetry:
+            guard now >= queueDeadline else { return .none }
+            // The queue's own deadline bounded the first wait only.
+            state = .queued
+            queueDeadline = .max
+            return .requeue
         case .created, .running, .finished, .joined:
             return .none
         }

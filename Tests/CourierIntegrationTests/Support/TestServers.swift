@@ -25,6 +25,8 @@ final class TestServers: @unchecked Sendable {
     let notTLSPort: Int
     /// Streamed uploads and generated downloads with Range (Tests/Servers/stream_server.py).
     let streamPort: Int
+    /// Failures on purpose, N times per key, for the retry tests (Tests/Servers/retry_server.py).
+    let retryPort: Int
 
     /// https://localhost on the server with a valid chain.
     var https: String { "https://localhost:\(tlsPorts["valid"]!)" }
@@ -38,6 +40,7 @@ final class TestServers: @unchecked Sendable {
     var nginx: String { "http://127.0.0.1:\(nginxPort)" }
     var scripted: String { "http://127.0.0.1:\(scriptedPort)" }
     var stream: String { "http://127.0.0.1:\(streamPort)" }
+    var retry: String { "http://127.0.0.1:\(retryPort)" }
     /// The scripted server under another name: a different origin (and scheduler host) on the same
     /// process, for cross-origin redirects and per-host limits.
     var scriptedOtherOrigin: String { "http://localhost:\(scriptedPort)" }
@@ -54,6 +57,7 @@ final class TestServers: @unchecked Sendable {
         (scriptedTLSPort, notTLSPort) = Self.startScriptedTLS(certs: certs, processes: &processes)
         (nginxPort, tlsPorts) = Self.startNginx(root: root, certs: certs, processes: &processes)
         (streamPort, _) = Self.startScript(["python3", Self.packageRoot + "/Tests/Servers/stream_server.py"], &processes)
+        (retryPort, _) = Self.startScript(["python3", Self.packageRoot + "/Tests/Servers/retry_server.py"], &processes)
         let children = processes
         let directory = root
         TestServers.atExit = {
@@ -101,10 +105,20 @@ final class TestServers: @unchecked Sendable {
     /// other test running in parallel can take (or leave behind) a connection it counts on.
     /// (Started on a thread of its own: it blocks until the server prints its port.)
     func privateScripted() async -> String {
+        await privateServer("scripted_server.py")
+    }
+
+    /// Starts another retry server for one test: retry budgets are per origin, so a test's
+    /// failures never spend another test's budget.
+    func privateRetryServer() async -> String {
+        await privateServer("retry_server.py")
+    }
+
+    private func privateServer(_ script: String) async -> String {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread {
                 var extra: [Process] = []
-                let (port, _) = Self.startScripted(&extra)
+                let (port, _) = Self.startScript(["python3", Self.packageRoot + "/Tests/Servers/" + script], &extra)
                 Self.addCleanup { for p in extra where p.isRunning { p.terminate() } }
                 continuation.resume(returning: "http://127.0.0.1:\(port)")
             }
