@@ -452,6 +452,37 @@ int courier_request_set_cache_policy(courier_request *request, int policy);
  * only it; the network request stops when every one of them has cancelled. */
 int courier_request_set_coalescing(courier_request *request, int mode);
 
+/* Retries (curl's --retry; OCNet's retry request). After a failed attempt the request is sent
+ * again `count` times at most, waiting `intervals_ms[i]` before retry i+1 (the last value repeats;
+ * NULL/0 values: 1000 ms); a waiting retry holds no connection and no place of the queue's width.
+ * Retried by default: idempotent methods (or requests with an Idempotency-Key header), failures
+ * before any response head (refused or timed-out connects, resets, closes, silence) and the
+ * statuses 408, 429, 502, 503, 504; never a TLS verification failure. Retry-After lengthens a
+ * wait (up to 60 s, see below). Each origin has a retry budget shared by every request in the
+ * process, so a failing server gets a few retries in total, not `count` from every caller.
+ * `flags`: COURIER_RETRY_* or'ed. count 0 turns retries off. */
+#define COURIER_RETRY_BACKOFF        1u  /* past the list, each wait doubles (up to max_interval) */
+#define COURIER_RETRY_JITTER         2u  /* each wait drawn between half of it and all of it */
+#define COURIER_RETRY_ALL_ERRORS     4u  /* every failure of the server, as curl --retry-all-errors */
+#define COURIER_RETRY_NON_IDEMPOTENT 8u  /* POST and PATCH too, without an Idempotency-Key */
+int courier_request_set_retry(courier_request *request, int count, const int64_t *intervals_ms, size_t n, unsigned flags);
+
+/* After courier_request_set_retry: no retry starts later than `max_time_ms` after the request was
+ * queued (curl's --retry-max-time; 0: no limit); a Retry-After longer than `retry_after_limit_ms`
+ * is not waited for (0: keep 60 s); backoff stops growing at `max_interval_ms` (0: keep 60 s). */
+int courier_request_set_retry_limits(courier_request *request, int64_t max_time_ms, int64_t retry_after_limit_ms,
+                                     int64_t max_interval_ms);
+
+/* After courier_request_set_retry: the statuses that are retried instead of 408/429/502/503/504. */
+int courier_request_set_retry_statuses(courier_request *request, const int *statuses, size_t n);
+
+/* Asked before each retry on the loop thread (keep it short): `retry` is its number (1 for the
+ * first), and either `code` is the failure (a COURIER_E_* code) or `status` the response status
+ * that is retried (the other is 0). Return non-zero to retry, 0 to stop: that failure or response
+ * is the result. */
+typedef int (*courier_retry_fn)(courier_request *request, int retry, int code, int status, void *user);
+int courier_request_set_retry_callback(courier_request *request, courier_retry_fn retry, void *user);
+
 /* Progress callback (set before sending). `user` is passed back untouched. */
 int courier_request_set_progress(courier_request *request, courier_progress_fn progress, void *user);
 
@@ -586,6 +617,13 @@ double courier_response_timing(const courier_response *response, int which);
 
 /* Whether the response came over a connection that had served an earlier request. */
 int courier_response_reused_connection(const courier_response *response);
+
+/* How many retries the request made before this response (0 when the first attempt answered). */
+int courier_response_retries(const courier_response *response);
+
+/* Why retry `index` (from 0) happened: the COURIER_E_* code of the failure, or 0 with `*status`
+ * set to the retried response's status. -COURIER_E_INVALID_ARGUMENT for an index out of range. */
+int courier_response_retry_reason(const courier_response *response, int index, int *status);
 
 /* Where the response came from: one of COURIER_PHASE_* (-COURIER_E_MISUSE for a bad handle). */
 int courier_response_cache_phase(const courier_response *response);

@@ -17,6 +17,8 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
     @exclusivity(unchecked) var draft: RequestDraft
     @exclusivity(unchecked) let acceptedStatus: Range<Int>
     @exclusivity(unchecked) var progress: (courier_progress_fn, UnsafeMutableRawPointer?)?
+    /// `courier_request_set_retry_callback` (plain C values: nothing to release).
+    @exclusivity(unchecked) var retryCallback: (courier_retry_fn, UnsafeMutableRawPointer?)?
     /// Write and read callbacks, the head callback (made on first use).
     @exclusivity(unchecked) private var _streams: CStreamSettings?
     var streams: CStreamSettings {
@@ -186,6 +188,14 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
         }
         if transfer.status != 0 {
             report(handle, 1, transfer.metrics.bodyBytesReceived, transfer.expectedBodyLength.map { Int64($0) } ?? -1, user)
+        }
+    }
+
+    func transferShouldRetry(_ transfer: Transfer, reason: RetryReason, retry: Int) -> Bool {
+        guard let (callback, user) = retryCallback, !isFreed else { return true }
+        switch reason {
+        case .failure(let error): return callback(borrowedHandle(self), Int32(retry), error.code.c, 0, user) != 0
+        case .status(let status): return callback(borrowedHandle(self), Int32(retry), 0, Int32(status), user) != 0
         }
     }
 

@@ -3,8 +3,9 @@ import CourierCore
 
 // courier_response_*.
 
+/// The response behind a handle (nil for NULL, a freed or a foreign handle).
 @inline(__always)
-private func response(_ handle: OpaquePointer?) -> CResponse? {
+func response(_ handle: OpaquePointer?) -> CResponse? {
     object(handle, tag: HandleTag.response, as: CResponse.self)
 }
 

@@ -380,7 +380,8 @@ actor CExamples {
         let root = TestServers.packageRoot
         let compiler = ProcessInfo.processInfo.environment["CC"] ?? "cc"
         let programs = ["get", "parallel", "poll", "badinput", "cache"].map { ($0, root + "/cbindings/examples/\($0).c") }
-            + [("scenarios", root + "/Tests/CPrograms/scenarios.c"), ("streams", root + "/Tests/CPrograms/streams.c")]
+            + [("scenarios", root + "/Tests/CPrograms/scenarios.c"), ("streams", root + "/Tests/CPrograms/streams.c"),
+               ("retry", root + "/Tests/CPrograms/retry.c")]
         for (example, source) in programs {
             let result = try await runProcess("/usr/bin/env", [compiler, "-std=c11", "-D_DEFAULT_SOURCE", "-Wall", "-Wextra", "-Werror", "-g",
                                                                "-I", root + "/include", source,

@@ -512,12 +512,12 @@ final class Executor: HTTP1ConnectionDelegate, RetryApproval {
                                                random: Double.random(in: 0..<1))
     }
 
-    /// The host's budget and the delegate's hook agree to a retry (the budget's token is taken
-    /// either way: the attempt failed).
-    /// `retry` is the retry's number (1 for the first).
+    /// The delegate's hook, then the origin's budget, agree to a retry (`retry` is its number, 1
+    /// for the first). A retry the hook stops costs no token; one it allows takes a token whether
+    /// or not the budget has enough left.
     private func approveRetry(_ transfer: Transfer, _ reason: RetryReason, retry: Int) -> Bool {
-        guard budgets.attemptFailed(host: transfer.poolKey) else { return false }
-        return transfer.delegate?.transferShouldRetry(transfer, reason: reason, retry: retry) ?? true
+        guard transfer.delegate?.transferShouldRetry(transfer, reason: reason, retry: retry) ?? true else { return false }
+        return budgets.attemptFailed(host: transfer.poolKey)
     }
 
     // MARK: - Shutdown

@@ -214,3 +214,15 @@ struct RetryIntegrationTests {
         #expect(requests == callers + 4, "\(requests) requests")
     }
 }
+
+/// The same through the C ABI (Tests/CPrograms/retry.c) and Python (test_retry.py).
+@Suite("Retries in C and Python")
+struct RetryBindingTests {
+    let s = TestServers.shared
+
+    @Test func cRetries() async throws {
+        let bin = try await CExamples.shared.directory()
+        let run = try await runProcess(bin + "/retry", [await s.privateRetryServer(), await s.privateRetryServer()])
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+    }
+}
