@@ -459,12 +459,14 @@ int courier_request_set_coalescing(courier_request *request, int mode);
  * before any response head (refused or timed-out connects, resets, closes, silence) and the
  * statuses 408, 429, 502, 503, 504; never a TLS verification failure. Retry-After lengthens a
  * wait (up to 60 s, see below). Each origin has a retry budget shared by every request in the
- * process, so a failing server gets a few retries in total, not `count` from every caller.
+ * process (nine retries from full, then about one per five successes), so a failing server gets
+ * a few retries in total, not `count` from every caller.
  * `flags`: COURIER_RETRY_* or'ed. count 0 turns retries off. */
 #define COURIER_RETRY_BACKOFF        1u  /* past the list, each wait doubles (up to max_interval) */
 #define COURIER_RETRY_JITTER         2u  /* each wait drawn between half of it and all of it */
 #define COURIER_RETRY_ALL_ERRORS     4u  /* every failure of the server, as curl --retry-all-errors */
 #define COURIER_RETRY_NON_IDEMPOTENT 8u  /* POST and PATCH too, without an Idempotency-Key */
+#define COURIER_RETRY_NO_BUDGET      16u /* retry whatever other requests to the origin did */
 int courier_request_set_retry(courier_request *request, int count, const int64_t *intervals_ms, size_t n, unsigned flags);
 
 /* After courier_request_set_retry: no retry starts later than `max_time_ms` after the request was

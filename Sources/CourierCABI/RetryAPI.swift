@@ -6,7 +6,8 @@ import CourierCore
 public typealias courier_retry_fn = @convention(c) (OpaquePointer?, Int32, Int32, Int32, UnsafeMutableRawPointer?) -> Int32
 
 /// COURIER_RETRY_* flags.
-private let retryBackoff: UInt32 = 1, retryJitter: UInt32 = 2, retryAllErrors: UInt32 = 4, retryNonIdempotent: UInt32 = 8
+private let retryBackoff: UInt32 = 1, retryJitter: UInt32 = 2, retryAllErrors: UInt32 = 4, retryNonIdempotent: UInt32 = 8,
+            retryNoBudget: UInt32 = 16
 
 @_cdecl("courier_request_set_retry")
 public func courier_request_set_retry(_ handle: OpaquePointer?, _ count: Int32, _ intervals: UnsafePointer<Int64>?,
@@ -14,7 +15,7 @@ public func courier_request_set_retry(_ handle: OpaquePointer?, _ count: Int32, 
     configure(handle) { r throws(CourierError) in
         guard count >= 0 else { throw invalid("negative retry count") }
         guard intervalCount >= 0, intervals != nil || intervalCount == 0 else { throw invalid("NULL intervals with a non-zero count") }
-        guard flags & ~(retryBackoff | retryJitter | retryAllErrors | retryNonIdempotent) == 0 else { throw invalid("unknown retry flags \(flags)") }
+        guard flags & ~(retryBackoff | retryJitter | retryAllErrors | retryNonIdempotent | retryNoBudget) == 0 else { throw invalid("unknown retry flags \(flags)") }
         var waits: [Nanoseconds] = []
         for index in 0..<intervalCount {
             let milliseconds = intervals![index]
@@ -28,6 +29,7 @@ public func courier_request_set_retry(_ handle: OpaquePointer?, _ count: Int32, 
         policy.jitter = flags & retryJitter != 0
         policy.retriesAllErrors = flags & retryAllErrors != 0
         policy.retriesNonIdempotent = flags & retryNonIdempotent != 0
+        policy.usesBudget = flags & retryNoBudget == 0
         r.draft.options.retry = policy
     }
 }

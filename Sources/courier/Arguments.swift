@@ -57,6 +57,12 @@ struct CommandLineOptions {
     var continueAt = false
     /// `--limit-rate`: bytes per second, both directions.
     var limitRate: UInt64?
+    /// curl's --retry family.
+    var retry = 0
+    var retryDelay: Double?
+    var retryMaxTime: Double?
+    var retryAllErrors = false
+    var retryConnRefused = false
     /// `--create-dirs`: make the output file's missing directories.
     var createDirs = false
 }
@@ -206,6 +212,13 @@ enum ArgumentParser {
             guard let n = parseSize(try value(argument)) else { throw UsageError(message: "option --limit-rate: expected a proper numerical parameter") }
             o.limitRate = n
         case "--create-dirs": o.createDirs = true
+        case "--retry":
+            guard let n = Int(try value(argument)), n >= 0 else { throw UsageError(message: "option --retry: expected a proper numerical parameter") }
+            o.retry = n
+        case "--retry-delay": o.retryDelay = try seconds(try value(argument), argument)
+        case "--retry-max-time": o.retryMaxTime = try seconds(try value(argument), argument)
+        case "--retry-all-errors": o.retryAllErrors = true
+        case "--retry-connrefused": o.retryConnRefused = true
         case "--tls-max":
             switch try value(argument) {
             case "1.2": o.tlsMaximum = .tls12

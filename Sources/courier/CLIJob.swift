@@ -154,9 +154,23 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
             transferOptions.sendRateLimit = rate
         }
         transferOptions.retryStaleConnection = true
+        if options.retry > 0 { transferOptions.retry = retryPolicy }
         transferOptions.tls = tls
         transferOptions.cache = cache
         return transferOptions
+    }
+
+    /// curl's --retry: any method (curl does not look at it), 408/429/500/502/503/504 and timeouts;
+    /// with --retry-delay a fixed wait, else 1 s doubling up to 10 minutes; refused connections
+    /// only with --retry-connrefused (`transferShouldRetry`).
+    private var retryPolicy: RetryPolicy {
+        RetryPolicy(count: options.retry,
+                    intervals: [options.retryDelay.map { .seconds($0) } ?? .seconds(1)],
+                    exponentialBackoff: options.retryDelay == nil, maxInterval: .seconds(600),
+                    retryAfterLimit: .seconds(600),
+                    maxTime: options.retryMaxTime.flatMap { $0 > 0 ? .seconds($0) : nil },
+                    retriesNonIdempotent: true, retriesAllErrors: options.retryAllErrors,
+                    statuses: RetryPolicy.defaultStatuses.union([500]), usesBudget: false)
     }
 
     /// `mkdir -p` of the directory `path` is in (curl's --create-dirs).
@@ -206,6 +220,19 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
                 break
             }
         }
+    }
+
+    func transferShouldRetry(_ transfer: Transfer, reason: RetryReason, retry: Int) -> Bool {
+        var problem = "HTTP error"
+        if case .failure(let error) = reason {
+            if error.code == .connectFailed, !options.retryConnRefused, !options.retryAllErrors { return false }
+            problem = error.code == .connectFailed ? "connection refused" : (error.code.primary == .timeout ? "timeout" : "error")
+        }
+        if !options.silent || options.showError {
+            let wait = Int(retryPolicy.interval(beforeRetry: retry).seconds.rounded(.up))
+            Terminal.error("Warning: Problem : \(problem). Will retry in \(wait) seconds. \(options.retry - retry + 1) retries left.\n")
+        }
+        return true
     }
 
     func transferDidProgress(_ transfer: Transfer) {

@@ -22,6 +22,12 @@ Usage: courier [options...] <url>...
  -L, --location             Follow redirects
      --max-redirs <num>     Maximum number of redirects (default 50)
  -m, --max-time <seconds>   Maximum time for each transfer
+     --retry <num>          Retry transient failures (timeouts, resets, 408, 429, 500,
+                            502, 503, 504) up to <num> times; Retry-After is honoured
+     --retry-delay <s>      Wait <s> seconds before each retry (default: 1 s, doubling)
+     --retry-max-time <s>   Start no retry later than <s> seconds after the first attempt
+     --retry-all-errors     Retry on any error
+     --retry-connrefused    Retry when the connection is refused too
      --connect-timeout <s>  Maximum time for name resolution and connect
      --compressed           Request and decode gzip/deflate
      --max-filesize <bytes> Maximum body size (k, M, G suffixes)

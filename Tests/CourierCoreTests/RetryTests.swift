@@ -107,19 +107,20 @@ struct RetryTests {
 
     @Test func aFailingHostRunsOutOfRetriesForEveryone() {
         var budgets = RetryBudgets()
-        // Four failures may each be retried; the fifth leaves half the tokens (not more than half).
+        // Nine failures may each be retried; the tenth leaves half the tokens (not more than half).
         var answers: [Bool] = []
-        for _ in 0..<6 { answers.append(budgets.attemptFailed(host: 1)) }
-        #expect(answers == [true, true, true, true, false, false])
+        for _ in 0..<11 { answers.append(budgets.attemptFailed(host: 1)) }
+        #expect(answers == Array(repeating: true, count: 9) + [false, false])
         let other = budgets.attemptFailed(host: 2)
-        #expect(other, "another host has its own budget")
-        // Successes refill slowly.
-        for _ in 0..<10 { budgets.exchangeSucceeded(host: 1, status: 200) }
-        #expect(abs(budgets.tokens(for: 1) - 5) < 1e-9)
+        #expect(other, "another origin has its own budget")
+        // Successes refill, a fifth of a token each.
+        for _ in 0..<5 { budgets.exchangeSucceeded(host: 1, status: 200) }
+        #expect(abs(budgets.tokens(for: 1) - 10) < 1e-9)
         budgets.exchangeSucceeded(host: 1, status: 503)
-        #expect(abs(budgets.tokens(for: 1) - 5) < 1e-9, "a server error gives nothing back")
+        budgets.exchangeSucceeded(host: 1, status: 429)
+        #expect(abs(budgets.tokens(for: 1) - 10) < 1e-9, "a server error or a throttle gives nothing back")
         let again = budgets.attemptFailed(host: 1)
-        #expect(!again, "4 left after the failure: still at or below half")
+        #expect(!again, "9 left after the failure: still not more than half")
         for _ in 0..<100 { budgets.exchangeSucceeded(host: 1, status: 200) }
         #expect(budgets.tokens(for: 1) == RetryBudgets.capacity, "back to full, and forgotten")
     }

@@ -193,7 +193,8 @@ struct CABITests {
                                           environment: ["COURIER_LIBRARY": Self.library, "COURIER_TEST_NGINX": s.nginx,
                                                         "COURIER_TEST_SCRIPTED": await s.privateScripted(),
                                                         "COURIER_TEST_HTTPS": s.https, "COURIER_TEST_SELFSIGNED": "https://localhost:\(s.tlsPorts["selfsigned"]!)",
-                                                        "COURIER_TEST_CERTS": s.certs, "COURIER_TEST_STREAM": s.stream],
+                                                        "COURIER_TEST_CERTS": s.certs, "COURIER_TEST_STREAM": s.stream,
+                                                        "COURIER_TEST_RETRY": await s.privateRetryServer()],
                                           directory: TestServers.packageRoot)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("OK"), "\(result.stderr)")

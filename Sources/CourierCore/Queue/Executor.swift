@@ -502,10 +502,14 @@ final class Executor: HTTP1ConnectionDelegate, RetryApproval {
     private func retryInput(for transfer: Transfer, responseStarted: Bool) -> TransferStateMachine.RetryInput? {
         let policy = transfer._options.retry
         guard policy.count > 0 else { return nil }
-        // Body bytes a file or a consumer already took cannot be taken back (a resumable
-        // download continues instead); a body in memory starts over.
+        // Body bytes a consumer (or stdout) already took cannot be taken back (a resumable
+        // download continues instead); a body in memory or a file of our own starts over.
         var bodyTaken = transfer.metrics.bodyBytesReceived > 0
-        if case .memory = transfer._sink { bodyTaken = false }
+        switch transfer._sink {
+        case .memory: bodyTaken = false
+        case .file(let file): bodyTaken = bodyTaken && !file.canRestart
+        case .discard, .stream, .fanOut, .destination, .resumable: break
+        }
         return TransferStateMachine.RetryInput(policy: policy, permitted: !bodyTaken && transfer.mayBeSentAgain(under: policy),
                                                responseStarted: responseStarted, now: loop.nowMillis,
                                                elapsed: Nanoseconds(monotonicNanos() &- transfer.metrics.enqueuedAt),
@@ -517,6 +521,7 @@ final class Executor: HTTP1ConnectionDelegate, RetryApproval {
     /// or not the budget has enough left.
     private func approveRetry(_ transfer: Transfer, _ reason: RetryReason, retry: Int) -> Bool {
         guard transfer.delegate?.transferShouldRetry(transfer, reason: reason, retry: retry) ?? true else { return false }
+        guard transfer._options.retry.usesBudget else { return true }
         return budgets.attemptFailed(host: transfer.poolKey)
     }
 

@@ -1,15 +1,15 @@
 /// A retry budget per origin (the pool's key: scheme, host, port and TLS settings), shared by
 /// every caller in the process (gRPC's retry throttling): an origin starts with `capacity`
 /// tokens; each failed attempt that could be retried takes one, each success gives back `refill`;
-/// retries are allowed only while more than half the tokens are left (four retries from a full
-/// budget).
+/// retries are allowed only while more than half the tokens are left (nine retries from a full
+/// budget; then about one for every five successes).
 ///
 /// So an origin that fails for everyone gets a handful of retries in total, not `count` retries
 /// from each of a thousand callers at once, and recovers its budget as its answers succeed again.
 /// Pure value; the executor owns one per loop and consults it on the loop thread.
 package struct RetryBudgets: Sendable {
-    package static let capacity = 10.0
-    package static let refill = 0.1
+    package static let capacity = 20.0
+    package static let refill = 0.2
 
     /// Tokens per origin (pool key); origins never seen, or back to full, have no entry.
     private var tokens: [Int: Double] = [:]

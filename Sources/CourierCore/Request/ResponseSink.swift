@@ -165,11 +165,13 @@ package final class FileSink {
     package private(set) var stagingPath: String?
     private var fd: Int32
     private let ownsDescriptor: Bool
+    private var appending = false
     package private(set) var bytesWritten: UInt64 = 0
 
     /// Opens `path` directly (creating or truncating it, or appending when `append`).
     package init(path: String, append: Bool = false) throws(CourierError) {
         self.path = path
+        appending = append
         let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC)
         fd = open(path, flags, 0o644)
         ownsDescriptor = true
@@ -245,6 +247,19 @@ package final class FileSink {
     deinit {
         close()
         discard()
+    }
+
+    /// Whether `restart` can take back what was written: a staged download or a file this sink
+    /// created or truncated (not a caller's descriptor such as stdout, nor an appended file).
+    package var canRestart: Bool { ownsDescriptor && (stagingPath != nil || !appending) }
+
+    /// Empties the file for a new attempt of the transfer (a retry); false when it cannot be.
+    package func restart() -> Bool {
+        guard canRestart, fd >= 0 else { return false }
+        guard bytesWritten > 0 else { return true }
+        guard ftruncate(fd, 0) == 0, lseek(fd, 0, SEEK_SET) == 0 else { return false }
+        bytesWritten = 0
+        return true
     }
 
     /// Writes all of `bytes`, retrying short writes and EINTR.

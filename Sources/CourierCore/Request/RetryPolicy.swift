@@ -12,8 +12,9 @@
 ///   `retriesAllErrors` (curl's `--retry-all-errors`) every failure of the origin is;
 /// - `Retry-After` (seconds or an HTTP date) lengthens the wait; one longer than
 ///   `retryAfterLimit` is not waited for (the response is the result);
-/// - the host's retry budget has tokens left (see `RetryBudgets`): a failing host is not hammered
-///   by every caller at once.
+/// - the origin's retry budget has tokens left (see `RetryBudgets`: nine retries from a full budget,
+///   then about one per five successes), unless `usesBudget` is off: a failing origin is not
+///   hammered by every caller at once.
 public struct RetryPolicy: Sendable, Hashable {
     /// How many times a request may be sent again after its first attempt (0: never).
     public var count: Int
@@ -38,6 +39,9 @@ public struct RetryPolicy: Sendable, Hashable {
     public var retriesAllErrors: Bool
     /// Response statuses that are retried.
     public var statuses: Set<Int>
+    /// Whether retries draw on the origin's budget shared by the whole process (on by default;
+    /// off: this request retries whatever others did).
+    public var usesBudget: Bool
 
     /// Statuses retried by default: 408 Request Timeout, 429 Too Many Requests, 502, 503, 504.
     public static let defaultStatuses: Set<Int> = [408, 429, 502, 503, 504]
@@ -48,7 +52,7 @@ public struct RetryPolicy: Sendable, Hashable {
     public init(count: Int, intervals: [Nanoseconds] = [.seconds(1)], exponentialBackoff: Bool = false,
                 maxInterval: Nanoseconds = .seconds(60), jitter: Bool = false, retryAfterLimit: Nanoseconds = .seconds(60),
                 maxTime: Nanoseconds? = nil, retriesNonIdempotent: Bool = false, retriesAllErrors: Bool = false,
-                statuses: Set<Int> = RetryPolicy.defaultStatuses) {
+                statuses: Set<Int> = RetryPolicy.defaultStatuses, usesBudget: Bool = true) {
         self.count = max(0, count)
         self.intervals = intervals
         self.exponentialBackoff = exponentialBackoff
@@ -59,6 +63,7 @@ public struct RetryPolicy: Sendable, Hashable {
         self.retriesNonIdempotent = retriesNonIdempotent
         self.retriesAllErrors = retriesAllErrors
         self.statuses = statuses
+        self.usesBudget = usesBudget
     }
 
     /// The wait before retry number `retry` (1 for the first), before Retry-After and jitter.

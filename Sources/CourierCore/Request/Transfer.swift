@@ -243,7 +243,11 @@ package final class Transfer: @unchecked Sendable {
         discardsBody = false
         pausedByConsumer = false
         if !heldBody.isEmpty { heldBody = [] }
-        if case .resumable(let download) = _sink { download.prepareExchange() }
+        switch _sink {
+        case .resumable(let download): download.prepareExchange()
+        case .file(let file) where file.bytesWritten > 0: _ = file.restart()
+        case .memory, .discard, .file, .stream, .fanOut, .destination: break
+        }
         metrics.firstByte = 0
         metrics.bodyBytesReceived = 0
         metrics.bodyBytesDecoded = 0

@@ -209,9 +209,9 @@ struct RetryIntegrationTests {
             }
         }
         let requests = try await log(base, "down").times.count
-        // Without a budget: 30 × 4 = 120 requests. With it: the 30 first attempts and the four
+        // Without a budget: 30 × 4 = 120 requests. With it: the 30 first attempts and the nine
         // retries a full budget allows.
-        #expect(requests == callers + 4, "\(requests) requests")
+        #expect(requests == callers + 9, "\(requests) requests")
     }
 }
 
@@ -224,5 +224,64 @@ struct RetryBindingTests {
         let bin = try await CExamples.shared.directory()
         let run = try await runProcess(bin + "/retry", [await s.privateRetryServer(), await s.privateRetryServer()])
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+    }
+}
+
+/// curl's --retry flags on the CLI.
+@Suite("Retries in the CLI")
+struct RetryCLITests {
+    let s = TestServers.shared
+
+    func courier(_ arguments: [String]) async throws -> ProcessResult {
+        try await runProcess(CLITests.binary, arguments)
+    }
+
+    @Test func retryWithAFixedDelayAndCurlsWarnings() async throws {
+        let base = await s.privateRetryServer()
+        let run = try await courier(["--retry", "3", "--retry-delay", "0.05", base + "/flaky/cli1?fail=2&mode=503"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout == "ok 3")
+        #expect(run.stderr.contains("Warning: Problem : HTTP error. Will retry in 1 seconds. 3 retries left."), "\(run.stderr)")
+        #expect(run.stderr.contains("2 retries left."))
+        // 500 is among curl's transient statuses; -s keeps quiet.
+        let quiet = try await courier(["-s", "--retry", "1", "--retry-delay", "0", base + "/flaky/cli2?fail=1&mode=500"])
+        #expect(quiet.status == 0 && quiet.stdout == "ok 2" && quiet.stderr.isEmpty, "\(quiet.stderr)")
+        // Out of retries: the last response, and -f's exit code.
+        let out = try await courier(["-sf", "--retry", "1", "--retry-delay", "0", base + "/flaky/cli3?fail=5&mode=503"])
+        #expect(out.status == 22)
+        // curl retries POST too.
+        let post = try await courier(["-s", "--retry", "1", "--retry-delay", "0", "-d", "x=1", base + "/flaky/cli4?fail=1&mode=503"])
+        #expect(post.stdout == "ok 2", "\(post.stderr)")
+    }
+
+    @Test func refusedConnectionsOnlyWithConnrefused() async throws {
+        let plain = try await courier(["-s", "--retry", "2", "--retry-delay", "0", "http://127.0.0.1:1/"])
+        #expect(plain.status == 7)
+        let refused = try await courier(["--retry", "2", "--retry-delay", "0", "--retry-connrefused", "http://127.0.0.1:1/"])
+        #expect(refused.status == 7)
+        #expect(refused.stderr.contains("Warning: Problem : connection refused. Will retry in 0 seconds. 2 retries left."), "\(refused.stderr)")
+        #expect(refused.stderr.contains("1 retries left."))
+    }
+
+    @Test func allErrorsAndMaxTime() async throws {
+        let base = await s.privateRetryServer()
+        let cut = try await courier(["-s", "--retry", "2", "--retry-delay", "0", base + "/flaky/cli5?fail=1&mode=cut"])
+        #expect(cut.status == 56, "a body cut by a reset is not transient: \(cut.stderr)")
+        // --retry-all-errors: the output file starts over (curl does the same); on stdout the
+        // bytes already written cannot be taken back, so that transfer is not retried (curl
+        // would write them twice).
+        let file = NSTemporaryDirectory() + "courier-retry-\(UUID().uuidString.prefix(8))"
+        defer { unlink(file) }
+        let all = try await courier(["-s", "--retry", "2", "--retry-delay", "0", "--retry-all-errors", "-o", file,
+                                     base + "/flaky/cli6?fail=1&mode=cut"])
+        #expect(all.status == 0, "\(all.stderr)")
+        #expect((try? String(contentsOfFile: file, encoding: .utf8)) == "ok 2")
+        let stdout = try await courier(["-s", "--retry", "2", "--retry-delay", "0", "--retry-all-errors", base + "/flaky/cli8?fail=1&mode=cut"])
+        #expect(stdout.status == 56 && stdout.stdout == "0123456789")
+        // --retry-max-time: a 10 s delay would start past the 1 s allowed, so no retry is made.
+        let bounded = try await courier(["-s", "--retry", "3", "--retry-delay", "10", "--retry-max-time", "1", base + "/flaky/cli7?fail=1&mode=503"])
+        #expect(bounded.status == 0 && bounded.stdout == "failed")
+        let usage = try await courier(["--retry", "x", base + "/ok"])
+        #expect(usage.status == 2)
     }
 }

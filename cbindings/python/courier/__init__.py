@@ -27,8 +27,11 @@ import threading
 from . import _native
 from ._native import lib
 from ._streams import AsyncBodyProducer, BodyProducer, FilePart, StreamedResponse, apply_files
+from . import _retry
+from ._retry import Retry, RetryReason
 
-__all__ = ["Engine", "Cache", "DataCache", "Request", "Response", "StreamedResponse", "FilePart", "CourierError",
+__all__ = ["Engine", "Cache", "DataCache", "Request", "Response", "StreamedResponse", "FilePart", "Retry", "RetryReason",
+           "CourierError",
            "HTTPStatusError", "version",
            "queue_width", "set_queue_width", "set_host_limit", "activity", "observe_activity", "shutdown"]
 
@@ -214,6 +217,8 @@ class Response:
         self.phase = PHASES[lib.courier_response_cache_phase(handle)]
         self.is_preview = bool(lib.courier_response_is_preview(handle))
         self.cache_status = lib.courier_response_cache_status(handle).decode()
+        self.retries = lib.courier_response_retries(handle)
+        self.retry_reasons = _retry.reasons_of(handle) if self.retries > 0 else []
         lib.courier_response_free(handle)
 
     @property
@@ -265,6 +270,7 @@ _bodies = {}
 
 def _free_request(handle):
     _bodies.pop(getattr(handle, "value", handle), None)
+    _retry.forget(handle)
     lib.courier_request_free(handle)
 
 
@@ -419,14 +425,14 @@ class Engine:
                timeouts=None, priority=None, follow_redirects=True, max_redirects=None, decompress=True,
                max_body=None, output=None, verify=True, cafile=None, pins=None, cache=None, coalesce=None,
                files=None, content=None, content_length=None, resume=None, resume_attempts=0, expect_continue=None,
-               rate_limit=None):
+               rate_limit=None, retry=None):
         """Options beyond httpx's: ``files=`` a multipart form streamed from disk (see
         ``apply_files``); ``content=`` bytes, a str, a path-backed file (streamed from disk), any
         iterable of bytes, or an async iterable with ``fetch``/``stream_async`` (sent chunked
         unless ``content_length``); ``resume=path`` a resumable
         download (continued from ``<path>.courier-partial`` by any later call, up to
         ``resume_attempts`` times within this one); ``expect_continue`` "auto", "always" or
-        "never"; ``rate_limit`` most bytes per second each way."""
+        "never"; ``rate_limit`` most bytes per second each way; ``retry`` a ``Retry`` (or a count)."""
         if not self._handle:
             raise CourierError(_native.E_MISUSE, "the engine is closed")
         handle = _native.request_p()
@@ -481,6 +487,8 @@ class Engine:
                 apply(lib.courier_request_set_expect_continue(handle, modes[expect_continue]))
             if rate_limit is not None:
                 apply(lib.courier_request_set_rate_limit(handle, int(rate_limit), int(rate_limit)))
+            if retry is not None:
+                _retry.apply_retry(handle, retry, apply)
             limits = dict(timeouts or {})
             if timeout is not None:
                 limits["total"] = timeout

@@ -24,6 +24,7 @@ ACTIVITY_FN = ctypes.CFUNCTYPE(None, c_int, c_int, c_void_p)
 WRITE_FN = ctypes.CFUNCTYPE(c_size_t, c_void_p, c_size_t, c_void_p)
 READ_FN = ctypes.CFUNCTYPE(c_int64, c_void_p, c_size_t, c_void_p)
 HEAD_FN = ctypes.CFUNCTYPE(None, request_p, response_p, c_void_p)
+RETRY_FN = ctypes.CFUNCTYPE(c_int, request_p, c_int, c_int, c_int, c_void_p)
 
 WRITEFUNC_PAUSE = ctypes.c_size_t(-1).value
 READFUNC_ABORT = -1
@@ -113,6 +114,12 @@ _SIGNATURES = {
     "courier_response_is_preview": (c_int, [response_p]),
     "courier_response_cache_status": (c_char_p, [response_p]),
     "courier_response_free": (None, [response_p]),
+    "courier_request_set_retry": (c_int, [request_p, c_int, P(c_int64), c_size_t, ctypes.c_uint]),
+    "courier_request_set_retry_limits": (c_int, [request_p, c_int64, c_int64, c_int64]),
+    "courier_request_set_retry_statuses": (c_int, [request_p, P(c_int), c_size_t]),
+    "courier_request_set_retry_callback": (c_int, [request_p, RETRY_FN, c_void_p]),
+    "courier_response_retries": (c_int, [response_p]),
+    "courier_response_retry_reason": (c_int, [response_p, c_int, P(c_int)]),
 }
 
 
