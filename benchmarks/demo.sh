@@ -55,5 +55,13 @@ set +e
 "$bin/courier" -sS "http://127.0.0.1:1/"; echo "exit code $? (curl's 7)"
 set -e
 echo
+echo "== courier --retry: a server that answers 503 twice, retried with curl's flags (and warnings)"
+python3 "$here/../Tests/Servers/retry_server.py" > "$work/retry.port" &
+retry_server=$!
+while [ ! -s "$work/retry.port" ]; do sleep 0.05; done
+"$bin/courier" --retry 3 --retry-delay 0.2 -w ' (%{http_code} after the retries)\n' \
+    "http://127.0.0.1:$(cut -d' ' -f1 "$work/retry.port")/flaky/demo?fail=2&mode=503"
+kill "$retry_server"
+echo
 echo "== the library: an engine, callbacks and async/await through the same queue"
 "$bin/courier-demo" "$base"

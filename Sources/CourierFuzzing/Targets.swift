@@ -12,6 +12,7 @@ package enum FuzzTargets {
         ("tls", TLSHandshake.run),
         ("resume", ResumeReading.run),
         ("multipart", MultipartWriting.run),
+        ("retryafter", RetryAfterReading.run),
     ]
 
     package static func named(_ name: String) -> (@Sendable (UnsafeRawBufferPointer) -> Void)? {

@@ -80,11 +80,17 @@ class Harness:
         self.stream_process = subprocess.Popen([sys.executable, os.path.join(ROOT, "Tests", "Servers", "stream_server.py")],
                                                stdout=subprocess.PIPE, text=True)
         self.stream = f"http://127.0.0.1:{self.stream_process.stdout.readline().split()[0]}"
+        # Two retry servers: retry budgets are per origin, and the C program wants two.
+        self.retry_processes = [subprocess.Popen([sys.executable, os.path.join(ROOT, "Tests", "Servers", "retry_server.py")],
+                                                 stdout=subprocess.PIPE, text=True) for _ in range(2)]
+        self.retry = [f"http://127.0.0.1:{p.stdout.readline().split()[0]}" for p in self.retry_processes]
 
     def stop_servers(self):
         subprocess.run([os.path.join(ROOT, "benchmarks", "nginx.sh"), "stop", self.work], capture_output=True)
         self.scripted_process.terminate()
         self.stream_process.terminate()
+        for process in self.retry_processes:
+            process.terminate()
         self.scripted_process.wait()
 
     # MARK: running
@@ -180,6 +186,18 @@ def scenarios(h):
     h.run("c cancel from a thread", [scenario, "cancel", h.scripted + "/silence?s=10"])
     h.run("c downloads", [scenario, "download", h.nginx + "/small", h.nginx + "/no-such-file", os.path.join(h.work, "downloads")])
     streams(h)
+    retries(h)
+
+
+def retries(h):
+    """Retries: waits on the loop's timer, requeues, the hook from the loop thread, refusals."""
+    cli = os.path.join(h.build, "courier")
+    h.run("cli --retry 503", [cli, "-s", "--retry", "3", "--retry-delay", "0.02", h.retry[0] + "/flaky/s1?fail=2&mode=503"])
+    h.run("cli --retry reset", [cli, "-s", "--retry", "2", "--retry-delay", "0", h.retry[0] + "/flaky/s2?fail=1&mode=reset"])
+    h.run("cli --retry-connrefused", [cli, "-s", "--retry", "2", "--retry-delay", "0", "--retry-connrefused", "http://127.0.0.1:1/"],
+          expect=7)
+    program = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "retry.c"), "retry")
+    h.run("c retry", [program, h.retry[0], h.retry[1]])
 
 
 def streams(h):
