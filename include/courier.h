@@ -620,6 +620,36 @@ double courier_response_timing(const courier_response *response, int which);
 /* Whether the response came over a connection that had served an earlier request. */
 int courier_response_reused_connection(const courier_response *response);
 
+/* Groups (OCNet's group queue): requests that run together through the shared queue (its width
+ * still bounds them) and end with one completion. COURIER_GROUP_ALL_SETTLED waits for every
+ * member; COURIER_GROUP_FAIL_FAST cancels the others at the first failure. The group does not own
+ * its requests: keep them until the group has finished (a member freed while running ends as
+ * COURIER_E_CANCELLED), then free them and the group. A request in a group must not be sent
+ * otherwise; a group runs once. Thread safety: any thread. */
+typedef struct courier_group courier_group;
+#define COURIER_GROUP_ALL_SETTLED 0
+#define COURIER_GROUP_FAIL_FAST   1
+int courier_group_create(int mode, courier_group **out);
+int courier_group_add(courier_group *group, courier_request *request);   /* COURIER_E_MISUSE once sent */
+size_t courier_group_count(const courier_group *group);
+
+/* Called once on the loop thread when every member has finished; `first_failure` is the index of
+ * the first member (by time) that failed, or -1. */
+typedef void (*courier_group_done_fn)(courier_group *group, int first_failure, void *user);
+int courier_group_send(courier_group *group, courier_group_done_fn done, void *user);
+
+/* Sends every member and waits (never from a callback): COURIER_OK when all succeeded, else the
+ * code of the first failure. */
+int courier_group_perform(courier_group *group);
+
+/* After the group finished: member `index`'s code, and its response in `*response` (NULL when none
+ * arrived; owned by the group, valid until courier_group_free). COURIER_E_INVALID_ARGUMENT for an
+ * index out of range or a group still running. */
+int courier_group_result(courier_group *group, size_t index, courier_response **response);
+
+int courier_group_cancel(courier_group *group);   /* cancels every member still running */
+void courier_group_free(courier_group *group);     /* NULL is fine */
+
 /* How many retries the request made before this response (0 when the first attempt answered). */
 int courier_response_retries(const courier_response *response);
 

@@ -37,6 +37,8 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
         case callback(courier_done_fn, UnsafeMutableRawPointer?)
         case completionQueue
         case wait(DispatchSemaphore)
+        /// A group's member: the response handle (owned by the receiver) and the code.
+        case handler((OpaquePointer?, Int32) -> Void)
     }
 
     // Shared between the caller's thread and the loop thread, under an inline spin lock (held
@@ -174,7 +176,8 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
                 if !request.engine.pushCompletion(CEngine.Completed(request: request, response: response, code: COURIER_OK)) {
                     releaseHandle(response)
                 }
-            case .wait, .none:
+            case .wait, .handler, .none:
+                // (A group member's outcome is its final response.)
                 releaseHandle(response)
             }
         }
@@ -223,7 +226,11 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
         let gone = freed
         lock.unlock()
         let verdict = transfer.map { TransferVerdict($0, accepting: acceptedStatus) }
-        if gone { return }
+        if gone {
+            // A group still counts its members: one freed while running ends as cancelled.
+            if case .handler(let report) = delivery { report(nil, CourierError.Code.cancelled.c) }
+            return
+        }
         var code = COURIER_OK
         if let failure = verdict?.error ?? error {
             code = record(failure)
@@ -235,6 +242,8 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
         switch delivery {
         case .callback(let done, let user):
             done(borrowedHandle(self), response, code, user)
+        case .handler(let handle):
+            handle(response, code)
         case .completionQueue:
             if !engine.pushCompletion(CEngine.Completed(request: self, response: response, code: code)), let response {
                 releaseHandle(response)

@@ -101,6 +101,8 @@ struct RetryTests {
         #expect(RetryPolicy.retryAfter("-5", now: now) == nil)
         #expect(RetryPolicy.retryAfter("99999999999999999999", now: now)! > .seconds(1e9), "huge is huge, not wrapped")
         #expect(RetryPolicy.retryAfter(nil, now: now) == nil)
+        // (The retryafter fuzz target's find: a date centuries ahead overflowed the nanoseconds.)
+        #expect(RetryPolicy.retryAfter("Sun, 06 Nov 3986 08:49:47 GMT", now: now) == Nanoseconds(.max))
     }
 
     // MARK: The budget

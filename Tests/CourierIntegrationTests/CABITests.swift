@@ -382,7 +382,7 @@ actor CExamples {
         let compiler = ProcessInfo.processInfo.environment["CC"] ?? "cc"
         let programs = ["get", "parallel", "poll", "badinput", "cache"].map { ($0, root + "/cbindings/examples/\($0).c") }
             + [("scenarios", root + "/Tests/CPrograms/scenarios.c"), ("streams", root + "/Tests/CPrograms/streams.c"),
-               ("retry", root + "/Tests/CPrograms/retry.c")]
+               ("retry", root + "/Tests/CPrograms/retry.c"), ("group", root + "/Tests/CPrograms/group.c")]
         for (example, source) in programs {
             let result = try await runProcess("/usr/bin/env", [compiler, "-std=c11", "-D_DEFAULT_SOURCE", "-Wall", "-Wextra", "-Werror", "-g",
                                                                "-I", root + "/include", source,

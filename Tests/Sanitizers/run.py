@@ -190,7 +190,8 @@ def scenarios(h):
 
 
 def retries(h):
-    """Retries: waits on the loop's timer, requeues, the hook from the loop thread, refusals."""
+    """Retries (waits on the loop's timer, requeues, the hook from the loop thread, refusals) and
+    request groups (members ending on the loop thread, fail-fast cancellation)."""
     cli = os.path.join(h.build, "courier")
     h.run("cli --retry 503", [cli, "-s", "--retry", "3", "--retry-delay", "0.02", h.retry[0] + "/flaky/s1?fail=2&mode=503"])
     h.run("cli --retry reset", [cli, "-s", "--retry", "2", "--retry-delay", "0", h.retry[0] + "/flaky/s2?fail=1&mode=reset"])
@@ -198,6 +199,8 @@ def retries(h):
           expect=7)
     program = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "retry.c"), "retry")
     h.run("c retry", [program, h.retry[0], h.retry[1]])
+    group = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "group.c"), "group")
+    h.run("c groups", [group, h.scripted])
 
 
 def streams(h):

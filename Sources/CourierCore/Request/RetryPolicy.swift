@@ -134,11 +134,18 @@ public struct RetryPolicy: Sendable, Hashable {
     package static func retryAfter(_ value: String?, now: Int64) -> Nanoseconds? {
         guard let value = value?.trimmingASCIISpaces, !value.isEmpty else { return nil }
         if value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
-            guard value.utf8.count <= 10, let seconds = UInt64(value) else { return .seconds(Double(UInt32.max)) }
-            return Nanoseconds(seconds * 1_000_000_000)
+            guard value.utf8.count <= 10, let seconds = UInt64(value) else { return Nanoseconds(.max) }
+            return Self.seconds(seconds)
         }
         guard let date = HTTPDate.parse(value, now: now) else { return nil }
-        return date <= now ? Nanoseconds(0) : Nanoseconds(UInt64(date - now) * 1_000_000_000)
+        return date <= now ? Nanoseconds(0) : Self.seconds(UInt64(date - now))
+    }
+
+    /// Whole seconds as nanoseconds, saturating (a date centuries ahead is "very long", not a trap
+    /// — found by the retryafter fuzz target).
+    private static func seconds(_ seconds: UInt64) -> Nanoseconds {
+        let (nanos, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        return Nanoseconds(overflow ? .max : nanos)
     }
 }
 

@@ -146,3 +146,13 @@ struct ChainAndGroupTests {
         #expect(outcome.results.allSatisfy { if case .failure(let e) = $0 { e.code == .cancelled } else { false } })
     }
 }
+
+/// Groups through the C ABI (Tests/CPrograms/group.c) and Python (test_groups.py).
+@Suite("Groups in C")
+struct GroupBindingTests {
+    @Test func cGroups() async throws {
+        let bin = try await CExamples.shared.directory()
+        let run = try await runProcess(bin + "/group", [await TestServers.shared.privateScripted()])
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+    }
+}

@@ -29,8 +29,11 @@ from ._native import lib
 from ._streams import AsyncBodyProducer, BodyProducer, FilePart, StreamedResponse, apply_files
 from . import _retry
 from ._retry import Retry, RetryReason
+from . import _compose
+from ._compose import ChainOutcome
 
 __all__ = ["Engine", "Cache", "DataCache", "Request", "Response", "StreamedResponse", "FilePart", "Retry", "RetryReason",
+           "ChainOutcome",
            "CourierError",
            "HTTPStatusError", "version",
            "queue_width", "set_queue_width", "set_host_limit", "activity", "observe_activity", "shutdown"]
@@ -203,7 +206,7 @@ class Response:
     ("cached", "cached_stale", "stale_on_error"); ``is_preview`` marks the first of the two
     responses of ``cache="cached_then_fresh"``."""
 
-    def __init__(self, handle):
+    def __init__(self, handle, owned=True):
         length = ctypes.c_size_t()
         pointer = lib.courier_response_body(handle, ctypes.byref(length))
         self.status = lib.courier_response_status(handle)
@@ -219,7 +222,8 @@ class Response:
         self.cache_status = lib.courier_response_cache_status(handle).decode()
         self.retries = lib.courier_response_retries(handle)
         self.retry_reasons = _retry.reasons_of(handle) if self.retries > 0 else []
-        lib.courier_response_free(handle)
+        if owned:
+            lib.courier_response_free(handle)
 
     @property
     def from_cache(self):
@@ -546,6 +550,24 @@ class Engine:
 
     def get(self, url, **options):
         return self.request("GET", url, **options)
+
+    # Composition
+
+    def group(self, requests, fail_fast=False):
+        """Sends requests together through the shared queue and waits for all of them (the GIL is
+        released meanwhile). ``requests``: ``(method, url)`` or ``(method, url, options)`` items.
+        Returns one entry per request, in order: its Response, or its CourierError as a value
+        (an HTTPStatusError keeps ``.response``). ``fail_fast`` cancels the others at the first
+        failure (they end as CourierError with the cancelled code)."""
+        return _compose.group(self, requests, fail_fast)
+
+    def chain(self, steps, on_next=None):
+        """Sends requests one after another, each once the previous succeeded. A step is
+        ``(method, url[, options])`` or a callable that gets the previous Response and returns a
+        step (or None to stop). ``on_next(index, previous, step)`` runs between steps and returns
+        the step to send (changed or not) or None to stop. Returns a ChainOutcome: ``results``
+        (Response or CourierError per step that ran), ``failed_step``, ``stopped_early``."""
+        return _compose.chain(self, steps, on_next)
 
     # Streaming
 

@@ -25,6 +25,7 @@ WRITE_FN = ctypes.CFUNCTYPE(c_size_t, c_void_p, c_size_t, c_void_p)
 READ_FN = ctypes.CFUNCTYPE(c_int64, c_void_p, c_size_t, c_void_p)
 HEAD_FN = ctypes.CFUNCTYPE(None, request_p, response_p, c_void_p)
 RETRY_FN = ctypes.CFUNCTYPE(c_int, request_p, c_int, c_int, c_int, c_void_p)
+group_p = c_void_p
 
 WRITEFUNC_PAUSE = ctypes.c_size_t(-1).value
 READFUNC_ABORT = -1
@@ -120,6 +121,11 @@ _SIGNATURES = {
     "courier_request_set_retry_callback": (c_int, [request_p, RETRY_FN, c_void_p]),
     "courier_response_retries": (c_int, [response_p]),
     "courier_response_retry_reason": (c_int, [response_p, c_int, P(c_int)]),
+    "courier_group_create": (c_int, [c_int, P(group_p)]),
+    "courier_group_add": (c_int, [group_p, request_p]),
+    "courier_group_perform": (c_int, [group_p]),
+    "courier_group_result": (c_int, [group_p, c_size_t, P(response_p)]),
+    "courier_group_free": (None, [group_p]),
 }
 
 
