@@ -57,6 +57,10 @@ struct CommandLineOptions {
     var continueAt = false
     /// `--limit-rate`: bytes per second, both directions.
     var limitRate: UInt64?
+    /// -b/--cookie values (a file, or "name=value; ..." to send), -c/--cookie-jar, -j.
+    var cookies: [String] = []
+    var cookieJarPath: String?
+    var junkSessionCookies = false
     /// curl's --retry family.
     var retry = 0
     var retryDelay: Double?
@@ -82,9 +86,9 @@ struct UsageError: Error {
 /// Parses curl-style arguments: `-X POST`, `-XPOST`, `--request POST`, `-sS` (combined flags).
 enum ArgumentParser {
     /// Flags without a value.
-    static let shortFlags: Set<Character> = ["i", "I", "L", "f", "s", "S", "v", "O", "Z", "h", "V", "#", "g", "k"]
+    static let shortFlags: Set<Character> = ["j", "i", "I", "L", "f", "s", "S", "v", "O", "Z", "h", "V", "#", "g", "k"]
     /// Flags that take a value.
-    static let shortWithValue: Set<Character> = ["X", "H", "d", "o", "m", "w", "A", "u", "E", "D", "F", "T", "C"]
+    static let shortWithValue: Set<Character> = ["X", "H", "d", "o", "m", "w", "A", "u", "E", "D", "F", "T", "C", "b", "c"]
 
     static func parse(_ arguments: [String]) throws(UsageError) -> CommandLineOptions {
         var options = CommandLineOptions()
@@ -149,6 +153,9 @@ enum ArgumentParser {
         case "D": o.dumpHeader = value
         case "F": o.forms.append((value!, false))
         case "T": o.uploadFile = value
+        case "b": o.cookies.append(value!)
+        case "c": o.cookieJarPath = value
+        case "j": o.junkSessionCookies = true
         case "C": try continueAt(value!, &o)
         default: throw UsageError(message: "option -\(flag): is unknown")
         }
@@ -212,6 +219,9 @@ enum ArgumentParser {
             guard let n = parseSize(try value(argument)) else { throw UsageError(message: "option --limit-rate: expected a proper numerical parameter") }
             o.limitRate = n
         case "--create-dirs": o.createDirs = true
+        case "--cookie": o.cookies.append(try value(argument))
+        case "--cookie-jar": o.cookieJarPath = try value(argument)
+        case "--junk-session-cookies": o.junkSessionCookies = true
         case "--retry":
             guard let n = Int(try value(argument)), n >= 0 else { throw UsageError(message: "option --retry: expected a proper numerical parameter") }
             o.retry = n

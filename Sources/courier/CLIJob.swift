@@ -22,9 +22,13 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
     private var failedHTTPStatus: Int?
     private let cache: ResponseCache?
     private let headerDump: HeaderDump?
+    private let cookies: CookieJar?
+    private let cookieHeader: String?
 
     init(index: Int, rawURL: String, options: CommandLineOptions, body: (body: RequestBody, contentType: String?)?, showProgress: Bool,
-         cache: ResponseCache?, headerDump: HeaderDump?) {
+         cache: ResponseCache?, headerDump: HeaderDump?, cookies: CookieJar? = nil, cookieHeader: String? = nil) {
+        self.cookies = cookies
+        self.cookieHeader = cookieHeader
         self.index = index
         self.rawURL = rawURL
         self.options = options
@@ -64,6 +68,10 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         var draft = RequestDraft(method: method, base: nil, target: text, parameters: [:], engineID: 0,
                                  options: transferOptions(tls: tls), defaultHeaders: defaults)
         var suppressAcceptEncoding = false
+        // -b "name=value": curl sends it as the Cookie field (a -H Cookie given too wins).
+        if let cookieHeader, !options.headers.contains(where: { $0.name.lowercased() == "cookie" }) {
+            draft.headers.add(name: "Cookie", value: cookieHeader)
+        }
         for header in options.headers {
             if let value = header.value {
                 draft.headers.add(name: header.name, value: value)
@@ -157,6 +165,7 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         if options.retry > 0 { transferOptions.retry = retryPolicy }
         transferOptions.tls = tls
         transferOptions.cache = cache
+        transferOptions.cookies = cookies
         return transferOptions
     }
 

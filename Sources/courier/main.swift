@@ -43,6 +43,10 @@ Usage: courier [options...] <url>...
  -s, --silent               Silent mode (no progress, no error messages)
  -S, --show-error           Show errors even when silent
  -u, --user <user:password> Basic authentication
+ -b, --cookie <data|file>   Send "name=value; ..." as is, or read cookies from a file
+                            (Netscape format, as curl writes); turns the cookie engine on
+ -c, --cookie-jar <file>    Write every cookie to <file> after the transfers ('-' is stdout)
+ -j, --junk-session-cookies Drop the session cookies read with -b
  -A, --user-agent <name>    User-Agent to send
  -v, --verbose              Show request and response headers on stderr
  -w, --write-out <format>   Print after each transfer, e.g. '%{http_code} %{time_total}\\n'
@@ -111,6 +115,34 @@ if let directory = options.cacheDirectory {
     }
 }
 
+// -b/-c: curl's cookie engine. A -b value with "=" is sent as is; any other is a cookie file
+// read into the jar (a missing one is an empty jar); -c writes the jar when every transfer is done.
+var cookieJar: CookieJar?
+var cookieStrings: [String] = []
+for value in options.cookies {
+    if value.contains("=") {
+        cookieStrings.append(value)
+        continue
+    }
+    let jar = cookieJar ?? CookieJar()
+    cookieJar = jar
+    if !value.isEmpty {
+        do {
+            try jar.load(file: value)
+        } catch {
+            Terminal.error("courier: (26) \(error.message)\n")
+            exit(26)
+        }
+    }
+}
+if options.cookieJarPath != nil, cookieJar == nil { cookieJar = CookieJar() }
+if options.junkSessionCookies, let jar = cookieJar {
+    let kept = jar.all.filter { $0.expires != nil }
+    jar.removeAll()
+    for cookie in kept { jar.insert(cookie) }
+}
+let cookieHeader = cookieStrings.isEmpty ? nil : cookieStrings.joined(separator: "; ")
+
 var headerDump: HeaderDump?
 if let path = options.dumpHeader {
     do {
@@ -151,7 +183,8 @@ var exitCode: Int32 = 0
 while nextURL < urls.count || !inFlight.isEmpty {
     while nextURL < urls.count, inFlight.count < window {
         let job = CLIJob(index: nextURL, rawURL: urls[nextURL], options: options, body: requestBody,
-                         showProgress: progressAllowed && !options.parallel, cache: cache, headerDump: headerDump)
+                         showProgress: progressAllowed && !options.parallel, cache: cache, headerDump: headerDump,
+                         cookies: cookieJar, cookieHeader: cookieHeader)
         job.start()
         inFlight.append(job)
         nextURL += 1
@@ -164,6 +197,17 @@ while nextURL < urls.count || !inFlight.isEmpty {
 
 // What the cache stored is on disk before the next invocation looks.
 cache?.flush()
+if let path = options.cookieJarPath, let jar = cookieJar {
+    if path == "-" {
+        Terminal.write(jar.netscapeText())
+    } else {
+        do {
+            try jar.save(file: path)
+        } catch {
+            Terminal.error("courier: WARNING: failed to save cookies in \(path): \(error.message)\n")
+        }
+    }
+}
 headerDump?.close()
 // A clean shutdown (every connection closed, the loop thread joined) keeps valgrind runs of the
 // CLI meaningful and costs well under a millisecond.

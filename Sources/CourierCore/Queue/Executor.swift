@@ -258,6 +258,7 @@ final class Executor: HTTP1ConnectionDelegate, RetryApproval {
             transfer.metrics.record(connection.timings)
             transfer.metrics.connectionsOpened += 1
         }
+        if let jar = transfer._options.cookies { transfer.attachCookies(from: jar) }
         if case .resumable(let download) = transfer._sink {
             transfer._headers.remove(name: "Range")
             transfer._headers.remove(name: "If-Range")

@@ -127,6 +127,8 @@ package final class Transfer: @unchecked Sendable {
     @exclusivity(unchecked) var callerLeft = false
     // Intrusive list of live transfers: O(1) link/unlink with no allocation per request.
     @exclusivity(unchecked) var liveNext: Transfer?
+    /// The `Cookie` field was the jar's (`attachCookies`), not the caller's.
+    @exclusivity(unchecked) var cookiesFromJar = false
     /// Set by the executor for transfers with a retry policy.
     @exclusivity(unchecked) unowned(unsafe) var retryApproval: RetryApproval?
     @exclusivity(unchecked) unowned(unsafe) var livePrevious: Transfer?
@@ -255,6 +257,7 @@ package final class Transfer: @unchecked Sendable {
 
     /// The final head (or a redirect's head). Decides redirects and content decoding.
     func receiveHead(_ head: consuming ResponseHead, contentLength: UInt64?) -> CourierError? {
+        if let jar = _options.cookies { jar.store(setCookie: head.headers.values(for: "Set-Cookie"), from: url) }
         // Only redirect statuses pay for looking up Location.
         let decision = RedirectDecision.isRedirect(head.status) && _options.redirects.follow
             ? RedirectDecision.decide(status: head.status, location: head.headers["Location"],
@@ -646,6 +649,21 @@ extension Transfer {
               approval.approveStatusRetry(self, status: head.status) else { return false }
         machine.retryChosen(status: head.status, wait: wait, now: now)
         return true
+    }
+
+    /// The jar's cookies for this hop's URL, as the `Cookie` field (replacing what the jar gave
+    /// the previous hop; a `Cookie` the caller set is left alone).
+    @inline(never)
+    func attachCookies(from jar: CookieJar) {
+        if cookiesFromJar {
+            _headers.remove(name: "Cookie")
+            cookiesFromJar = false
+        } else if _headers["Cookie"] != nil {
+            return
+        }
+        guard let header = jar.cookieHeader(for: url) else { return }
+        _headers.add(name: "Cookie", value: header)
+        cookiesFromJar = true
     }
 
     /// Whether the method, the headers and the body allow sending this request twice.

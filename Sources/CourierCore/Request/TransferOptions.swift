@@ -111,6 +111,14 @@ public struct TransferOptions: Sendable, Hashable {
         /// Boxed, nil for none: copying the values (a request that changes an option) then
         /// copies one reference, not a policy's list and set.
         var retry: RetryBox?
+        var cookies: CookieJarReference?
+    }
+
+    /// A cookie jar held in the options, equal by identity.
+    private struct CookieJarReference: Hashable, @unchecked Sendable {
+        let jar: CookieJar
+        static func == (a: CookieJarReference, b: CookieJarReference) -> Bool { a.jar === b.jar }
+        func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(jar)) }
     }
 
     private final class RetryBox: Sendable, Hashable {
@@ -124,6 +132,14 @@ public struct TransferOptions: Sendable, Hashable {
     public var retry: RetryPolicy {
         get { box.values.retry?.policy ?? .none }
         set { unique().values.retry = newValue.count > 0 ? RetryBox(newValue) : nil }
+    }
+
+    /// The cookie jar requests send from and store into (nil: none, the default). Every hop of a
+    /// redirect gets the cookies of its own URL, and a cookie a redirect set goes with the next
+    /// hop. A `Cookie` header set by hand wins over the jar.
+    public var cookies: CookieJar? {
+        get { box.values.cookies?.jar }
+        set { unique().values.cookies = newValue.map { CookieJarReference(jar: $0) } }
     }
 
     /// `retry.count`, read without copying the policy (every transfer asks).

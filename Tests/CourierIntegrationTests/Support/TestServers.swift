@@ -114,6 +114,11 @@ final class TestServers: @unchecked Sendable {
         await privateServer("retry_server.py")
     }
 
+    /// Starts a cookie server (Tests/Servers/cookie_server.py) for one test.
+    func privateCookieServer() async -> String {
+        await privateServer("cookie_server.py")
+    }
+
     private func privateServer(_ script: String) async -> String {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread {
