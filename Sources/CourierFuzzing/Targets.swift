@@ -13,6 +13,7 @@ package enum FuzzTargets {
         ("resume", ResumeReading.run),
         ("multipart", MultipartWriting.run),
         ("retryafter", RetryAfterReading.run),
+        ("cookies", CookieReading.run),
     ]
 
     package static func named(_ name: String) -> (@Sendable (UnsafeRawBufferPointer) -> Void)? {

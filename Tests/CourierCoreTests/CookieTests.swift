@@ -31,6 +31,9 @@ struct CookieTests {
         #expect(SetCookie.parse("a=b; Max-Age=-5")?.maxAge == -5)
         #expect(SetCookie.parse(String(repeating: "x", count: 4097)) == nil, "too long")
         #expect(SetCookie.parse("a=b; SameSite=bogus")?.sameSite == nil)
+        let j = jar()
+        j.store(setCookie: ["tab=a\tb", "p=1; Path=/a\tb", "ok=1"], from: url("https://a.example/"))
+        #expect(j.all.map(\.name) == ["ok"], "a tab cannot go into the cookie file")
     }
 
     @Test func cookieDatesAreLenient() {
