@@ -620,6 +620,21 @@ double courier_response_timing(const courier_response *response, int which);
 /* Whether the response came over a connection that had served an earlier request. */
 int courier_response_reused_connection(const courier_response *response);
 
+/* Cookie jars (RFC 6265bis): cookies a response sets are stored, and sent with the requests
+ * they match (host, path, Secure only over https or to a loopback host); every hop of a redirect
+ * gets its own. A jar is shared by any number of requests and engines, from any thread; a
+ * request keeps its jar alive. Files are curl's Netscape cookie files (-b/-c), written
+ * atomically; loading a missing file is not an error. A "Cookie" header set by hand wins over the
+ * jar. */
+typedef struct courier_cookiejar courier_cookiejar;
+int courier_cookiejar_create(courier_cookiejar **out);
+int courier_cookiejar_load(courier_cookiejar *jar, const char *path);
+int courier_cookiejar_save(courier_cookiejar *jar, const char *path);
+size_t courier_cookiejar_count(courier_cookiejar *jar);   /* cookies stored, expired ones dropped */
+int courier_cookiejar_clear(courier_cookiejar *jar);
+void courier_cookiejar_free(courier_cookiejar *jar);       /* NULL is fine */
+int courier_request_set_cookiejar(courier_request *request, courier_cookiejar *jar);   /* NULL: none */
+
 /* Groups (OCNet's group queue): requests that run together through the shared queue (its width
  * still bounds them) and end with one completion. COURIER_GROUP_ALL_SETTLED waits for every
  * member; COURIER_GROUP_FAIL_FAST cancels the others at the first failure. The group does not own

@@ -194,7 +194,8 @@ struct CABITests {
                                                         "COURIER_TEST_SCRIPTED": await s.privateScripted(),
                                                         "COURIER_TEST_HTTPS": s.https, "COURIER_TEST_SELFSIGNED": "https://localhost:\(s.tlsPorts["selfsigned"]!)",
                                                         "COURIER_TEST_CERTS": s.certs, "COURIER_TEST_STREAM": s.stream,
-                                                        "COURIER_TEST_RETRY": await s.privateRetryServer()],
+                                                        "COURIER_TEST_RETRY": await s.privateRetryServer(),
+                                                        "COURIER_TEST_COOKIES": await s.privateCookieServer()],
                                           directory: TestServers.packageRoot)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("OK"), "\(result.stderr)")
@@ -382,7 +383,8 @@ actor CExamples {
         let compiler = ProcessInfo.processInfo.environment["CC"] ?? "cc"
         let programs = ["get", "parallel", "poll", "badinput", "cache"].map { ($0, root + "/cbindings/examples/\($0).c") }
             + [("scenarios", root + "/Tests/CPrograms/scenarios.c"), ("streams", root + "/Tests/CPrograms/streams.c"),
-               ("retry", root + "/Tests/CPrograms/retry.c"), ("group", root + "/Tests/CPrograms/group.c")]
+               ("retry", root + "/Tests/CPrograms/retry.c"), ("group", root + "/Tests/CPrograms/group.c"),
+               ("cookies", root + "/Tests/CPrograms/cookies.c")]
         for (example, source) in programs {
             let result = try await runProcess("/usr/bin/env", [compiler, "-std=c11", "-D_DEFAULT_SOURCE", "-Wall", "-Wextra", "-Werror", "-g",
                                                                "-I", root + "/include", source,

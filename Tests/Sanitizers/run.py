@@ -84,12 +84,15 @@ class Harness:
         self.retry_processes = [subprocess.Popen([sys.executable, os.path.join(ROOT, "Tests", "Servers", "retry_server.py")],
                                                  stdout=subprocess.PIPE, text=True) for _ in range(2)]
         self.retry = [f"http://127.0.0.1:{p.stdout.readline().split()[0]}" for p in self.retry_processes]
+        self.cookie_process = subprocess.Popen([sys.executable, os.path.join(ROOT, "Tests", "Servers", "cookie_server.py")],
+                                               stdout=subprocess.PIPE, text=True)
+        self.cookies = f"http://127.0.0.1:{self.cookie_process.stdout.readline().split()[0]}"
 
     def stop_servers(self):
         subprocess.run([os.path.join(ROOT, "benchmarks", "nginx.sh"), "stop", self.work], capture_output=True)
         self.scripted_process.terminate()
         self.stream_process.terminate()
-        for process in self.retry_processes:
+        for process in self.retry_processes + [self.cookie_process]:
             process.terminate()
         self.scripted_process.wait()
 
@@ -191,7 +194,7 @@ def scenarios(h):
 
 def retries(h):
     """Retries (waits on the loop's timer, requeues, the hook from the loop thread, refusals) and
-    request groups (members ending on the loop thread, fail-fast cancellation)."""
+    request groups (members ending on the loop thread, fail-fast cancellation) and cookie jars."""
     cli = os.path.join(h.build, "courier")
     h.run("cli --retry 503", [cli, "-s", "--retry", "3", "--retry-delay", "0.02", h.retry[0] + "/flaky/s1?fail=2&mode=503"])
     h.run("cli --retry reset", [cli, "-s", "--retry", "2", "--retry-delay", "0", h.retry[0] + "/flaky/s2?fail=1&mode=reset"])
@@ -201,6 +204,11 @@ def retries(h):
     h.run("c retry", [program, h.retry[0], h.retry[1]])
     group = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "group.c"), "group")
     h.run("c groups", [group, h.scripted])
+    cookies = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "cookies.c"), "cookies")
+    h.run("c cookies", [cookies, h.cookies, os.path.join(h.work, "cookies.txt")])
+    jar = os.path.join(h.work, "cli-cookies.txt")
+    h.run("cli -c", [cli, "-s", "-c", jar, h.cookies + "/set?c=a%3D1"])
+    h.run("cli -b", [cli, "-s", "-b", jar, h.cookies + "/echo"])
 
 
 def streams(h):

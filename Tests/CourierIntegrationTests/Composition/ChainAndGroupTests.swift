@@ -108,13 +108,14 @@ struct ChainAndGroupTests {
 
     @Test func failFastCancelsTheRest() async throws {
         let api = engine()
+        // The failing member first, so it is never queued behind the slow ones (the shared queue's
+        // per-host limit is shared with every other test); had the slow ones run to their end,
+        // they would be successes.
         let slow = (0..<3).map { _ in api.operation(path: "/slow", params: ["ms": "5000"]) }
-        let group = OperationGroup(slow + [api.operation(path: "/status", params: ["code": "503"])], mode: .failFast)
-        let started = ContinuousClock.now
+        let group = OperationGroup([api.operation(path: "/status", params: ["code": "503"])] + slow, mode: .failFast)
         let outcome = await group.run()
-        #expect(ContinuousClock.now - started < .seconds(4), "the slow members did not run to their end")
-        #expect(outcome.firstFailure == 3)
-        for result in outcome.results.prefix(3) {
+        #expect(outcome.firstFailure == 0)
+        for result in outcome.results.dropFirst() {
             guard case .failure(let error) = result else {
                 Issue.record("a slow member was not cancelled")
                 continue

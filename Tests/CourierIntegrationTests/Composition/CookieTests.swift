@@ -86,3 +86,15 @@ struct CookieJarTests {
         #expect(unwritable.status == 0 && unwritable.stderr.contains("failed to save cookies"), "\(unwritable.stderr)")
     }
 }
+
+/// Cookie jars through the C ABI (Tests/CPrograms/cookies.c) and Python (test_cookies.py).
+@Suite("Cookie jars in C")
+struct CookieBindingTests {
+    @Test func cCookieJars() async throws {
+        let bin = try await CExamples.shared.directory()
+        let file = NSTemporaryDirectory() + "courier-c-cookies-\(UUID().uuidString.prefix(8))"
+        defer { unlink(file) }
+        let run = try await runProcess(bin + "/cookies", [await TestServers.shared.privateCookieServer(), file])
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+    }
+}

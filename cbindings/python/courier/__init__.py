@@ -31,9 +31,10 @@ from . import _retry
 from ._retry import Retry, RetryReason
 from . import _compose
 from ._compose import ChainOutcome
+from ._cookies import CookieJar
 
 __all__ = ["Engine", "Cache", "DataCache", "Request", "Response", "StreamedResponse", "FilePart", "Retry", "RetryReason",
-           "ChainOutcome",
+           "ChainOutcome", "CookieJar",
            "CourierError",
            "HTTPStatusError", "version",
            "queue_width", "set_queue_width", "set_host_limit", "activity", "observe_activity", "shutdown"]
@@ -377,10 +378,15 @@ class Engine:
     """Requests to one API: a base URL (``"http://127.0.0.1:8080/v1"``), default headers, the
     statuses that count as success. Use as a context manager, or call ``close()``."""
 
-    def __init__(self, base=None, headers=None, accepted_status=None, cache=None, cache_dir=None, cache_memory=None):
+    def __init__(self, base=None, headers=None, accepted_status=None, cache=None, cache_dir=None, cache_memory=None,
+                 cookies=None):
         """``cache``: a Cache to share with other engines; or ``cache_dir`` and/or
-        ``cache_memory`` (bytes) for a cache of the engine's own. Without any, nothing is cached."""
+        ``cache_memory`` (bytes) for a cache of the engine's own. Without any, nothing is cached.
+        ``cookies``: a CookieJar every request of the engine uses (a request's own ``cookies=``
+        wins)."""
         self._handle = None
+        #: The engine's CookieJar, or None.
+        self.cookies = cookies
         self._futures = {}
         self._streams = {}
         self._loop = None
@@ -429,7 +435,7 @@ class Engine:
                timeouts=None, priority=None, follow_redirects=True, max_redirects=None, decompress=True,
                max_body=None, output=None, verify=True, cafile=None, pins=None, cache=None, coalesce=None,
                files=None, content=None, content_length=None, resume=None, resume_attempts=0, expect_continue=None,
-               rate_limit=None, retry=None):
+               rate_limit=None, retry=None, cookies=None):
         """Options beyond httpx's: ``files=`` a multipart form streamed from disk (see
         ``apply_files``); ``content=`` bytes, a str, a path-backed file (streamed from disk), any
         iterable of bytes, or an async iterable with ``fetch``/``stream_async`` (sent chunked
@@ -493,6 +499,9 @@ class Engine:
                 apply(lib.courier_request_set_rate_limit(handle, int(rate_limit), int(rate_limit)))
             if retry is not None:
                 _retry.apply_retry(handle, retry, apply)
+            jar = cookies if cookies is not None else self.cookies
+            if jar is not None:
+                apply(lib.courier_request_set_cookiejar(handle, jar._handle))
             limits = dict(timeouts or {})
             if timeout is not None:
                 limits["total"] = timeout

@@ -26,6 +26,7 @@ READ_FN = ctypes.CFUNCTYPE(c_int64, c_void_p, c_size_t, c_void_p)
 HEAD_FN = ctypes.CFUNCTYPE(None, request_p, response_p, c_void_p)
 RETRY_FN = ctypes.CFUNCTYPE(c_int, request_p, c_int, c_int, c_int, c_void_p)
 group_p = c_void_p
+cookiejar_p = c_void_p
 
 WRITEFUNC_PAUSE = ctypes.c_size_t(-1).value
 READFUNC_ABORT = -1
@@ -126,6 +127,13 @@ _SIGNATURES = {
     "courier_group_perform": (c_int, [group_p]),
     "courier_group_result": (c_int, [group_p, c_size_t, P(response_p)]),
     "courier_group_free": (None, [group_p]),
+    "courier_cookiejar_create": (c_int, [P(cookiejar_p)]),
+    "courier_cookiejar_load": (c_int, [cookiejar_p, c_char_p]),
+    "courier_cookiejar_save": (c_int, [cookiejar_p, c_char_p]),
+    "courier_cookiejar_count": (c_size_t, [cookiejar_p]),
+    "courier_cookiejar_clear": (c_int, [cookiejar_p]),
+    "courier_cookiejar_free": (None, [cookiejar_p]),
+    "courier_request_set_cookiejar": (c_int, [request_p, cookiejar_p]),
 }
 
 
