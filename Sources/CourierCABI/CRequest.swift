@@ -37,8 +37,9 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
         case callback(courier_done_fn, UnsafeMutableRawPointer?)
         case completionQueue
         case wait(DispatchSemaphore)
-        /// A group's member: the response handle (owned by the receiver) and the code.
-        case handler((OpaquePointer?, Int32) -> Void)
+        /// A group's member: the response handle (owned by the receiver) and the code. (Boxed:
+        /// a closure payload made every copy of a delivery cost more.)
+        case handler(Box<@Sendable (OpaquePointer?, Int32) -> Void>)
     }
 
     // Shared between the caller's thread and the loop thread, under an inline spin lock (held
@@ -228,7 +229,7 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
         let verdict = transfer.map { TransferVerdict($0, accepting: acceptedStatus) }
         if gone {
             // A group still counts its members: one freed while running ends as cancelled.
-            if case .handler(let report) = delivery { report(nil, CourierError.Code.cancelled.c) }
+            if case .handler(let report) = delivery { report.value(nil, CourierError.Code.cancelled.c) }
             return
         }
         var code = COURIER_OK
@@ -242,8 +243,8 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
         switch delivery {
         case .callback(let done, let user):
             done(borrowedHandle(self), response, code, user)
-        case .handler(let handle):
-            handle(response, code)
+        case .handler(let report):
+            report.value(response, code)
         case .completionQueue:
             if !engine.pushCompletion(CEngine.Completed(request: self, response: response, code: code)), let response {
                 releaseHandle(response)

@@ -55,7 +55,10 @@ final class CGroup: @unchecked Sendable {
             return COURIER_OK
         }
         for (index, member) in members.enumerated() {
-            let code = member.send(.handler { [self] response, code in memberEnded(index, response, code) })
+            let report: @Sendable (OpaquePointer?, Int32) -> Void = { [self] response, code in
+                memberEnded(index, response, code)
+            }
+            let code = member.send(.handler(Box(report)))
             if code != COURIER_OK { memberEnded(index, nil, code) }
         }
         return COURIER_OK

@@ -108,42 +108,46 @@ public struct TransferOptions: Sendable, Hashable {
         var resumeAttempts = 0
         var receiveRateLimit: UInt64 = 0
         var sendRateLimit: UInt64 = 0
-        /// Boxed, nil for none: copying the values (a request that changes an option) then
-        /// copies one reference, not a policy's list and set.
-        var retry: RetryBox?
-        var cookies: CookieJarReference?
+        /// The retry policy and the cookie jar, boxed, nil for neither: copying the values (a
+        /// request that changes an option) then copies one reference, not a policy's list and set.
+        var composition: Composition?
     }
 
-    /// A cookie jar held in the options, equal by identity.
-    private struct CookieJarReference: Hashable, @unchecked Sendable {
-        let jar: CookieJar
-        static func == (a: CookieJarReference, b: CookieJarReference) -> Bool { a.jar === b.jar }
-        func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(jar)) }
+    /// What few requests set: a retry policy (nil: none) and a cookie jar (equal by identity).
+    private final class Composition: @unchecked Sendable, Hashable {
+        let retry: RetryPolicy?
+        let cookies: CookieJar?
+        init(retry: RetryPolicy?, cookies: CookieJar?) {
+            self.retry = retry
+            self.cookies = cookies
+        }
+        static func == (a: Composition, b: Composition) -> Bool { a.retry == b.retry && a.cookies === b.cookies }
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(retry)
+            hasher.combine(cookies.map(ObjectIdentifier.init))
+        }
     }
 
-    private final class RetryBox: Sendable, Hashable {
-        let policy: RetryPolicy
-        init(_ policy: RetryPolicy) { self.policy = policy }
-        static func == (a: RetryBox, b: RetryBox) -> Bool { a.policy == b.policy }
-        func hash(into hasher: inout Hasher) { hasher.combine(policy) }
+    private mutating func setComposition(retry: RetryPolicy?, cookies: CookieJar?) {
+        unique().values.composition = retry == nil && cookies == nil ? nil : Composition(retry: retry, cookies: cookies)
     }
 
     /// When a failed attempt is sent again (see `RetryPolicy`); none by default.
     public var retry: RetryPolicy {
-        get { box.values.retry?.policy ?? .none }
-        set { unique().values.retry = newValue.count > 0 ? RetryBox(newValue) : nil }
+        get { box.values.composition?.retry ?? .none }
+        set { setComposition(retry: newValue.count > 0 ? newValue : nil, cookies: cookies) }
     }
 
     /// The cookie jar requests send from and store into (nil: none, the default). Every hop of a
     /// redirect gets the cookies of its own URL, and a cookie a redirect set goes with the next
     /// hop. A `Cookie` header set by hand wins over the jar.
     public var cookies: CookieJar? {
-        get { box.values.cookies?.jar }
-        set { unique().values.cookies = newValue.map { CookieJarReference(jar: $0) } }
+        get { box.values.composition?.cookies }
+        set { setComposition(retry: box.values.composition?.retry, cookies: newValue) }
     }
 
     /// `retry.count`, read without copying the policy (every transfer asks).
-    package var retryCount: Int { box.values.retry?.policy.count ?? 0 }
+    package var retryCount: Int { box.values.composition?.retry?.count ?? 0 }
 
     /// A cache held in the options, equal by identity (two options are equal when they use the
     /// same cache).

@@ -752,5 +752,9 @@ class DataCache:
         return self._cache
 
     def close(self):
+        """Waits for what the disk tier is still writing, then releases the engine and the cache:
+        once closed, nothing more is written to the directory (it can be removed at once)."""
+        if self._cache._handle:
+            self._cache.flush()
         self._engine.close()
         self._cache.close()
