@@ -25,7 +25,7 @@ package enum CABIScript {
             let requestSlot = Int(script.byte() ?? 0) % (requests.count + 1)
             let engine = engineSlot < engines.count ? engines[engineSlot] : nil
             let request = requestSlot < requests.count ? requests[requestSlot] : nil
-            switch op % 21 {
+            switch op % 24 {
             case 0:
                 var made: OpaquePointer?
                 let base = script.string()
@@ -134,6 +134,49 @@ package enum CABIScript {
                 check(rc, allowed: [COURIER_OK, COURIER_E_MISUSE, COURIER_E_INVALID_ARGUMENT], "set_resume_file")
                 check(courier_request_resume(request), allowed: [COURIER_OK, COURIER_E_MISUSE], "resume")
                 if request == nil { precondition(courier_request_resume(nil) == COURIER_E_MISUSE, "resume on NULL") }
+            case 21:
+                // Retries: counts, intervals (NULL with a count), flags and limits at any value.
+                let count = Int32(truncatingIfNeeded: script.int())
+                let intervals = (0..<Int(script.byte() ?? 0) % 4).map { _ in script.int64() }
+                let nullIntervals = script.flag()
+                let flags = UInt32(truncatingIfNeeded: script.int())
+                let rc = intervals.withUnsafeBufferPointer { courier_request_set_retry(request, count, nullIntervals ? nil : $0.baseAddress, $0.count, flags) }
+                check(rc, allowed: [COURIER_OK, COURIER_E_MISUSE, COURIER_E_INVALID_ARGUMENT], "set_retry")
+                if rc == COURIER_OK { precondition(count >= 0 && flags & ~31 == 0 && intervals.allSatisfy { $0 >= 0 }, "a bad retry setting was taken") }
+                check(courier_request_set_retry_limits(request, script.int64(), script.int64(), script.int64()),
+                      allowed: [COURIER_OK, COURIER_E_MISUSE, COURIER_E_INVALID_ARGUMENT], "set_retry_limits")
+                let statuses = (0..<Int(script.byte() ?? 0) % 4).map { _ in Int32(truncatingIfNeeded: script.int()) }
+                check(statuses.withUnsafeBufferPointer { courier_request_set_retry_statuses(request, $0.baseAddress, $0.count) },
+                      allowed: [COURIER_OK, COURIER_E_MISUSE, COURIER_E_INVALID_ARGUMENT], "set_retry_statuses")
+                check(courier_request_set_retry_callback(request, nil, nil), allowed: [COURIER_OK, COURIER_E_MISUSE], "set_retry_callback")
+                precondition(courier_response_retries(nil) == -COURIER_E_MISUSE, "retries of NULL")
+            case 22:
+                // Groups: made, given requests (or NULL, or the group itself), freed unsent.
+                var group: OpaquePointer?
+                let rc = courier_group_create(Int32(truncatingIfNeeded: script.int()), &group)
+                check(rc, allowed: [COURIER_OK, COURIER_E_INVALID_ARGUMENT], "group_create")
+                precondition((rc == COURIER_OK) == (group != nil), "group_create: a handle without OK or OK without one")
+                check(courier_group_add(group, request), allowed: [COURIER_OK, COURIER_E_MISUSE], "group_add")
+                check(courier_group_add(group, group), allowed: [COURIER_E_MISUSE], "group_add of a group")
+                var response: OpaquePointer?
+                check(courier_group_result(group, Int(script.byte() ?? 0), &response), allowed: [COURIER_E_MISUSE, COURIER_E_INVALID_ARGUMENT], "group_result unsent")
+                precondition(response == nil, "a result of a group never sent")
+                check(courier_group_cancel(group), allowed: [COURIER_OK, COURIER_E_MISUSE], "group_cancel")
+                courier_group_free(group)
+                precondition(courier_group_add(nil, request) == COURIER_E_MISUSE, "group_add on NULL")
+            case 23:
+                // Cookie jars: files at fuzzed paths under a directory that does not exist (a fuzzed
+                // path could name a device that never ends), set on requests or not.
+                var jar: OpaquePointer?
+                check(courier_cookiejar_create(&jar), allowed: [COURIER_OK], "cookiejar_create")
+                let path = script.string().map { Array("/nonexistent-courier-fuzz/".utf8) + $0 }
+                check(withOptionalCString(path) { courier_cookiejar_load(jar, $0) },
+                      allowed: [COURIER_OK, COURIER_E_INVALID_ARGUMENT, COURIER_E_FILE], "cookiejar_load")
+                check(courier_request_set_cookiejar(request, script.flag() ? jar : nil), allowed: [COURIER_OK, COURIER_E_MISUSE], "set_cookiejar")
+                check(courier_request_set_cookiejar(request, request), allowed: [COURIER_E_MISUSE], "set_cookiejar with a request")
+                _ = courier_cookiejar_count(jar)
+                courier_cookiejar_free(jar)
+                precondition(courier_cookiejar_load(nil, nil) == COURIER_E_MISUSE, "cookiejar_load on NULL")
             default:
                 check(courier_request_cancel(request), allowed: [COURIER_OK, COURIER_E_MISUSE], "cancel")
             }
