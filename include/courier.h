@@ -452,6 +452,13 @@ int courier_request_set_cache_policy(courier_request *request, int policy);
  * only it; the network request stops when every one of them has cancelled. */
 int courier_request_set_coalescing(courier_request *request, int mode);
 
+/* Authentication when the request sets no Authorization header itself: Basic (RFC 7617; the
+ * user may not contain ':', NULL password is empty) or Bearer (RFC 6750, curl's --oauth2-bearer;
+ * NULL removes it). Like every credential it is dropped on a redirect to another origin.
+ * COURIER_E_INVALID_ARGUMENT for a control character, a space in a token, or a ':' in a user. */
+int courier_request_set_basic_auth(courier_request *request, const char *user, const char *password);
+int courier_request_set_bearer(courier_request *request, const char *token);
+
 /* Retries (curl's --retry; OCNet's retry request). After a failed attempt the request is sent
  * again `count` times at most, waiting `intervals_ms[i]` before retry i+1 (the last value repeats;
  * NULL/0 values: 1000 ms); a waiting retry holds no connection and no place of the queue's width.

@@ -133,6 +133,13 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
         set { options.priority = newValue }
     }
 
+    /// How the request authenticates when it sets no `Authorization` header (Basic or Bearer);
+    /// never sent to another origin a redirect leads to.
+    public var authorization: Authorization? {
+        get { draft.authorization }
+        set { draft.authorization = newValue }
+    }
+
     /// When a failed attempt is sent again (shortcut for `options.retry`): how many times, after
     /// which intervals, for which failures and statuses (see `RetryPolicy`). None by default; an
     /// engine's `Configuration.options.retry` sets it for all its operations.

@@ -26,6 +26,7 @@ package struct RequestDraft: Sendable {
         var body: RequestBody?
         var downloadPath: String?
         var credentials: String?
+        var authorization: Authorization?
         var presetError: CourierError?
         var downloadStreams: [DownloadStreamBox] = []
         var destination: (@Sendable (ResponseHead) -> String?)?
@@ -40,6 +41,7 @@ package struct RequestDraft: Sendable {
             copy.body = body
             copy.downloadPath = downloadPath
             copy.credentials = credentials
+            copy.authorization = authorization
             copy.presetError = presetError
             copy.downloadStreams = downloadStreams
             copy.destination = destination
@@ -110,6 +112,13 @@ package struct RequestDraft: Sendable {
     }
 
     /// "user:password" for HTTP Basic authentication (curl's `-u`), used when the request has no
+    /// How the request authenticates (a Basic or Bearer `Authorization` field) when it sets no
+    /// Authorization header itself; it wins over `credentials` and the URL's.
+    package var authorization: Authorization? {
+        get { extras?.authorization }
+        set { ownExtras().authorization = newValue }
+    }
+
     /// Authorization header of its own; credentials in the URL are used when this is nil.
     package var credentials: String? {
         get { extras?.credentials }
@@ -217,6 +226,10 @@ package struct RequestDraft: Sendable {
             for index in 0..<headers.count { merged.add(name: headers.name(at: index), value: headers.value(at: index)) }
         }
         for name in suppressedHeaders where merged.contains(name) { merged.remove(name: name) }
+        if let authorization, !merged.contains("Authorization") {
+            merged.add(name: "Authorization", value: authorization.fieldValue)
+            return merged
+        }
         let userPassword = credentials ?? url.user.map { "\($0):\(url.password ?? "")" }
         if let userPassword, !merged.contains("Authorization") {
             merged.add(name: "Authorization", value: "Basic " + Base64.encode(Array(userPassword.utf8)))
@@ -261,6 +274,7 @@ package struct RequestDraft: Sendable {
                                 headers: consume requestHeaders, body: requestBody, options: options)
         transfer.owner = engineID
         guard extras != nil else { return .success(transfer) }
+        if let problem = authorization?.problem { return .failure(CourierError(.invalidArgument, problem)) }
         switch makeSink(extraStream: nil) {
         case .success(let sink?): transfer.sink = sink
         case .success(nil): break

@@ -324,3 +324,26 @@ public func courier_request_errmsg(_ handle: OpaquePointer?) -> UnsafePointer<CC
     guard let request = request(handle) else { return courierStaticString(CourierError.Code.misuse.c) }
     return request.errorText
 }
+
+@_cdecl("courier_request_set_basic_auth")
+public func courier_request_set_basic_auth(_ handle: OpaquePointer?, _ user: UnsafePointer<CChar>?, _ password: UnsafePointer<CChar>?) -> Int32 {
+    configure(handle) { r throws(CourierError) in
+        guard let user = string(user) else { throw invalid("NULL user") }
+        let authorization = Authorization.basic(user: user, password: string(password) ?? "")
+        if let problem = authorization.problem { throw invalid(problem) }
+        r.draft.authorization = authorization
+    }
+}
+
+@_cdecl("courier_request_set_bearer")
+public func courier_request_set_bearer(_ handle: OpaquePointer?, _ token: UnsafePointer<CChar>?) -> Int32 {
+    configure(handle) { r throws(CourierError) in
+        guard let token = string(token) else {
+            r.draft.authorization = nil
+            return
+        }
+        let authorization = Authorization.bearer(token)
+        if let problem = authorization.problem { throw invalid(problem) }
+        r.draft.authorization = authorization
+    }
+}

@@ -61,6 +61,7 @@ struct CommandLineOptions {
     var cookies: [String] = []
     var cookieJarPath: String?
     var junkSessionCookies = false
+    var bearer: String?
     /// curl's --retry family.
     var retry = 0
     var retryDelay: Double?
@@ -222,6 +223,7 @@ enum ArgumentParser {
         case "--cookie": o.cookies.append(try value(argument))
         case "--cookie-jar": o.cookieJarPath = try value(argument)
         case "--junk-session-cookies": o.junkSessionCookies = true
+        case "--oauth2-bearer": o.bearer = try value(argument)
         case "--retry":
             guard let n = Int(try value(argument)), n >= 0 else { throw UsageError(message: "option --retry: expected a proper numerical parameter") }
             o.retry = n

@@ -82,6 +82,7 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         }
         draft.options.decompress = options.compressed && !suppressAcceptEncoding
         draft.credentials = options.user
+        if let token = options.bearer { draft.authorization = .bearer(token) }
         draft.body = body?.body
         // curl's `-H 'Expect:'` sends no Expect, and waits for no 100.
         if options.headers.contains(where: { $0.name.lowercased() == "expect" && $0.value == nil }) { draft.options.expectContinue = .never }

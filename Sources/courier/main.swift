@@ -43,6 +43,7 @@ Usage: courier [options...] <url>...
  -s, --silent               Silent mode (no progress, no error messages)
  -S, --show-error           Show errors even when silent
  -u, --user <user:password> Basic authentication
+     --oauth2-bearer <token> Bearer authentication (RFC 6750)
  -b, --cookie <data|file>   Send "name=value; ..." as is, or read cookies from a file
                             (Netscape format, as curl writes); turns the cookie engine on
  -c, --cookie-jar <file>    Write every cookie to <file> after the transfers ('-' is stdout)

@@ -209,6 +209,8 @@ def retries(h):
     jar = os.path.join(h.work, "cli-cookies.txt")
     h.run("cli -c", [cli, "-s", "-c", jar, h.cookies + "/set?c=a%3D1"])
     h.run("cli -b", [cli, "-s", "-b", jar, h.cookies + "/echo"])
+    auth = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "auth.c"), "auth")
+    h.run("c auth", [auth, h.scripted])
 
 
 def streams(h):

@@ -34,7 +34,7 @@ from ._compose import ChainOutcome
 from ._cookies import CookieJar
 
 __all__ = ["Engine", "Cache", "DataCache", "Request", "Response", "StreamedResponse", "FilePart", "Retry", "RetryReason",
-           "ChainOutcome", "CookieJar",
+           "ChainOutcome", "CookieJar", "Bearer",
            "CourierError",
            "HTTPStatusError", "version",
            "queue_width", "set_queue_width", "set_host_limit", "activity", "observe_activity", "shutdown"]
@@ -62,6 +62,16 @@ class CourierError(Exception):
         self.primary = code & 0xFF
         self.response = response
         super().__init__("%s (code %d)" % (message or strerror(code), code))
+
+
+class Bearer:
+    """``auth=courier.Bearer(token)``: an ``Authorization: Bearer`` field (RFC 6750)."""
+
+    def __init__(self, token):
+        self.token = token
+
+    def __repr__(self):
+        return "Bearer(...)"
 
 
 class HTTPStatusError(CourierError):
@@ -435,14 +445,15 @@ class Engine:
                timeouts=None, priority=None, follow_redirects=True, max_redirects=None, decompress=True,
                max_body=None, output=None, verify=True, cafile=None, pins=None, cache=None, coalesce=None,
                files=None, content=None, content_length=None, resume=None, resume_attempts=0, expect_continue=None,
-               rate_limit=None, retry=None, cookies=None):
+               rate_limit=None, retry=None, cookies=None, auth=None):
         """Options beyond httpx's: ``files=`` a multipart form streamed from disk (see
         ``apply_files``); ``content=`` bytes, a str, a path-backed file (streamed from disk), any
         iterable of bytes, or an async iterable with ``fetch``/``stream_async`` (sent chunked
         unless ``content_length``); ``resume=path`` a resumable
         download (continued from ``<path>.courier-partial`` by any later call, up to
         ``resume_attempts`` times within this one); ``expect_continue`` "auto", "always" or
-        "never"; ``rate_limit`` most bytes per second each way; ``retry`` a ``Retry`` (or a count)."""
+        "never"; ``rate_limit`` most bytes per second each way; ``retry`` a ``Retry`` (or a count);
+        ``cookies`` a CookieJar; ``auth`` ``(user, password)`` for Basic or ``Bearer(token)``."""
         if not self._handle:
             raise CourierError(_native.E_MISUSE, "the engine is closed")
         handle = _native.request_p()
@@ -499,6 +510,13 @@ class Engine:
                 apply(lib.courier_request_set_rate_limit(handle, int(rate_limit), int(rate_limit)))
             if retry is not None:
                 _retry.apply_retry(handle, retry, apply)
+            if auth is not None:
+                if isinstance(auth, Bearer):
+                    apply(lib.courier_request_set_bearer(handle, auth.token.encode()))
+                elif isinstance(auth, tuple) and len(auth) == 2:
+                    apply(lib.courier_request_set_basic_auth(handle, str(auth[0]).encode(), str(auth[1]).encode()))
+                else:
+                    raise CourierError(_native.E_INVALID_ARGUMENT, "auth is (user, password) or courier.Bearer(token)")
             jar = cookies if cookies is not None else self.cookies
             if jar is not None:
                 apply(lib.courier_request_set_cookiejar(handle, jar._handle))

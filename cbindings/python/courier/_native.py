@@ -134,6 +134,8 @@ _SIGNATURES = {
     "courier_cookiejar_clear": (c_int, [cookiejar_p]),
     "courier_cookiejar_free": (None, [cookiejar_p]),
     "courier_request_set_cookiejar": (c_int, [request_p, cookiejar_p]),
+    "courier_request_set_basic_auth": (c_int, [request_p, c_char_p, c_char_p]),
+    "courier_request_set_bearer": (c_int, [request_p, c_char_p]),
 }
 
 
