@@ -226,13 +226,12 @@ package struct RequestDraft: Sendable {
             for index in 0..<headers.count { merged.add(name: headers.name(at: index), value: headers.value(at: index)) }
         }
         for name in suppressedHeaders where merged.contains(name) { merged.remove(name: name) }
-        if let authorization, !merged.contains("Authorization") {
-            merged.add(name: "Authorization", value: authorization.fieldValue)
-            return merged
-        }
-        let userPassword = credentials ?? url.user.map { "\($0):\(url.password ?? "")" }
-        if let userPassword, !merged.contains("Authorization") {
-            merged.add(name: "Authorization", value: "Basic " + Base64.encode(Array(userPassword.utf8)))
+        // (One path and one return: an early return here cost the common request, which has no
+        // credentials at all, copies of the merged fields.)
+        let explicit = authorization
+        let userPassword = explicit == nil ? credentials ?? url.user.map { "\($0):\(url.password ?? "")" } : nil
+        if explicit != nil || userPassword != nil, !merged.contains("Authorization") {
+            merged.add(name: "Authorization", value: explicit?.fieldValue ?? "Basic " + Base64.encode(Array(userPassword!.utf8)))
         }
         return merged
     }
