@@ -163,5 +163,6 @@ struct CookieTests {
         #expect(try reloaded.load(file: path) == 2)
         #expect(try jar().load(file: path + ".missing") == 0, "a missing file is an empty jar")
         #expect(throws: CourierError.self) { try j.save(file: "/nonexistent-dir/cookies.txt") }
+        #expect(throws: CourierError.self, "a directory is not an empty cookie file") { try jar().load(file: NSTemporaryDirectory()) }
     }
 }

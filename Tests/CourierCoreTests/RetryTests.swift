@@ -205,7 +205,8 @@ struct RetryTests {
     @Test func cancellingAWaitingRetryHoldsNothing() {
         var m = running()
         _ = m.exchangeEnded(.failure(CourierError(.connectionReset), replay: false), mayReplay: true, shuttingDown: false, retry: input())
-        #expect(m.cancel(CourierError(.cancelled)) == .finish(CourierError(.cancelled), releasing: .nothing))
+        #expect(m.cancel(CourierError(.cancelled)) == .finish(CourierError(.cancelled), releasing: .retryWait),
+                "no slot, no connection: only its place among the waiting retries")
         #expect(m.waitDeadline == .max)
         var followed = running()
         _ = followed.exchangeEnded(.failure(CourierError(.connectionReset), replay: false), mayReplay: true, shuttingDown: false, retry: input())

@@ -16,35 +16,14 @@ Prints its port (and a 0) on the first line. Standard library only; one thread p
 import json
 import socket
 import struct
-import sys
 import threading
 import time
 import urllib.parse
 
+from keepalive_server import serve
+
 LOCK = threading.Lock()
 LOG = {}  # key -> list of (time, method, idempotency key)
-
-
-def read_request(conn, buffer):
-    while b"\r\n\r\n" not in buffer:
-        chunk = conn.recv(65536)
-        if not chunk:
-            return None
-        buffer += chunk
-    head, _, rest = buffer.partition(b"\r\n\r\n")
-    lines = head.decode("latin-1").split("\r\n")
-    method, target, _ = lines[0].split(" ", 2)
-    headers = {}
-    for line in lines[1:]:
-        name, _, value = line.partition(":")
-        headers[name.strip().lower()] = value.strip()
-    length = int(headers.get("content-length", "0"))
-    while len(rest) < length:
-        chunk = conn.recv(65536)
-        if not chunk:
-            return None
-        rest += chunk
-    return method, target, headers, rest[length:]
 
 
 def send(conn, status, body=b"", extra=()):
@@ -57,78 +36,46 @@ def reset(conn):
     conn.close()
 
 
-def handle(conn):
-    buffer = b""
-    try:
-        while True:
-            request = read_request(conn, buffer)
-            if request is None:
-                return
-            method, target, headers, buffer = request
-            url = urllib.parse.urlsplit(target)
-            query = dict(urllib.parse.parse_qsl(url.query))
-            if url.path.startswith("/log/"):
-                with LOCK:
-                    entries = list(LOG.get(url.path[5:], []))
-                body = json.dumps({"count": len(entries), "times": [e[0] for e in entries],
-                                   "methods": [e[1] for e in entries], "keys": [e[2] for e in entries]}).encode()
-                send(conn, 200, body, [("Content-Type", "application/json")])
-                continue
-            if url.path == "/ok":
-                send(conn, 200, b"ok")
-                continue
-            if not url.path.startswith("/flaky/"):
-                send(conn, 404, b"no such path")
-                continue
-            key = url.path[7:]
-            with LOCK:
-                LOG.setdefault(key, []).append((time.monotonic(), method, headers.get("idempotency-key")))
-                attempt = len(LOG[key])
-            if attempt > int(query.get("fail", "0")):
-                send(conn, 200, ("ok %d" % attempt).encode())
-                continue
-            mode = query.get("mode", "503")
-            if mode == "reset":
-                reset(conn)
-                return
-            if mode == "close":
-                conn.close()
-                return
-            if mode == "cut":
-                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789")
-                time.sleep(0.05)
-                reset(conn)
-                return
-            extra = [("Retry-After", query["retry_after"])] if "retry_after" in query else []
-            if query.get("close"):
-                extra.append(("Connection", "close"))
-            send(conn, int(mode), b"failed", extra)
-            if query.get("close"):
-                conn.close()
-                return
-    except OSError:
-        pass
-    finally:
-        try:
-            conn.close()
-        except OSError:
-            pass
-
-
-def main():
-    listener = socket.socket()
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(256)
-    # (Two numbers, as the other scripted servers print: the second is unused.)
-    print(listener.getsockname()[1], 0, flush=True)
-    while True:
-        conn, _ = listener.accept()
-        threading.Thread(target=handle, args=(conn,), daemon=True).start()
+def answer(conn, method, target, headers, body):
+    url = urllib.parse.urlsplit(target)
+    query = dict(urllib.parse.parse_qsl(url.query))
+    if url.path.startswith("/log/"):
+        with LOCK:
+            entries = list(LOG.get(url.path[5:], []))
+        body = json.dumps({"count": len(entries), "times": [e[0] for e in entries],
+                           "methods": [e[1] for e in entries], "keys": [e[2] for e in entries]}).encode()
+        send(conn, 200, body, [("Content-Type", "application/json")])
+        return True
+    if url.path == "/ok":
+        send(conn, 200, b"ok")
+        return True
+    if not url.path.startswith("/flaky/"):
+        send(conn, 404, b"no such path")
+        return True
+    key = url.path[7:]
+    with LOCK:
+        LOG.setdefault(key, []).append((time.monotonic(), method, headers.get("idempotency-key")))
+        attempt = len(LOG[key])
+    if attempt > int(query.get("fail", "0")):
+        send(conn, 200, ("ok %d" % attempt).encode())
+        return True
+    mode = query.get("mode", "503")
+    if mode == "reset":
+        reset(conn)
+        return False
+    if mode == "close":
+        return False
+    if mode == "cut":
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789")
+        time.sleep(0.05)
+        reset(conn)
+        return False
+    extra = [("Retry-After", query["retry_after"])] if "retry_after" in query else []
+    if query.get("close"):
+        extra.append(("Connection", "close"))
+    send(conn, int(mode), b"failed", extra)
+    return not query.get("close")
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except KeyboardInterrupt:
-        sys.exit(0)
+    serve(answer)

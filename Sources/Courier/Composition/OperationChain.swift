@@ -9,7 +9,7 @@ import CourierCore
 /// The chain stops at the first failure; its outcome says which step failed and keeps every
 /// result so far. Cancelling the chain cancels the step running and starts no other. A chain runs
 /// once.
-public final class OperationChain: @unchecked Sendable {
+public final class OperationChain: CompletionRun, @unchecked Sendable {
     /// What a finished chain reports.
     public struct Outcome: Sendable {
         /// One result per step that ran, in order.
@@ -65,13 +65,7 @@ public final class OperationChain: @unchecked Sendable {
     }
 
     /// Runs the steps and returns the outcome. Cancelling the calling task cancels the chain.
-    public func run() async -> Outcome {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in start { continuation.resume(returning: $0) } }
-        } onCancel: {
-            cancel()
-        }
-    }
+    public func run() async -> Outcome { await awaitOutcome() }
 
     /// Starts the first step; `completion` runs once, when the chain ends.
     public func start(completion: @escaping @Sendable (Outcome) -> Void) {

@@ -7,7 +7,7 @@ import CourierCore
 /// `.allSettled` waits for every member whatever happens; `.failFast` cancels the members still
 /// running (or queued) at the first failure, which then end as `.cancelled`. Cancelling the group
 /// cancels every member. A group runs once.
-public final class OperationGroup: @unchecked Sendable {
+public final class OperationGroup: CompletionRun, @unchecked Sendable {
     public enum Mode: Sendable {
         /// Every member runs to its end.
         case allSettled
@@ -48,13 +48,7 @@ public final class OperationGroup: @unchecked Sendable {
 
     /// Runs every member and returns when all have finished. Cancelling the calling task cancels
     /// the group.
-    public func run() async -> Outcome {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in start { continuation.resume(returning: $0) } }
-        } onCancel: {
-            cancel()
-        }
-    }
+    public func run() async -> Outcome { await awaitOutcome() }
 
     /// Starts every member; `completion` runs once, on the thread the last member finished on.
     public func start(completion: @escaping @Sendable (Outcome) -> Void) {

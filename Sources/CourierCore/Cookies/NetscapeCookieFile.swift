@@ -53,6 +53,9 @@ extension CookieJar {
             if n < buffer.count { break }
             guard bytes.count < 64 << 20 else { throw CourierError(.fileRead, "\(path): larger than 64 MiB") }
         }
+        // A short read is the end only when it is not an error (a directory, an I/O error): a
+        // jar half read would otherwise pass for the whole file.
+        if ferror(handle) != 0 { throw CourierError(.fileRead, "\(path): \(String(cString: strerror(errno)))") }
         return load(netscape: String(decoding: bytes, as: UTF8.self))
     }
 

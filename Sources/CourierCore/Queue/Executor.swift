@@ -284,6 +284,8 @@ final class Executor: HTTP1ConnectionDelegate, RetryApproval {
             next = scheduler.finished(host: transfer.hostKey)?.transfer
         case .flightPlace:
             break
+        case .retryWait:
+            waitingRetries -= 1
         }
         if let next { start(next) }
         activityChanged()
@@ -474,6 +476,12 @@ final class Executor: HTTP1ConnectionDelegate, RetryApproval {
             execute(transfer.machine.retryRefused(), for: transfer)
             return
         }
+        // What the failed attempt wrote to its file is taken back now; a file that cannot be
+        // rewound keeps the failure as the result rather than a body written twice.
+        if case .file(let file) = transfer._sink, file.rewind() != nil {
+            execute(transfer.machine.retryRefused(), for: transfer)
+            return
+        }
         transfer.metrics.retries += 1
         waitingRetries += 1
         if let next = scheduler.finished(host: transfer.hostKey)?.transfer { start(next) }
@@ -501,20 +509,7 @@ final class Executor: HTTP1ConnectionDelegate, RetryApproval {
 
     /// What the machine needs to decide a retry after a failure; nil without a retry policy.
     private func retryInput(for transfer: Transfer, responseStarted: Bool) -> TransferStateMachine.RetryInput? {
-        let policy = transfer._options.retry
-        guard policy.count > 0 else { return nil }
-        // Body bytes a consumer (or stdout) already took cannot be taken back (a resumable
-        // download continues instead); a body in memory or a file of our own starts over.
-        var bodyTaken = transfer.metrics.bodyBytesReceived > 0
-        switch transfer._sink {
-        case .memory: bodyTaken = false
-        case .file(let file): bodyTaken = bodyTaken && !file.canRestart
-        case .discard, .stream, .fanOut, .destination, .resumable: break
-        }
-        return TransferStateMachine.RetryInput(policy: policy, permitted: !bodyTaken && transfer.mayBeSentAgain(under: policy),
-                                               responseStarted: responseStarted, now: loop.nowMillis,
-                                               elapsed: Nanoseconds(monotonicNanos() &- transfer.metrics.enqueuedAt),
-                                               random: Double.random(in: 0..<1))
+        transfer.retryInput(now: loop.nowMillis, responseStarted: responseStarted)
     }
 
     /// The delegate's hook, then the origin's budget, agree to a retry (`retry` is its number, 1

@@ -249,18 +249,10 @@ package final class FileSink {
         discard()
     }
 
-    /// Whether `restart` can take back what was written: a staged download or a file this sink
-    /// created or truncated (not a caller's descriptor such as stdout, nor an appended file).
-    package var canRestart: Bool { ownsDescriptor && (stagingPath != nil || !appending) }
-
-    /// Empties the file for a new attempt of the transfer (a retry); false when it cannot be.
-    package func restart() -> Bool {
-        guard canRestart, fd >= 0 else { return false }
-        guard bytesWritten > 0 else { return true }
-        guard ftruncate(fd, 0) == 0, lseek(fd, 0, SEEK_SET) == 0 else { return false }
-        bytesWritten = 0
-        return true
-    }
+    /// Whether `rewind` may take back what was written for a new attempt (a retry): a staged
+    /// download or a file this sink created or truncated — not a caller's descriptor such as
+    /// stdout, nor a file appended to (its earlier bytes are not this transfer's).
+    package var canRewind: Bool { ownsDescriptor && (stagingPath != nil || !appending) }
 
     /// Writes all of `bytes`, retrying short writes and EINTR.
     package func write(_ bytes: UnsafeRawBufferPointer) -> CourierError? {

@@ -245,11 +245,7 @@ package final class Transfer: @unchecked Sendable {
         discardsBody = false
         pausedByConsumer = false
         if !heldBody.isEmpty { heldBody = [] }
-        switch _sink {
-        case .resumable(let download): download.prepareExchange()
-        case .file(let file) where file.bytesWritten > 0: _ = file.restart()
-        case .memory, .discard, .file, .stream, .fanOut, .destination: break
-        }
+        if case .resumable(let download) = _sink { download.prepareExchange() }
         metrics.firstByte = 0
         metrics.bodyBytesReceived = 0
         metrics.bodyBytesDecoded = 0
@@ -638,12 +634,8 @@ extension Transfer {
     /// the machine then knows when.
     @inline(never)
     private func retriesStatus(_ head: borrowing ResponseHead, approval: RetryApproval) -> Bool {
-        let policy = _options.retry
-        guard policy.statuses.contains(head.status) else { return false }
         let now = connection?.nowMillis ?? 0
-        let input = TransferStateMachine.RetryInput(policy: policy, permitted: mayBeSentAgain(under: policy), now: now,
-                                                    elapsed: Nanoseconds(monotonicNanos() &- metrics.enqueuedAt),
-                                                    random: Double.random(in: 0..<1))
+        guard let input = retryInput(now: now, responseStarted: true), input.policy.statuses.contains(head.status) else { return false }
         let retryAfter = RetryPolicy.retryAfter(head.headers["Retry-After"], now: HTTPDate.now())
         guard let wait = machine.statusRetryWait(status: head.status, retryAfter: retryAfter, input: input),
               approval.approveStatusRetry(self, status: head.status) else { return false }
@@ -666,9 +658,25 @@ extension Transfer {
         cookiesFromJar = true
     }
 
-    /// Whether the method, the headers and the body allow sending this request twice.
-    package func mayBeSentAgain(under policy: RetryPolicy) -> Bool {
-        policy.permits(method: _method, hasIdempotencyKey: _headers["Idempotency-Key"] != nil, replayableBody: _body.isReplayable)
+    /// What the machine needs to decide a retry now (loop clock `now`); nil without a retry
+    /// policy. Permitted when the method, the headers and the request body allow sending the
+    /// request twice, and no response bytes went where they cannot be taken back (a consumer,
+    /// stdout; a resumable download continues instead) — a body in memory or a file of our own
+    /// starts over.
+    package func retryInput(now: UInt64, responseStarted: Bool) -> TransferStateMachine.RetryInput? {
+        guard _options.retryCount > 0 else { return nil }
+        let policy = _options.retry
+        var bodyTaken = metrics.bodyBytesReceived > 0
+        switch _sink {
+        case .memory: bodyTaken = false
+        case .file(let file): bodyTaken = bodyTaken && !file.canRewind
+        case .discard, .stream, .fanOut, .destination, .resumable: break
+        }
+        let permitted = !bodyTaken && policy.permits(method: _method, hasIdempotencyKey: _headers["Idempotency-Key"] != nil,
+                                                    replayableBody: _body.isReplayable)
+        return TransferStateMachine.RetryInput(policy: policy, permitted: permitted, responseStarted: responseStarted, now: now,
+                                               elapsed: Nanoseconds(monotonicNanos() &- metrics.enqueuedAt),
+                                               random: Double.random(in: 0..<1))
     }
 
     /// The request body goes out chunked: its length is not known (progress has no total).

@@ -48,6 +48,9 @@ package struct TransferStateMachine: Sendable {
         case slot
         /// A place among the followers of an identical transfer in flight.
         case flightPlace
+        /// A place among the transfers waiting for a retry's interval (counted in the queue's
+        /// activity until the retry joins the queue or ends).
+        case retryWait
     }
 
     /// What the executor must do next.
@@ -581,7 +584,7 @@ package struct TransferStateMachine: Sendable {
         case .waitingToRetry:
             state = .finished
             queueDeadline = .max
-            return .finish(error, releasing: .nothing)
+            return .finish(error, releasing: .retryWait)
         case .finished:
             return .none
         }

@@ -21,7 +21,7 @@ def _step(item):
 
 
 def group(engine, requests, fail_fast):
-    from . import CourierError, Response, _check, _error, _free_request
+    from . import Response, _check, _error, _free_request
     handles = []
     handle = _native.group_p()
     try:
@@ -42,8 +42,6 @@ def group(engine, requests, fail_fast):
             else:
                 results.append(response)
         return results
-    except CourierError:
-        raise
     finally:
         if handle.value:
             lib.courier_group_free(handle)

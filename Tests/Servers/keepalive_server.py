@@ -1,0 +1,66 @@
+"""What the small test servers share (retry_server.py, cookie_server.py): reading a request from
+a keep-alive connection, and a listener that prints its port and serves each connection on a
+thread of its own. Standard library only."""
+import socket
+import sys
+import threading
+
+
+def read_request(conn, buffer):
+    """(method, target, headers (lower-case names), body, rest) of the next request, or None at
+    end of stream. `buffer` holds what was read beyond the previous request."""
+    while b"\r\n\r\n" not in buffer:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return None
+        buffer += chunk
+    head, _, rest = buffer.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    method, target, _ = lines[0].split(" ", 2)
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    length = int(headers.get("content-length", "0"))
+    while len(rest) < length:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return None
+        rest += chunk
+    return method, target, headers, rest[:length], rest[length:]
+
+
+def serve(answer):
+    """Listens on 127.0.0.1 (an ephemeral port, printed with a 0 as the other scripted servers
+    print theirs), and for each request of each connection calls answer(conn, method, target,
+    headers, body), which writes the response and returns False when the connection is done."""
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(256)
+    print(listener.getsockname()[1], 0, flush=True)
+
+    def connection(conn):
+        buffer = b""
+        try:
+            while True:
+                request = read_request(conn, buffer)
+                if request is None:
+                    return
+                method, target, headers, body, buffer = request
+                if not answer(conn, method, target, headers, body):
+                    return
+        except OSError:
+            pass
+        finally:
+            try:
+                conn.close()
+            except OSError:
+                pass
+
+    try:
+        while True:
+            conn, _ = listener.accept()
+            threading.Thread(target=connection, args=(conn,), daemon=True).start()
+    except KeyboardInterrupt:
+        sys.exit(0)
