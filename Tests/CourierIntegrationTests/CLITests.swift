@@ -216,30 +216,16 @@ struct CLITests {
     /// refused connection, with no invalid access and no definite leak.
     @Test(.enabled(if: valgrind != nil, "valgrind is not installed (make test installs it)"))
     func valgrindSeesNoLeaksOrInvalidAccesses() async throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.valgrind!)
-        process.arguments = ["--leak-check=full", "--errors-for-leak-kinds=definite", "--error-exitcode=99", "-q",
-                             Self.binary, "-s", "-L", "--compressed", "--cacert", s.certs + "/ca.pem",
-                             "-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null",
-                             "-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null",
-                             s.nginx + "/small", s.nginx + "/gzip/text", s.nginx + "/moved",
-                             s.https + "/small", s.https + "/moved", "https://localhost:\(s.tlsPorts["selfsigned"]!)/small",
-                             s.scripted + "/reset-mid-body", s.scripted + "/truncated", "http://127.0.0.1:1/"]
-        let err = Pipe()
-        process.standardError = err
-        process.standardOutput = FileHandle.nullDevice
-        let report = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String, Error>) in
-            Thread.detachNewThread {
-                continuation.resume(with: Result {
-                    try process.run()
-                    let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                    process.waitUntilExit()
-                    return text
-                })
-            }
-        }
+        let result = try await runProcess(Self.valgrind!, ["--leak-check=full", "--errors-for-leak-kinds=definite", "--error-exitcode=99", "-q",
+                                          Self.binary, "-s", "-L", "--compressed", "--cacert", s.certs + "/ca.pem",
+                                          "-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null",
+                                          "-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null",
+                                          s.nginx + "/small", s.nginx + "/gzip/text", s.nginx + "/moved",
+                                          s.https + "/small", s.https + "/moved", "https://localhost:\(s.tlsPorts["selfsigned"]!)/small",
+                                          s.scripted + "/reset-mid-body", s.scripted + "/truncated", "http://127.0.0.1:1/"])
+        let report = result.stderr
         // The last URL is refused, so courier itself exits 7; valgrind would exit 99.
-        #expect(process.terminationStatus == 7, "\(report)")
+        #expect(result.status == 7, "\(report)")
         #expect(!report.contains("Invalid read") && !report.contains("Invalid write"), "\(report)")
     }
 

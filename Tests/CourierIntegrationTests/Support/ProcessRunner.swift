@@ -31,30 +31,56 @@ func runProcessBlocking(_ executable: String, _ arguments: [String], environment
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
     }
     if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-    let out = Pipe(), err = Pipe()
+    // The child writes to files, not pipes: a pipe's end of file waits for every process holding
+    // its write end, and a server another test spawns at the same moment can inherit it (Foundation
+    // does not open pipes close-on-exec), so a read to end of file could wait as long as that
+    // server lives. A file is complete when the child has exited.
+    let scratch = FileManager.default.temporaryDirectory
+        .appendingPathComponent("courier-child-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: scratch) }
+    let outURL = scratch.appendingPathComponent("stdout"), errURL = scratch.appendingPathComponent("stderr")
+    FileManager.default.createFile(atPath: outURL.path, contents: nil)
+    FileManager.default.createFile(atPath: errURL.path, contents: nil)
+    let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
+    defer { try? out.close(); try? err.close() }
     process.standardOutput = out
     process.standardError = err
-    let input = stdin.map { _ in Pipe() }
+    // The same for standard input: a pipe's reader would wait for a stray copy of its write end.
+    var input: FileHandle?
+    if let stdin {
+        let inURL = scratch.appendingPathComponent("stdin")
+        try stdin.write(to: inURL)
+        input = try FileHandle(forReadingFrom: inURL)
+    }
+    defer { try? input?.close() }
     process.standardInput = input ?? FileHandle.nullDevice
+    // (Not waitUntilExit on a thread of our own: without run-loop sources it spins.)
+    let exited = DispatchSemaphore(value: 0)
+    process.terminationHandler = { _ in exited.signal() }
     try process.run()
-    if let stdin, let input {
-        input.fileHandleForWriting.write(stdin)
-        try input.fileHandleForWriting.close()
+    // A child that never ends is a failure of its own, reported as one rather than a hung run.
+    if exited.wait(timeout: .now() + childDeadline) == .timedOut {
+        process.terminate()
+        _ = exited.wait(timeout: .now() + 5)
+        if process.isRunning { kill(process.processIdentifier, SIGKILL); exited.wait() }
+        let partial = (try? String(contentsOf: errURL, encoding: .utf8)) ?? ""
+        throw ChildTimedOut(command: ([executable] + arguments).joined(separator: " "), stderr: partial)
     }
-    // Both pipes drained at once: a child filling one while we wait on the other would deadlock.
-    final class Box: @unchecked Sendable { var data = Data() }
-    let errBox = Box()
-    let errDone = DispatchSemaphore(value: 0)
-    Thread.detachNewThread {
-        errBox.data = err.fileHandleForReading.readDataToEndOfFile()
-        errDone.signal()
-    }
-    let outData = out.fileHandleForReading.readDataToEndOfFile()
-    errDone.wait()
-    let errData = errBox.data
-    process.waitUntilExit()
+    let outData = (try? Data(contentsOf: outURL)) ?? Data()
+    let errData = (try? Data(contentsOf: errURL)) ?? Data()
     return ProcessResult(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
                          stderr: String(decoding: errData, as: UTF8.self), stdoutBytes: outData)
+}
+
+/// How long a child of a test may run (valgrind runs included) before it is killed.
+private let childDeadline: DispatchTimeInterval = .seconds(300)
+
+/// A child of a test that did not exit within `childDeadline`.
+struct ChildTimedOut: Error, CustomStringConvertible {
+    var command: String
+    var stderr: String
+    var description: String { "\(command) did not exit within the deadline; stderr so far:\n\(stderr)" }
 }
 
 /// valgrind, when installed (make test installs it).
