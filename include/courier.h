@@ -79,6 +79,7 @@ extern "C" {
                                                thread left); nothing was sent, the next call retries */
 #define COURIER_E_RANGE                28   /* a download could not be resumed: the server did not
                                                honour the byte range asked for (curl's 33) */
+#define COURIER_E_PROXY                29   /* the proxy would not or could not open a tunnel */
 
 /* Details, in bits 8 and up of their family. */
 #define COURIER_E_TIMEOUT_QUEUE        (COURIER_E_TIMEOUT | (1 << 8))
@@ -115,6 +116,13 @@ extern "C" {
 #define COURIER_E_TLS_CA_FILE          (COURIER_E_TLS | (9 << 8))
 #define COURIER_E_TLS_REJECTED         (COURIER_E_TLS | (10 << 8))
 #define COURIER_E_TLS_TRUNCATED        (COURIER_E_TLS | (11 << 8))
+#define COURIER_E_DNS_PROXY            (COURIER_E_DNS | (1 << 8))     /* the proxy's name (curl's 5) */
+#define COURIER_E_CONNECT_PROXY        (COURIER_E_CONNECT | (1 << 8))
+#define COURIER_E_PROXY_REFUSED        (COURIER_E_PROXY | (1 << 8))   /* CONNECT answered with non-2xx;
+                                                                     courier_response_status has it */
+#define COURIER_E_PROXY_HANDSHAKE      (COURIER_E_PROXY | (2 << 8))   /* the CONNECT answer is not HTTP */
+#define COURIER_E_PROXY_CLOSED         (COURIER_E_PROXY | (3 << 8))   /* closed before answering CONNECT */
+#define COURIER_E_PROXY_UNSUPPORTED    (COURIER_E_PROXY | (4 << 8))   /* https:// or socks proxies */
 
 /* Option values. */
 #define COURIER_PRIORITY_VERY_LOW   0

@@ -148,6 +148,15 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
         set { options.retry = newValue }
     }
 
+    /// The proxies this request may go through (shortcut for `options.proxy`): the
+    /// environment's by default (curl's `http_proxy`, `https_proxy`, `all_proxy`, `no_proxy`),
+    /// `.direct` for none, `.all(Proxy(...))` for one. An https request goes through a CONNECT
+    /// tunnel and its TLS is still verified against the origin.
+    public var proxy: ProxySettings {
+        get { options.proxy }
+        set { options.proxy = newValue }
+    }
+
     /// Phase deadlines (shortcut for `options.timeouts`).
     public var timeouts: Timeouts {
         get { options.timeouts }

@@ -62,11 +62,14 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
     @exclusivity(unchecked) private var consumerPaused = false
     /// The Host header value for this origin, formatted once per connection rather than per request.
     private let hostHeader: String
+    /// Set when the connection goes to an HTTP proxy that forwards its requests (not a tunnel).
+    private let forward: ForwardProxy?
 
     /// A connection to `origin` over `stream` (not yet open), which must be up within
     /// `connectTimeout`.
     package init(id: UInt64, poolKey: Int, origin: Origin, stream: any ByteStream, owner: HTTP1ConnectionDelegate,
-                 resources: HTTP1Resources, uvLoop: UnsafeMutablePointer<uv_loop_t>, connectTimeout: Nanoseconds?) {
+                 resources: HTTP1Resources, uvLoop: UnsafeMutablePointer<uv_loop_t>, connectTimeout: Nanoseconds?,
+                 forwardingProxy: Proxy? = nil) {
         self.id = id
         self.poolKey = poolKey
         self.origin = origin
@@ -76,6 +79,7 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
         self.uvLoop = uvLoop
         let bracketed = origin.host.utf8.contains(UInt8(ascii: ":")) ? "[\(origin.host)]" : origin.host
         hostHeader = origin.port == origin.scheme.defaultPort ? bracketed : "\(bracketed):\(origin.port)"
+        forward = forwardingProxy.map { [hostHeader] in ForwardProxy(hostHeader: hostHeader, proxy: $0) }
         machine = HTTP1ConnectionStateMachine(connectDeadline: deadlineMillis(after: connectTimeout, from: uv_now(uvLoop)))
         timer = .allocate(capacity: 1)
         uv_timer_init(uvLoop, timer)
@@ -171,7 +175,7 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
             framing.expectContinue = bodyAwaitsContinue
         }
         RequestEncoder.encodeHead(method: transfer._method, path: transfer._path, query: transfer._query, hostHeader: hostHeader,
-                                  headers: transfer._headers, framing: framing, into: &resources.headBuffer)
+                                  headers: transfer._headers, framing: framing, forward: forward, into: &resources.headBuffer)
         headLength = resources.headBuffer.count
         if transfer.requestAsksToClose || !transfer._options.reuseConnection { machine.requestAsksToClose() }
         let head = resources.headBuffer.bytes

@@ -36,12 +36,15 @@ package enum RequestEncoder {
         return method.announcesEmptyBody ? 0 : nil
     }
 
-    /// Replaces `buffer`'s contents with the request head, keeping its capacity.
+    /// Replaces `buffer`'s contents with the request head, keeping its capacity. `forward`: the
+    /// request goes to an HTTP proxy (absolute-form target, the proxy's credentials).
     package static func encodeHead(method: HTTPMethod, path: String, query: String?, hostHeader: String,
-                                   headers: HTTPHeaders, framing: Framing, into buffer: inout RawBuffer) {
+                                   headers: HTTPHeaders, framing: Framing, forward: ForwardProxy? = nil,
+                                   into buffer: inout RawBuffer) {
         buffer.clear()
         buffer.append(method.rawValue)
         buffer.append(0x20)
+        if let forward { buffer.append(forward.targetPrefix) }
         buffer.append(path)
         if let query {
             buffer.append(UInt8(ascii: "?"))
@@ -65,6 +68,11 @@ package enum RequestEncoder {
                     buffer.append("\r\n")
                 }
             }
+        }
+        if let authorization = forward?.authorization, !headers.contains("Proxy-Authorization") {
+            buffer.append("Proxy-Authorization: ")
+            buffer.append(authorization)
+            buffer.append("\r\n")
         }
         if framing.acceptEncoding {
             buffer.append("Accept-Encoding: gzip, deflate\r\n")
@@ -103,9 +111,10 @@ package enum RequestEncoder {
 
     /// The same head as bytes in an array (tests, `courier -v`).
     package static func encodeHead(method: HTTPMethod, path: String, query: String?, hostHeader: String,
-                                   headers: HTTPHeaders, framing: Framing, into array: inout [UInt8]) {
+                                   headers: HTTPHeaders, framing: Framing, forward: ForwardProxy? = nil, into array: inout [UInt8]) {
         var buffer = RawBuffer(capacity: 512)
-        encodeHead(method: method, path: path, query: query, hostHeader: hostHeader, headers: headers, framing: framing, into: &buffer)
+        encodeHead(method: method, path: path, query: query, hostHeader: hostHeader, headers: headers, framing: framing,
+                   forward: forward, into: &buffer)
         array = Array(buffer.bytes)
         buffer.free()
     }

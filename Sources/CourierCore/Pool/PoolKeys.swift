@@ -1,6 +1,6 @@
 /// Small integers for what the queue and the pool key their state by: host names (the
-/// scheduler's per-host limits), pool keys (an origin plus the whole TLS configuration: what must
-/// match for two requests to share a connection) and TLS configurations with the contexts built
+/// scheduler's per-host limits), pool keys (an origin plus the whole TLS configuration and the
+/// proxy: what must match for two requests to share a connection) and TLS configurations with the contexts built
 /// from them.
 ///
 /// Integers, so the pure machines index arrays instead of hashing strings per request; and most
@@ -10,6 +10,9 @@ package struct PoolKeys {
         var origin: Origin
         /// The interned TLS configuration, -1 for http.
         var tls: Int
+        /// The proxy connections go through, nil for direct ones: a proxied connection never
+        /// serves a direct request, nor one through another proxy, or the other way round.
+        var proxy: Proxy?
     }
 
     private var hostKeys: [String: Int] = [:]
@@ -24,9 +27,11 @@ package struct PoolKeys {
     package private(set) var hostOfPoolKey: [Int] = []
     package private(set) var tlsContexts: [TLSContext?] = []
     package private(set) var connectTimeouts: [Nanoseconds?] = []
+    package private(set) var proxies: [Proxy?] = []
     private var lastOrigin = Origin(scheme: .http, host: "", port: 0)
     private var lastPoolKey = -1
     private var lastPoolTLSID = -1
+    private var lastPoolProxy: Proxy?
 
     private var tlsIDs: [TLSConfiguration: Int] = [:]
     private var builtContexts: [Result<TLSContext, CourierError>] = []
@@ -56,15 +61,17 @@ package struct PoolKeys {
 
     /// The pool key of `transfer`'s request; `isNew` when it was just made (the caller applies
     /// its host's limit). Fails when the TLS configuration cannot be used (a CA file or client
-    /// key that does not load).
+    /// key that does not load), or when the proxy settings cannot be used.
     package mutating func poolKey(for transfer: Transfer) throws(CourierError) -> (key: Int, isNew: Bool) {
         var tlsID = -1
         if transfer._authority.scheme == .https { tlsID = try tlsConfigurationID(transfer._options.tls) }
-        if lastPoolKey >= 0, lastPoolTLSID == tlsID, transfer.targets(lastOrigin) {
+        var proxy: Proxy?
+        if let settings = transfer._options.proxySettings { proxy = try settings.proxy(for: transfer._authority.origin) }
+        if lastPoolKey >= 0, lastPoolTLSID == tlsID, transfer.targets(lastOrigin), proxy == nil ? lastPoolProxy == nil : proxy == lastPoolProxy {
             connectTimeouts[lastPoolKey] = transfer._options.timeouts.connect
             return (lastPoolKey, false)
         }
-        let value = PoolKeyValue(origin: transfer._authority.origin, tls: tlsID)
+        let value = PoolKeyValue(origin: transfer._authority.origin, tls: tlsID, proxy: proxy)
         var isNew = false
         let key: Int
         if let known = poolKeys[value] {
@@ -77,11 +84,13 @@ package struct PoolKeys {
             origins.append(value.origin)
             hostOfPoolKey.append(hostKey(for: value.origin.host))
             connectTimeouts.append(transfer._options.timeouts.connect)
+            proxies.append(proxy)
             tlsContexts.append(tlsID >= 0 ? (try? builtContexts[tlsID].get()) : nil)
         }
         lastOrigin = value.origin
         lastPoolKey = key
         lastPoolTLSID = tlsID
+        lastPoolProxy = proxy
         return (key, isNew)
     }
 

@@ -342,16 +342,28 @@ final class Executor: HTTP1ConnectionDelegate, RetryApproval {
         guard !shuttingDown else { return }
         for _ in 0..<count {
             let origin = keys.origins[key]
-            let tcp = TCPStream(host: origin.host, port: origin.port, resolver: resolver, uvLoop: loop.uvLoop)
+            let proxy = keys.proxies[key]
+            let tcp = proxy.map { proxyStream(to: $0, for: origin) }
+                ?? TCPStream(host: origin.host, port: origin.port, resolver: resolver, uvLoop: loop.uvLoop)
+            // Through a tunnel, TLS runs with the origin and is verified against its name.
             let stream: any ByteStream = keys.tlsContexts[key].map {
                 TLSStream(over: tcp, context: $0, host: origin.host, port: origin.port, sessions: sessions, sessionKey: key)
             } ?? tcp
             let connection = HTTP1Connection(id: nextConnectionID, poolKey: key, origin: origin, stream: stream, owner: self,
-                                             resources: resources, uvLoop: loop.uvLoop, connectTimeout: keys.connectTimeouts[key])
+                                             resources: resources, uvLoop: loop.uvLoop, connectTimeout: keys.connectTimeouts[key],
+                                             forwardingProxy: origin.scheme == .http ? proxy : nil)
             nextConnectionID += 1
             connections[connection.id] = connection
             connection.connect()
         }
+    }
+
+    /// A stream to `proxy`: for https a CONNECT tunnel to `origin`, for http a connection the
+    /// proxy forwards requests over.
+    private func proxyStream(to proxy: Proxy, for origin: Origin) -> TCPStream {
+        let tunnel = origin.scheme == .https
+            ? TunnelHandshake(target: Proxy(host: origin.host, port: origin.port).authority, authorization: proxy.authorization) : nil
+        return TCPStream(host: proxy.host, port: proxy.port, resolver: resolver, uvLoop: loop.uvLoop, proxy: true, tunnel: tunnel)
     }
 
     private func close(_ connection: HTTP1Connection) {

@@ -79,6 +79,8 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let loopUnavailable = Code(27)
         /// A download could not be resumed: the server does not honour the byte range asked for.
         public static let rangeError = Code(28)
+        /// The proxy would not, or could not, open a tunnel to the origin.
+        public static let proxy = Code(29)
 
         // Details. Append only within each family.
         /// Time spent waiting in the shared queue exceeded `Timeouts.queue`.
@@ -163,6 +165,20 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let decodeMismatch = Code(23, 3)
         /// The Content-Type names a charset Courier does not decode.
         public static let unsupportedCharset = Code(23, 4)
+        /// The proxy's host name could not be resolved (curl's 5).
+        public static let proxyResolve = Code(6, 1)
+        /// No connection to the proxy could be made.
+        public static let proxyConnect = Code(7, 1)
+        /// The proxy answered CONNECT with a status other than 2xx (the status is in `status`;
+        /// 407 when it wants credentials it was not given).
+        public static let proxyTunnelRefused = Code(29, 1)
+        /// The proxy's answer to CONNECT was not HTTP (or too large, or followed by bytes before
+        /// the TLS handshake).
+        public static let proxyHandshake = Code(29, 2)
+        /// The proxy closed the connection before answering CONNECT.
+        public static let proxyTunnelClosed = Code(29, 3)
+        /// The proxy speaks a protocol Courier does not (https://, socks5://).
+        public static let proxyUnsupported = Code(29, 4)
 
         public var description: String { CourierError.summary(for: self) }
     }
@@ -295,6 +311,13 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
             (.loopUnavailable, "COURIER_E_LOOP_UNAVAILABLE", "the event loop could not start"),
             (.rangeError, "COURIER_E_RANGE", "the server did not honour the byte range"),
             (.bodySource, "COURIER_E_BODY_SOURCE", "the request body producer failed"),
+            (.proxy, "COURIER_E_PROXY", "proxy error"),
+            (.proxyResolve, "COURIER_E_DNS_PROXY", "could not resolve the proxy"),
+            (.proxyConnect, "COURIER_E_CONNECT_PROXY", "could not connect to the proxy"),
+            (.proxyTunnelRefused, "COURIER_E_PROXY_REFUSED", "the proxy refused the CONNECT tunnel"),
+            (.proxyHandshake, "COURIER_E_PROXY_HANDSHAKE", "malformed proxy answer to CONNECT"),
+            (.proxyTunnelClosed, "COURIER_E_PROXY_CLOSED", "the proxy closed the connection during CONNECT"),
+            (.proxyUnsupported, "COURIER_E_PROXY_UNSUPPORTED", "unsupported proxy scheme"),
     ]
 
     private static let summaries: [Int32: String] = {

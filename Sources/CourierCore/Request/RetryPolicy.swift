@@ -100,7 +100,7 @@ public struct RetryPolicy: Sendable, Hashable {
     /// Failures that say nothing about the request itself: the next attempt may well succeed.
     package static func isTransient(_ error: CourierError, responseStarted: Bool) -> Bool {
         switch error.code {
-        case .connectFailed, .connectTimeout:
+        case .connectFailed, .connectTimeout, .proxyConnect, .proxyTunnelClosed:
             return true
         case .firstByteTimeout, .connectionReset, .emptyReply, .sendFailed:
             return !responseStarted

@@ -117,25 +117,46 @@ public struct TransferOptions: Sendable, Hashable {
     private final class Composition: @unchecked Sendable, Hashable {
         let retry: RetryPolicy?
         let cookies: CookieJar?
-        init(retry: RetryPolicy?, cookies: CookieJar?) {
+        /// Explicit proxy settings; nil for the environment's.
+        let proxy: ProxySettings?
+        init(retry: RetryPolicy?, cookies: CookieJar?, proxy: ProxySettings?) {
             self.retry = retry
             self.cookies = cookies
+            self.proxy = proxy
         }
-        static func == (a: Composition, b: Composition) -> Bool { a.retry == b.retry && a.cookies === b.cookies }
+        static func == (a: Composition, b: Composition) -> Bool {
+            a.retry == b.retry && a.cookies === b.cookies && a.proxy == b.proxy
+        }
         func hash(into hasher: inout Hasher) {
             hasher.combine(retry)
             hasher.combine(cookies.map(ObjectIdentifier.init))
+            hasher.combine(proxy)
         }
     }
 
-    private mutating func setComposition(retry: RetryPolicy?, cookies: CookieJar?) {
-        unique().values.composition = retry == nil && cookies == nil ? nil : Composition(retry: retry, cookies: cookies)
+    private mutating func setComposition(retry: RetryPolicy?, cookies: CookieJar?, proxy: ProxySettings?) {
+        unique().values.composition = retry == nil && cookies == nil && proxy == nil
+            ? nil : Composition(retry: retry, cookies: cookies, proxy: proxy)
     }
 
     /// When a failed attempt is sent again (see `RetryPolicy`); none by default.
     public var retry: RetryPolicy {
         get { box.values.composition?.retry ?? .none }
-        set { setComposition(retry: newValue.count > 0 ? newValue : nil, cookies: cookies) }
+        set { setComposition(retry: newValue.count > 0 ? newValue : nil, cookies: cookies, proxy: box.values.composition?.proxy) }
+    }
+
+    /// The proxies requests go through. By default the environment's, read once per process
+    /// with curl's rules (`ProxySettings.environment`: `http_proxy`, `https_proxy`, `all_proxy`,
+    /// `no_proxy`); `.direct` ignores it.
+    public var proxy: ProxySettings {
+        get { box.values.composition?.proxy ?? ProxySettings.processDefault ?? .direct }
+        set { setComposition(retry: box.values.composition?.retry, cookies: cookies, proxy: newValue) }
+    }
+
+    /// The settings to route by, nil when every request goes direct (read per connection).
+    package var proxySettings: ProxySettings? {
+        if let explicit = box.values.composition?.proxy { return explicit.isDirect ? nil : explicit }
+        return ProxySettings.processDefault
     }
 
     /// The cookie jar requests send from and store into (nil: none, the default). Every hop of a
@@ -143,7 +164,7 @@ public struct TransferOptions: Sendable, Hashable {
     /// hop. A `Cookie` header set by hand wins over the jar.
     public var cookies: CookieJar? {
         get { box.values.composition?.cookies }
-        set { setComposition(retry: box.values.composition?.retry, cookies: newValue) }
+        set { setComposition(retry: box.values.composition?.retry, cookies: newValue, proxy: box.values.composition?.proxy) }
     }
 
     /// `retry.count`, read without copying the policy (every transfer asks).

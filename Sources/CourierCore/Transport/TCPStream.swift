@@ -30,14 +30,24 @@ package final class TCPStream: ByteStream {
     @exclusivity(unchecked) private var writesInFlight = 0
     @exclusivity(unchecked) private var readingPaused = false
     @exclusivity(unchecked) package private(set) var timings = ConnectTimings()
+    /// Whether `host:port` is a proxy: its failures to resolve or connect are the proxy's.
+    private let toProxy: Bool
+    /// The CONNECT exchange still to finish before the stream counts as open (a tunnel through
+    /// a proxy); nil for a direct stream and once the tunnel is up.
+    @exclusivity(unchecked) private var tunnel: TunnelHandshake?
 
-    /// A stream to `host:port`, resolved with `resolver` when it is not an IP literal.
-    package init(host: String, port: UInt16, resolver: Resolver, uvLoop: UnsafeMutablePointer<uv_loop_t>) {
+    /// A stream to `host:port`, resolved with `resolver` when it is not an IP literal. With
+    /// `proxy`, `host:port` is an HTTP proxy; with `tunnel` too, the stream opens only once the
+    /// proxy has answered its CONNECT.
+    package init(host: String, port: UInt16, resolver: Resolver, uvLoop: UnsafeMutablePointer<uv_loop_t>,
+                 proxy: Bool = false, tunnel: TunnelHandshake? = nil) {
         self.uvLoop = uvLoop
         self.host = host
         self.port = port
         self.resolver = resolver
         adoptedDescriptor = nil
+        toProxy = proxy || tunnel != nil
+        self.tunnel = tunnel
     }
 
     /// A stream over a descriptor that is already connected (one end of a socketpair in tests);
@@ -48,6 +58,7 @@ package final class TCPStream: ByteStream {
         port = 0
         resolver = nil
         adoptedDescriptor = descriptor
+        toProxy = false
     }
 
     package var hasPendingWrites: Bool { writesInFlight > 0 }
@@ -148,7 +159,32 @@ package final class TCPStream: ByteStream {
             return
         }
         connected = true
+        if let tunnel {
+            // Not open yet: the proxy must agree first. (The CONNECT's write completion is
+            // nobody's business above.)
+            tunnel.request.withUnsafeBytes { write($0, nil, final: false, reporting: 0) }
+            return
+        }
         delegate?.streamDidOpen()
+    }
+
+    /// Bytes of the proxy's answer to CONNECT (`nread` as libuv reported it).
+    @inline(never)
+    private func tunnelRead(_ nread: Int) {
+        guard nread > 0 else {
+            failOpen(nread == Int(UV_EOF.rawValue) ? tunnel!.closedEarly
+                     : CourierError(.proxyTunnelClosed, String(cString: uv_err_name(Int32(nread)))))
+            return
+        }
+        switch tunnel!.receive(UnsafeRawBufferPointer(start: LoopReadBuffers.socket(of: uvLoop), count: nread)) {
+        case .needMore:
+            break
+        case .established:
+            tunnel = nil
+            delegate?.streamDidOpen()
+        case .failed(let error):
+            failOpen(error)
+        }
     }
 
     package func pauseReading() {
@@ -167,6 +203,15 @@ package final class TCPStream: ByteStream {
     }
 
     private func failOpen(_ error: CourierError) {
+        var error = error
+        if toProxy {
+            // The proxy's failures are not the origin's (curl's 5, not 6).
+            if error.code == .dnsFailure {
+                error = CourierError(.proxyResolve, "proxy " + (error.detail ?? host))
+            } else if error.code == .connectFailed {
+                error = CourierError(.proxyConnect, "proxy " + (error.detail ?? host))
+            }
+        }
         let told = delegate
         close()
         told?.streamDidFailToOpen(error)
@@ -185,6 +230,7 @@ package final class TCPStream: ByteStream {
 
     private func didRead(_ nread: Int) {
         guard !closed, let delegate else { return }
+        if tunnel != nil { return tunnelRead(nread) }
         if nread > 0 {
             delegate.streamDidReceive(UnsafeRawBufferPointer(start: LoopReadBuffers.socket(of: uvLoop), count: nread))
         } else if nread == Int(UV_EOF.rawValue) {

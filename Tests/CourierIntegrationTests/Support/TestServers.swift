@@ -119,11 +119,17 @@ final class TestServers: @unchecked Sendable {
         await privateServer("cookie_server.py")
     }
 
-    private func privateServer(_ script: String) async -> String {
+    /// Starts an HTTP proxy (Tests/Servers/http_proxy.py) for one test; with `credentials`
+    /// ("user:password") it answers 407 to requests without them.
+    func privateProxy(credentials: String? = nil) async -> String {
+        await privateServer("http_proxy.py", arguments: credentials.map { [$0] } ?? [])
+    }
+
+    private func privateServer(_ script: String, arguments: [String] = []) async -> String {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread {
                 var extra: [Process] = []
-                let (port, _) = Self.startScript(["python3", Self.packageRoot + "/Tests/Servers/" + script], &extra)
+                let (port, _) = Self.startScript(["python3", Self.packageRoot + "/Tests/Servers/" + script] + arguments, &extra)
                 Self.addCleanup { for p in extra where p.isRunning { p.terminate() } }
                 continuation.resume(returning: "http://127.0.0.1:\(port)")
             }

@@ -1,0 +1,119 @@
+/// An HTTP proxy: where a request's connection goes instead of its origin.
+///
+/// An http URL is sent to the proxy in absolute form (`GET http://host/path`); an https URL goes
+/// through a `CONNECT` tunnel, inside which TLS runs end to end with the origin and is verified
+/// against the origin's name (the proxy sees only the target `host:port`). Credentials, when
+/// given, are sent to the proxy as `Proxy-Authorization: Basic`, never to the origin.
+public struct Proxy: Sendable, Hashable, CustomStringConvertible {
+    /// Lower-cased host name or IP literal (IPv6 without brackets).
+    public var host: String
+    /// The proxy's port (curl's default, 1080, when a proxy string names none).
+    public var port: UInt16
+    /// Basic credentials for the proxy, if it asks for them.
+    public var user: String?
+    public var password: String?
+
+    /// The port a proxy string without one means (curl's rule).
+    public static let defaultPort: UInt16 = 1080
+
+    /// A proxy at `host:port`.
+    public init(host: String, port: UInt16 = Proxy.defaultPort, user: String? = nil, password: String? = nil) {
+        self.host = host.lowercased()
+        self.port = port
+        self.user = user
+        self.password = password
+    }
+
+    /// Parses curl's proxy syntax, `[http://][user[:password]@]host[:port]` (user and password
+    /// percent-decoded, IPv6 hosts in brackets). Only http proxies are spoken; another scheme
+    /// fails with `.proxyUnsupported` (curl's 5 for a scheme it lacks).
+    public init(parsing text: String) throws(CourierError) {
+        var rest = Substring(text).trimmingSpaces
+        if let colon = rest.firstIndex(of: ":"), rest[colon...].hasPrefix("://") {
+            let scheme = rest[..<colon].lowercased()
+            guard scheme == "http" else {
+                throw CourierError(.proxyUnsupported, "proxy scheme \(scheme) is not supported (only http): \(text)")
+            }
+            rest = rest[rest.index(colon, offsetBy: 3)...]
+        }
+        // Anything after the authority (a path, "/") is ignored, as curl does.
+        if let slash = rest.firstIndex(of: "/") { rest = rest[..<slash] }
+        var user: String?, password: String?
+        if let at = rest.lastIndex(of: "@") {
+            let credentials = rest[..<at]
+            rest = rest[rest.index(after: at)...]
+            if let colon = credentials.firstIndex(of: ":") {
+                user = try Self.percentDecoded(credentials[..<colon], in: text)
+                password = try Self.percentDecoded(credentials[credentials.index(after: colon)...], in: text)
+            } else {
+                user = try Self.percentDecoded(credentials, in: text)
+                password = ""
+            }
+        }
+        var host: Substring
+        var portText: Substring?
+        if rest.first == "[" {
+            guard let close = rest.firstIndex(of: "]") else { throw CourierError(.invalidArgument, "bad proxy IPv6 address: \(text)") }
+            host = rest[rest.index(after: rest.startIndex)..<close]
+            let after = rest[rest.index(after: close)...]
+            if !after.isEmpty {
+                guard after.first == ":" else { throw CourierError(.invalidArgument, "bad proxy address: \(text)") }
+                portText = after.dropFirst()
+            }
+        } else if let colon = rest.lastIndex(of: ":") {
+            host = rest[..<colon]
+            portText = rest[rest.index(after: colon)...]
+        } else {
+            host = rest
+        }
+        guard !host.isEmpty, !host.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
+            throw CourierError(.invalidArgument, "no proxy host in \(text)")
+        }
+        var port = Self.defaultPort
+        if let portText, !portText.isEmpty {
+            guard let value = UInt16(portText), value > 0 else { throw CourierError(.invalidArgument, "bad proxy port in \(text)") }
+            port = value
+        }
+        self.init(host: String(host), port: port, user: user, password: password)
+    }
+
+    /// `host:port` as a request target or a `Host` field (IPv6 bracketed).
+    package var authority: String {
+        let bracketed = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
+        return "\(bracketed):\(port)"
+    }
+
+    /// The `Proxy-Authorization` value, nil without credentials.
+    package var authorization: String? {
+        guard let user else { return nil }
+        return "Basic " + Base64.encode(Array("\(user):\(password ?? "")".utf8))
+    }
+
+    /// `http://host:port`, without credentials (safe for logs).
+    public var description: String { "http://\(authority)" }
+
+    private static func percentDecoded(_ text: Substring, in whole: String) throws(CourierError) -> String {
+        var bytes: [UInt8] = []
+        var iterator = Array(text.utf8)[...]
+        while let byte = iterator.popFirst() {
+            if byte == UInt8(ascii: "%") {
+                guard iterator.count >= 2, let high = hexValue(iterator.popFirst()!), let low = hexValue(iterator.popFirst()!) else {
+                    throw CourierError(.invalidArgument, "bad percent-encoding in the proxy credentials of \(whole)")
+                }
+                bytes.append(high << 4 | low)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+}
