@@ -650,6 +650,23 @@ int courier_cookiejar_clear(courier_cookiejar *jar);
 void courier_cookiejar_free(courier_cookiejar *jar);       /* NULL is fine */
 int courier_request_set_cookiejar(courier_request *request, courier_cookiejar *jar);   /* NULL: none */
 
+/* HTTP proxies. `proxy` in curl's syntax, "[http://][user:password@]host[:port]" (port 1080 by
+ * default, credentials percent-decoded and sent only to the proxy, as Proxy-Authorization: Basic),
+ * used for every scheme: http URLs are forwarded in absolute form, https ones go through a CONNECT
+ * tunnel with TLS still verified against the origin. NULL follows the environment with curl's
+ * rules (http_proxy -- lower case only --, https_proxy, all_proxy, no_proxy; the default of every
+ * request); "" turns proxies off. `no_proxy` (NULL: the environment's with proxy NULL, else none)
+ * lists hosts reached directly: names (matching subdomains too), addresses, CIDR networks, "*".
+ * Connections through a proxy never serve direct requests, nor the other way round.
+ * COURIER_E_PROXY_UNSUPPORTED for https:// or socks proxies, COURIER_E_INVALID_ARGUMENT for a
+ * malformed string. The proxy's own failures: COURIER_E_DNS_PROXY, COURIER_E_CONNECT_PROXY,
+ * COURIER_E_PROXY_REFUSED (courier_response_status is not set; the error message has the status),
+ * COURIER_E_PROXY_HANDSHAKE, COURIER_E_PROXY_CLOSED; an http request the proxy refuses gets its
+ * response (407 when it wants credentials). The engine's setting applies to requests created
+ * afterwards (thread safety as courier_engine_set_accepted_status). */
+int courier_engine_set_proxy(courier_engine *engine, const char *proxy, const char *no_proxy);
+int courier_request_set_proxy(courier_request *request, const char *proxy, const char *no_proxy);
+
 /* Groups (OCNet's group queue): requests that run together through the shared queue (its width
  * still bounds them) and end with one completion. COURIER_GROUP_ALL_SETTLED waits for every
  * member; COURIER_GROUP_FAIL_FAST cancels the others at the first failure. The group does not own

@@ -70,6 +70,10 @@ struct CommandLineOptions {
     var retryConnRefused = false
     /// `--create-dirs`: make the output file's missing directories.
     var createDirs = false
+    /// -x/--proxy ("" turns the environment's proxy off), --noproxy, -U/--proxy-user.
+    var proxy: String?
+    var noProxy: String?
+    var proxyUser: String?
 }
 
 /// A `-d` / `--data-binary` / `--json` value: literal text or `@file` (`@-` is stdin).
@@ -89,7 +93,7 @@ enum ArgumentParser {
     /// Flags without a value.
     static let shortFlags: Set<Character> = ["j", "i", "I", "L", "f", "s", "S", "v", "O", "Z", "h", "V", "#", "g", "k"]
     /// Flags that take a value.
-    static let shortWithValue: Set<Character> = ["X", "H", "d", "o", "m", "w", "A", "u", "E", "D", "F", "T", "C", "b", "c"]
+    static let shortWithValue: Set<Character> = ["X", "H", "d", "o", "m", "w", "A", "u", "E", "D", "F", "T", "C", "b", "c", "x", "U"]
 
     static func parse(_ arguments: [String]) throws(UsageError) -> CommandLineOptions {
         var options = CommandLineOptions()
@@ -158,6 +162,8 @@ enum ArgumentParser {
         case "c": o.cookieJarPath = value
         case "j": o.junkSessionCookies = true
         case "C": try continueAt(value!, &o)
+        case "x": o.proxy = value
+        case "U": o.proxyUser = value
         default: throw UsageError(message: "option -\(flag): is unknown")
         }
     }
@@ -224,6 +230,9 @@ enum ArgumentParser {
         case "--cookie-jar": o.cookieJarPath = try value(argument)
         case "--junk-session-cookies": o.junkSessionCookies = true
         case "--oauth2-bearer": o.bearer = try value(argument)
+        case "--proxy": o.proxy = try value(argument)
+        case "--noproxy": o.noProxy = try value(argument)
+        case "--proxy-user": o.proxyUser = try value(argument)
         case "--retry":
             guard let n = Int(try value(argument)), n >= 0 else { throw UsageError(message: "option --retry: expected a proper numerical parameter") }
             o.retry = n

@@ -65,8 +65,15 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
             setupError = error
             return
         }
+        let proxy: ProxySettings
+        switch Self.proxySettings(options) {
+        case .success(let settings): proxy = settings
+        case .failure(let error):
+            setupError = error
+            return
+        }
         var draft = RequestDraft(method: method, base: nil, target: text, parameters: [:], engineID: 0,
-                                 options: transferOptions(tls: tls), defaultHeaders: defaults)
+                                 options: transferOptions(tls: tls, proxy: proxy), defaultHeaders: defaults)
         var suppressAcceptEncoding = false
         // -b "name=value": curl sends it as the Cookie field (a -H Cookie given too wins).
         if let cookieHeader, !options.headers.contains(where: { $0.name.lowercased() == "cookie" }) {
@@ -143,7 +150,7 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
     }
 
     /// curl's semantics for the deadlines and redirects the flags set.
-    private func transferOptions(tls: TLSConfiguration) -> TransferOptions {
+    private func transferOptions(tls: TLSConfiguration, proxy: ProxySettings) -> TransferOptions {
         var transferOptions = TransferOptions()
         transferOptions.redirects = RedirectPolicy(follow: options.location,
                                                    maxRedirects: options.maxRedirects < 0 ? Int.max : options.maxRedirects,
@@ -167,7 +174,36 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         transferOptions.tls = tls
         transferOptions.cache = cache
         transferOptions.cookies = cookies
+        transferOptions.proxy = proxy
         return transferOptions
+    }
+
+    /// curl's proxy rules: -x for every scheme ("" for none, whatever the environment says),
+    /// else the environment; --noproxy replaces no_proxy; -U replaces the credentials. A proxy
+    /// string that cannot be used is curl's 5 ("unsupported proxy syntax").
+    static func proxySettings(_ options: CommandLineOptions) -> Result<ProxySettings, CourierError> {
+        var settings: ProxySettings
+        do throws(CourierError) {
+            if let text = options.proxy {
+                settings = text.isEmpty ? .direct : .all(try Proxy(parsing: text))
+            } else {
+                settings = ProxySettings.environment()
+                if let problem = settings.problem { throw problem }
+            }
+        } catch {
+            return .failure(error.code == .proxyUnsupported ? error : CourierError(.proxyUnsupported, error.detail))
+        }
+        if let list = options.noProxy { settings.noProxy = NoProxy(list) }
+        if let credentials = options.proxyUser {
+            let (user, password) = credentials.firstIndex(of: ":").map {
+                (String(credentials[..<$0]), String(credentials[credentials.index(after: $0)...]))
+            } ?? (credentials, "")
+            settings.http?.user = user
+            settings.http?.password = password
+            settings.https?.user = user
+            settings.https?.password = password
+        }
+        return .success(settings)
     }
 
     /// curl's --retry: any method (curl does not look at it), 408/429/500/502/503/504 and timeouts;

@@ -14,7 +14,7 @@ enum ExitCode {
         case .invalidURL: return 3
         case .unsupportedScheme: return 1
         case .invalidHeader: return 43
-        case .dnsFailure: return 6
+        case .dnsFailure: return code == .proxyResolve ? 5 : 6
         case .connectFailed: return 7
         case .timeout: return 28
         case .connectionReset: return 56
@@ -40,6 +40,10 @@ enum ExitCode {
             default: return 35
             }
         case .httpStatus: return 22
+        case .proxy:
+            // curl 7.88: an unusable proxy string is 5; a refused, cut or non-HTTP answer to
+            // CONNECT is 56 (its 97, CURLE_PROXY, is for SOCKS handshakes, which Courier lacks).
+            return code == .proxyUnsupported ? 5 : 56
         default: return 1
         }
     }

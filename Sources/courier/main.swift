@@ -44,6 +44,9 @@ Usage: courier [options...] <url>...
  -S, --show-error           Show errors even when silent
  -u, --user <user:password> Basic authentication
      --oauth2-bearer <token> Bearer authentication (RFC 6750)
+ -x, --proxy <[http://]host[:port]> Use this HTTP proxy ("" for none; default: env)
+     --noproxy <list>       Hosts (names, addresses, CIDR; * for all) reached directly
+ -U, --proxy-user <user:password> Proxy Basic credentials
  -b, --cookie <data|file>   Send "name=value; ..." as is, or read cookies from a file
                             (Netscape format, as curl writes); turns the cookie engine on
  -c, --cookie-jar <file>    Write every cookie to <file> after the transfers ('-' is stdout)

@@ -105,4 +105,46 @@ struct ProxyTests {
         let (excepted, _) = await fetch(s.https + "/small") { $0.tls = s.trustTestCA; $0.proxy = settings }
         #expect(excepted.error == nil, "no_proxy hosts are not affected")
     }
+
+    /// curl's -x, --noproxy, -U and the environment, with curl's exit codes (5 for a proxy that
+    /// cannot be resolved or used, 7 for one that cannot be reached, 56 for a refused tunnel).
+    @Test func theCLIsProxyFlags() async throws {
+        let proxy = await s.privateProxy(credentials: "cli:pw")
+        let target = s.nginx + "/small"
+        let cli = CLITests.binary
+        let withUser = try await runProcess(cli, ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-x", proxy, "-U", "cli:pw", target])
+        #expect(withUser.status == 0 && withUser.stdout == "200", "\(withUser.stdout)\(withUser.stderr)")
+        let inURL = try await runProcess(cli, ["-s", "-o", "/dev/null", "-w", "%{http_code}",
+                                               "--proxy", proxy.replacingOccurrences(of: "http://", with: "http://cli:pw@"), target])
+        #expect(inURL.stdout == "200")
+        let without = try await runProcess(cli, ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-x", proxy, target])
+        #expect(without.status == 0 && without.stdout == "407", "the proxy's 407 is a response, as in curl")
+        let environment = ["http_proxy": proxy.replacingOccurrences(of: "http://", with: "http://cli:pw@"), "no_proxy": ""]
+        let fromEnvironment = try await runProcess(cli, ["-s", "-o", "/dev/null", "-w", "%{http_code}", target], environment: environment)
+        #expect(fromEnvironment.stdout == "200")
+        let before = try await log(proxy).count
+        for bypass in [["--noproxy", "*"], ["--noproxy", "127.0.0.1"], ["-x", ""]] {
+            let direct = try await runProcess(cli, ["-s", "-o", "/dev/null", "-w", "%{http_code}"] + bypass + [target], environment: environment)
+            #expect(direct.stdout == "200", "\(bypass)")
+        }
+        #expect(try await log(proxy).count == before, "--noproxy and -x \"\" go direct")
+        let codes: [([String], Int32)] = [
+            (["-x", proxy, "https://localhost:\(s.tlsPorts["valid"]!)/small"], 56),
+            (["-x", "no-such-proxy.invalid:3128", target], 5),
+            (["-x", "socks5://127.0.0.1:1080", target], 5),
+            (["-x", "127.0.0.1:notaport", target], 5),
+            (["-x", "127.0.0.1:1", target], 7),
+        ]
+        for (arguments, code) in codes {
+            let run = try await runProcess(cli, ["-sS"] + arguments)
+            #expect(run.status == code, "\(arguments): \(run.stderr)")
+        }
+    }
+
+    @Test func fromC() async throws {
+        let proxy = await s.privateProxy()
+        let bin = try await CExamples.shared.directory()
+        let c = try await runProcess(bin + "/proxy", [proxy, s.nginx, s.https, s.certs + "/ca.pem"])
+        #expect(c.status == 0, "\(c.stdout)\(c.stderr)")
+    }
 }

@@ -35,9 +35,16 @@ from ._cookies import CookieJar
 
 __all__ = ["Engine", "Cache", "DataCache", "Request", "Response", "StreamedResponse", "FilePart", "Retry", "RetryReason",
            "ChainOutcome", "CookieJar", "Bearer",
-           "CourierError",
+           "CourierError", "E_DNS_PROXY", "E_CONNECT_PROXY", "E_PROXY", "E_PROXY_REFUSED", "E_PROXY_HANDSHAKE",
+           "E_PROXY_CLOSED", "E_PROXY_UNSUPPORTED",
            "HTTPStatusError", "version",
            "queue_width", "set_queue_width", "set_host_limit", "activity", "observe_activity", "shutdown"]
+
+#: The proxy's own failures (CourierError.code): its name did not resolve, it could not be
+#: reached, it refused the CONNECT tunnel (the status is in the message), its answer to CONNECT
+#: was not HTTP, it closed before answering, or it is not an http:// proxy.
+from ._native import (E_DNS_PROXY, E_CONNECT_PROXY, E_PROXY, E_PROXY_REFUSED, E_PROXY_HANDSHAKE,  # noqa: E402
+                      E_PROXY_CLOSED, E_PROXY_UNSUPPORTED)
 
 PRIORITIES = {"very_low": 0, "low": 1, "normal": 2, "high": 3, "very_high": 4}
 TIMEOUTS = {"queue": 1, "connect": 2, "first_byte": 3, "idle": 4, "total": 5}
@@ -384,16 +391,32 @@ def _progress_trampoline(_request, direction, done, total, user):
 _live_streams = set()
 
 
+def _text(value):
+    """A str for a C string argument (None stays NULL)."""
+    return None if value is None else str(value).encode()
+
+
+def _proxy_argument(proxy, trust_env):
+    """courier_engine_set_proxy's proxy: the given one, else the environment's (NULL), or none ("")."""
+    if proxy is not None:
+        return _text(proxy)
+    return None if trust_env else b""
+
+
 class Engine:
     """Requests to one API: a base URL (``"http://127.0.0.1:8080/v1"``), default headers, the
     statuses that count as success. Use as a context manager, or call ``close()``."""
 
     def __init__(self, base=None, headers=None, accepted_status=None, cache=None, cache_dir=None, cache_memory=None,
-                 cookies=None):
+                 cookies=None, proxy=None, no_proxy=None, trust_env=True):
         """``cache``: a Cache to share with other engines; or ``cache_dir`` and/or
         ``cache_memory`` (bytes) for a cache of the engine's own. Without any, nothing is cached.
         ``cookies``: a CookieJar every request of the engine uses (a request's own ``cookies=``
-        wins)."""
+        wins). ``proxy``: an HTTP proxy for every scheme, in curl's syntax
+        (``"http://user:pass@host:3128"``; https goes through a CONNECT tunnel, still verified
+        against the origin); without one the environment's (``http_proxy``, ``https_proxy``,
+        ``all_proxy``, ``no_proxy``, curl's rules) unless ``trust_env=False``. ``no_proxy``: hosts
+        reached directly (names, addresses, CIDR networks, ``"*"``), replacing the environment's."""
         self._handle = None
         #: The engine's CookieJar, or None.
         self.cookies = cookies
@@ -421,6 +444,12 @@ class Engine:
         if accepted_status is not None:
             low, high = accepted_status
             _check(lib.courier_engine_set_accepted_status(handle, low, high))
+        if proxy is not None or no_proxy is not None or not trust_env:
+            try:
+                _check(lib.courier_engine_set_proxy(handle, _proxy_argument(proxy, trust_env), _text(no_proxy)))
+            except BaseException:
+                self.close()
+                raise
 
     def close(self):
         """Cancels the engine's requests in flight and releases it."""
@@ -445,7 +474,7 @@ class Engine:
                timeouts=None, priority=None, follow_redirects=True, max_redirects=None, decompress=True,
                max_body=None, output=None, verify=True, cafile=None, pins=None, cache=None, coalesce=None,
                files=None, content=None, content_length=None, resume=None, resume_attempts=0, expect_continue=None,
-               rate_limit=None, retry=None, cookies=None, auth=None):
+               rate_limit=None, retry=None, cookies=None, auth=None, proxy=None, no_proxy=None):
         """Options beyond httpx's: ``files=`` a multipart form streamed from disk (see
         ``apply_files``); ``content=`` bytes, a str, a path-backed file (streamed from disk), any
         iterable of bytes, or an async iterable with ``fetch``/``stream_async`` (sent chunked
@@ -453,7 +482,9 @@ class Engine:
         download (continued from ``<path>.courier-partial`` by any later call, up to
         ``resume_attempts`` times within this one); ``expect_continue`` "auto", "always" or
         "never"; ``rate_limit`` most bytes per second each way; ``retry`` a ``Retry`` (or a count);
-        ``cookies`` a CookieJar; ``auth`` ``(user, password)`` for Basic or ``Bearer(token)``."""
+        ``cookies`` a CookieJar; ``auth`` ``(user, password)`` for Basic or ``Bearer(token)``;
+        ``proxy`` this request's proxy (``""`` for none) and ``no_proxy`` its exceptions, as on
+        the engine."""
         if not self._handle:
             raise CourierError(_native.E_MISUSE, "the engine is closed")
         handle = _native.request_p()
@@ -517,6 +548,8 @@ class Engine:
                     apply(lib.courier_request_set_basic_auth(handle, str(auth[0]).encode(), str(auth[1]).encode()))
                 else:
                     raise CourierError(_native.E_INVALID_ARGUMENT, "auth is (user, password) or courier.Bearer(token)")
+            if proxy is not None or no_proxy is not None:
+                apply(lib.courier_request_set_proxy(handle, _text(proxy), _text(no_proxy)))
             jar = cookies if cookies is not None else self.cookies
             if jar is not None:
                 apply(lib.courier_request_set_cookiejar(handle, jar._handle))

@@ -41,6 +41,13 @@ E_TIMEOUT = 8
 E_CANCELLED = 18
 E_HTTP_STATUS = 24
 E_NOT_FOUND = 25
+E_DNS_PROXY = 6 | (1 << 8)
+E_CONNECT_PROXY = 7 | (1 << 8)
+E_PROXY = 29
+E_PROXY_REFUSED = E_PROXY | (1 << 8)
+E_PROXY_HANDSHAKE = E_PROXY | (2 << 8)
+E_PROXY_CLOSED = E_PROXY | (3 << 8)
+E_PROXY_UNSUPPORTED = E_PROXY | (4 << 8)
 
 _SIGNATURES = {
     "courier_version_number": (c_int, []),
@@ -60,6 +67,8 @@ _SIGNATURES = {
     "courier_engine_fd": (c_int, [engine_p]),
     "courier_engine_next_done": (c_int, [engine_p, P(request_p), P(response_p), P(c_int)]),
     "courier_engine_set_cache": (c_int, [engine_p, cache_p]),
+    "courier_engine_set_proxy": (c_int, [engine_p, c_char_p, c_char_p]),
+    "courier_request_set_proxy": (c_int, [request_p, c_char_p, c_char_p]),
     "courier_cache_create": (c_int, [c_char_p, c_int64, c_int64, P(cache_p)]),
     "courier_cache_destroy": (None, [cache_p]),
     "courier_cache_stat": (c_int, [cache_p, c_int, P(c_int64)]),
