@@ -28,6 +28,9 @@ public final class Engine: Sendable {
         /// The HTTP cache GET responses are stored in and answered from; nil (the default) caches
         /// nothing. Engines may share one.
         public var cache: Cache? = nil
+        /// Credentials for the engine's requests, refreshed once for all of them when the origin
+        /// answers 401 (or a proxy 407); nil: a refusal is the result.
+        public var authenticator: Authenticator? = nil
 
         /// The defaults.
         public init() {}
@@ -98,17 +101,19 @@ public final class Engine: Sendable {
             return Operation(method: method, base: nil, target: path, parameters: params, engineID: id,
                              options: configuration.options, acceptableStatus: configuration.acceptableStatus,
                              defaultHeaders: defaultHeaders, callbackQueue: callbackQueue,
-                             presetError: baseURLError ?? CourierError(.invalidURL, "the engine has no host; use operation(urlString:)"))
+                             presetError: baseURLError ?? CourierError(.invalidURL, "the engine has no host; use operation(urlString:)"),
+                             authenticator: configuration.authenticator)
         }
         return Operation(method: method, base: baseURL, target: target, parameters: params, engineID: id,
                          options: configuration.options, acceptableStatus: configuration.acceptableStatus,
-                         defaultHeaders: defaultHeaders, callbackQueue: callbackQueue)
+                         defaultHeaders: defaultHeaders, callbackQueue: callbackQueue, authenticator: configuration.authenticator)
     }
 
     /// An operation for a full URL (which may be on another host than the engine's).
     public func operation(urlString: String, params: [String: String] = [:], method: HTTPMethod = .get) -> Operation {
         Operation(method: method, base: nil, target: urlString, parameters: params, engineID: id, options: configuration.options,
-                  acceptableStatus: configuration.acceptableStatus, defaultHeaders: defaultHeaders, callbackQueue: callbackQueue)
+                  acceptableStatus: configuration.acceptableStatus, defaultHeaders: defaultHeaders, callbackQueue: callbackQueue,
+                  authenticator: configuration.authenticator)
     }
 
     /// Puts an operation in the shared queue; its handlers report the outcome. Enqueueing the same

@@ -196,6 +196,8 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
     @exclusivity(unchecked) private var waiters: Waiters?
     /// Set when the transfer finished after retries (nil otherwise: one pointer to destroy).
     @exclusivity(unchecked) private var _retryLog: [RetryReason]?
+    /// The engine's authenticator and this request's dealings with it; nil without one.
+    @exclusivity(unchecked) private var challenge: ChallengeState?
 
     /// The outcome once finished (call with `lock` held).
     private var outcome: Result<Response, CourierError>? {
@@ -207,11 +209,12 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
     /// The designated initializer, for `Engine`.
     init(method: HTTPMethod, base: CourierURL?, target: String, parameters: [String: String], engineID: Int,
          options: TransferOptions, acceptableStatus: Range<Int>, defaultHeaders: HTTPHeaders,
-         callbackQueue: CallbackQueue, presetError: CourierError? = nil) {
+         callbackQueue: CallbackQueue, presetError: CourierError? = nil, authenticator: Authenticator? = nil) {
         draft = RequestDraft(method: method, base: base, target: target, parameters: parameters, engineID: engineID,
                              options: options, defaultHeaders: defaultHeaders, presetError: presetError)
         self.acceptableStatus = acceptableStatus
         self.callbackQueue = callbackQueue
+        if let authenticator { challenge = ChallengeState(authenticator) }
     }
 
     /// Creates a stand-alone operation with default settings, for use without an engine
@@ -329,6 +332,7 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
             return !uploadHandlers.isEmpty || !downloadHandlers.isEmpty
         }
         guard let wantsProgress else { return }
+        if let challenge { challenge.sent = draft.adoptCurrent(from: challenge.authenticator) }
         switch draft.makeTransfer() {
         case .failure(let error):
             complete(.failure(error), response: nil)
@@ -647,6 +651,30 @@ extension Operation: TransferDelegate {
     }
 
     package func transferDidComplete(_ transfer: Transfer) {
+        if let challenge, !challenge.replayed, let refused = Challenge.of(transfer),
+           lock.withLock({ waiters?.bodyChannel == nil }) {
+            challenge.replayed = true
+            let sent = refused.isProxy ? challenge.sent.1 : challenge.sent.0
+            challenge.authenticator.challenged(refused, sentGeneration: sent) { [self] credentials in
+                guard let credentials, draft.adopt(credentials, forProxy: refused.isProxy) else {
+                    conclude(transfer)
+                    return
+                }
+                // The refusal is dropped (a download's staged file with it) and the request goes again.
+                if transfer.sinkHasFiles { _ = transfer.finishSink(succeeded: false) }
+                lock.withLock {
+                    _transfer = nil
+                    _state = .ready
+                }
+                start()
+            }
+            return
+        }
+        conclude(transfer)
+    }
+
+    /// Reports how `transfer` ended.
+    private func conclude(_ transfer: Transfer) {
         if transfer.retries > 0 {
             let reasons = transfer.machine.retryReasons
             lock.withLock { _retryLog = reasons }
@@ -665,4 +693,13 @@ extension Operation: TransferDelegate {
             complete(.success(response!), response: response, onLoopThread: onLoop)
         }
     }
+}
+
+/// An operation's dealings with its engine's `Authenticator`: the generations of the credentials
+/// it was sent with (origin, proxy) and whether it already replayed after a refusal.
+private final class ChallengeState: @unchecked Sendable {
+    let authenticator: Authenticator
+    var sent = (0, 0)
+    var replayed = false
+    init(_ authenticator: Authenticator) { self.authenticator = authenticator }
 }

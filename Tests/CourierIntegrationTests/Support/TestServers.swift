@@ -119,6 +119,11 @@ final class TestServers: @unchecked Sendable {
         await privateServer("cookie_server.py")
     }
 
+    /// Starts a token server (Tests/Servers/token_server.py) for one test.
+    func privateTokenServer() async -> String {
+        await privateServer("token_server.py")
+    }
+
     /// Starts an HTTP proxy (Tests/Servers/http_proxy.py) for one test; with `credentials`
     /// ("user:password") it answers 407 to requests without them.
     func privateProxy(credentials: String? = nil) async -> String {
