@@ -667,6 +667,24 @@ int courier_request_set_cookiejar(courier_request *request, courier_cookiejar *j
 int courier_engine_set_proxy(courier_engine *engine, const char *proxy, const char *no_proxy);
 int courier_request_set_proxy(courier_request *request, const char *proxy, const char *no_proxy);
 
+/* Auth challenges. Requests of the engine (created afterwards, without an Authorization of their
+ * own) send `initial` ("Bearer <token>" or "Basic <base64 of user:password>"; NULL for none).
+ * When the origin answers 401, or a proxy 407, `challenge` is asked for new credentials and the
+ * request is sent once more with them; however many requests are refused at once, it runs ONCE,
+ * and they all replay with its answer; later requests start with it. It runs on a thread of its
+ * own (not Courier's loop: it may block, and may perform requests itself, e.g. to a token
+ * endpoint), one call at a time. It gets the status, the refused URL, the WWW-Authenticate (or
+ * Proxy-Authenticate) values joined with ", " ("" for a refused CONNECT), and is_proxy; it
+ * returns 1 after writing the new value (as `initial`, NUL-terminated, at most `capacity` bytes
+ * with the NUL) to `credentials`, or 0 to let the refusal be the result (as does a value that is
+ * not Bearer or Basic; a proxy takes Basic only). A replayed request refused again gets its
+ * response. Requests with a write or head callback are not replayed. NULL `challenge` removes
+ * the authenticator. COURIER_E_INVALID_ARGUMENT for a malformed `initial`. Thread safety: as
+ * courier_engine_set_accepted_status. */
+typedef int (*courier_challenge_fn)(void *user, int status, const char *url, const char *challenges, int is_proxy,
+                                    char *credentials, size_t capacity);
+int courier_engine_set_authenticator(courier_engine *engine, const char *initial, courier_challenge_fn challenge, void *user);
+
 /* Groups (OCNet's group queue): requests that run together through the shared queue (its width
  * still bounds them) and end with one completion. COURIER_GROUP_ALL_SETTLED waits for every
  * member; COURIER_GROUP_FAIL_FAST cancels the others at the first failure. The group does not own

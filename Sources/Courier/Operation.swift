@@ -694,12 +694,3 @@ extension Operation: TransferDelegate {
         }
     }
 }
-
-/// An operation's dealings with its engine's `Authenticator`: the generations of the credentials
-/// it was sent with (origin, proxy) and whether it already replayed after a refusal.
-private final class ChallengeState: @unchecked Sendable {
-    let authenticator: Authenticator
-    var sent = (0, 0)
-    var replayed = false
-    init(_ authenticator: Authenticator) { self.authenticator = authenticator }
-}

@@ -21,6 +21,8 @@ final class CEngine: @unchecked Sendable {
     /// What requests created from now on start with: the defaults, and the cache
     /// (courier_engine_set_cache) in one shared box, so a request's options cost nothing to make.
     @exclusivity(unchecked) var options = TransferOptions()
+    /// courier_engine_set_authenticator: what answers 401 and 407 for requests created from now on.
+    @exclusivity(unchecked) var authenticator: Authenticator?
     /// An eventfd whose counter is non-zero exactly while `completed` is not empty.
     let completionFD: Int32
     private let lock = Lock()

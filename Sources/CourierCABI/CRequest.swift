@@ -57,10 +57,14 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
     /// Outcome of a blocking `courier_request_perform`.
     @exclusivity(unchecked) private var waitResult: (response: OpaquePointer?, code: Int32) = (nil, 0)
 
+    /// The engine's authenticator and this request's dealings with it; nil without one.
+    @exclusivity(unchecked) private var challenge: ChallengeState?
+
     init(engine: CEngine, draft: consuming RequestDraft, acceptedStatus: Range<Int>) {
         self.engine = engine
         self.draft = draft
         self.acceptedStatus = acceptedStatus
+        if let authenticator = engine.authenticator { challenge = ChallengeState(authenticator) }
     }
 
     var isFreed: Bool { lock.withLock { freed } }
@@ -89,6 +93,14 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
         lock.unlock()
         guard first else { return record(CourierError(.misuse, "the request was already sent")) }
         self.delivery = delivery
+        submitDraft()
+        lock.withLock { starting = false }
+        return COURIER_OK
+    }
+
+    /// Builds the transfer from the draft and submits it (first sends, and a challenge's replay).
+    private func submitDraft() {
+        if let challenge { challenge.sent = draft.adoptCurrent(from: challenge.authenticator) }
         switch draft.makeTransfer() {
         case .failure(let error):
             // No I/O happened; reported like any other failure, from the loop thread.
@@ -104,8 +116,6 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
             lock.unlock()
             Runtime.shared.submit(transfer)
         }
-        lock.withLock { starting = false }
-        return COURIER_OK
     }
 
     /// `courier_request_perform`: send and wait (never on the loop thread).
@@ -204,6 +214,21 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
     }
 
     func transferDidComplete(_ transfer: Transfer) {
+        if let challenge, !challenge.replayed, _streams == nil, let refused = Challenge.of(transfer) {
+            challenge.replayed = true
+            let sent = refused.isProxy ? challenge.sent.1 : challenge.sent.0
+            challenge.authenticator.challenged(refused, sentGeneration: sent) { [self] credentials in
+                guard let credentials, !isFreed, draft.adopt(credentials, forProxy: refused.isProxy) else {
+                    let deferred = UncheckedSendable((self, transfer))
+                    Runtime.shared.executeOrRunHere { deferred.value.0.deliver(deferred.value.1, error: nil) }
+                    return
+                }
+                // The refusal is dropped (a download's staged file with it) and the request goes again.
+                if transfer.sinkHasFiles { _ = transfer.finishSink(succeeded: false) }
+                submitDraft()
+            }
+            return
+        }
         lock.lock()
         let deferToLoop = starting
         lock.unlock()

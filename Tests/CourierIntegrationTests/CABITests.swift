@@ -196,7 +196,8 @@ struct CABITests {
                                                         "COURIER_TEST_CERTS": s.certs, "COURIER_TEST_STREAM": s.stream,
                                                         "COURIER_TEST_RETRY": await s.privateRetryServer(),
                                                         "COURIER_TEST_COOKIES": await s.privateCookieServer(),
-                                                        "COURIER_TEST_PROXY": await s.privateProxy()],
+                                                        "COURIER_TEST_PROXY": await s.privateProxy(),
+                                                        "COURIER_TEST_TOKENS": await s.privateTokenServer()],
                                           directory: TestServers.packageRoot)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("OK"), "\(result.stderr)")
@@ -386,7 +387,7 @@ actor CExamples {
             + [("scenarios", root + "/Tests/CPrograms/scenarios.c"), ("streams", root + "/Tests/CPrograms/streams.c"),
                ("retry", root + "/Tests/CPrograms/retry.c"), ("group", root + "/Tests/CPrograms/group.c"),
                ("cookies", root + "/Tests/CPrograms/cookies.c"), ("auth", root + "/Tests/CPrograms/auth.c"),
-               ("proxy", root + "/Tests/CPrograms/proxy.c")]
+               ("proxy", root + "/Tests/CPrograms/proxy.c"), ("challenge", root + "/Tests/CPrograms/challenge.c")]
         for (example, source) in programs {
             let result = try await runProcess("/usr/bin/env", [compiler, "-std=c11", "-D_DEFAULT_SOURCE", "-Wall", "-Wextra", "-Werror", "-g",
                                                                "-I", root + "/include", source,

@@ -9,6 +9,25 @@ public enum Authorization: Sendable, Hashable {
     /// RFC 6750: `Bearer token` (an OAuth 2 access token, curl's --oauth2-bearer).
     case bearer(String)
 
+    /// The credentials a field value names: `Basic <base64 of user:password>` or `Bearer <token>`
+    /// (scheme names case-insensitive); nil for anything else (the C ABI and Python pass values).
+    public init?(fieldValue: String) {
+        let parts = fieldValue.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2 else { return nil }
+        let credentials = String(parts[1])
+        switch parts[0].lowercased() {
+        case "bearer":
+            self = .bearer(credentials)
+        case "basic":
+            guard let decoded = Base64.decode(credentials), let text = String(validating: decoded, as: UTF8.self),
+                  let colon = text.firstIndex(of: ":") else { return nil }
+            self = .basic(user: String(text[..<colon]), password: String(text[text.index(after: colon)...]))
+        default:
+            return nil
+        }
+        if problem != nil { return nil }
+    }
+
     /// The field's value.
     package var fieldValue: String {
         switch self {

@@ -115,4 +115,12 @@ struct ChallengeTests {
         #expect(try await api.send(api.operation(urlString: s.https + "/small")).status == 200, "a refused tunnel's 407")
         #expect(calls.value == 1, "the proxy's credentials, once refreshed, serve later requests")
     }
+
+    @Test func fromC() async throws {
+        let server = await s.privateTokenServer()
+        let bin = try await CExamples.shared.directory()
+        let c = try await runProcess(bin + "/challenge", [server])
+        #expect(c.status == 0, "\(c.stdout)\(c.stderr)")
+        #expect(try await stats(server).issued == 1)
+    }
 }

@@ -32,9 +32,11 @@ from ._retry import Retry, RetryReason
 from . import _compose
 from ._compose import ChainOutcome
 from ._cookies import CookieJar
+from . import _auth
+from ._auth import Bearer, Challenge
 
 __all__ = ["Engine", "Cache", "DataCache", "Request", "Response", "StreamedResponse", "FilePart", "Retry", "RetryReason",
-           "ChainOutcome", "CookieJar", "Bearer",
+           "ChainOutcome", "CookieJar", "Bearer", "Challenge",
            "CourierError", "E_DNS_PROXY", "E_CONNECT_PROXY", "E_PROXY", "E_PROXY_REFUSED", "E_PROXY_HANDSHAKE",
            "E_PROXY_CLOSED", "E_PROXY_UNSUPPORTED",
            "HTTPStatusError", "version",
@@ -69,16 +71,6 @@ class CourierError(Exception):
         self.primary = code & 0xFF
         self.response = response
         super().__init__("%s (code %d)" % (message or strerror(code), code))
-
-
-class Bearer:
-    """``auth=courier.Bearer(token)``: an ``Authorization: Bearer`` field (RFC 6750)."""
-
-    def __init__(self, token):
-        self.token = token
-
-    def __repr__(self):
-        return "Bearer(...)"
 
 
 class HTTPStatusError(CourierError):
@@ -128,7 +120,7 @@ class Observation:
             try:
                 function(running, queued)
             except BaseException:  # never into C
-                sys.unraisablehook(_Unraisable(sys.exc_info(), function))
+                _report_unraisable(sys.exc_info(), function)
         self._trampoline = _native.ACTIVITY_FN(trampoline)  # must outlive the registration
         token = ctypes.c_int()
         _check(lib.courier_queue_observe(self._trampoline, None, ctypes.byref(token)))
@@ -169,6 +161,17 @@ class _Unraisable:
         self.exc_type, self.exc_value, self.exc_traceback = info
         self.err_msg = "Exception ignored in a Courier callback"
         self.object = obj
+
+
+def _report_unraisable(info, obj):
+    """Reports a callback's exception through sys.unraisablehook (CPython's own hook accepts
+    only its internal argument type, so with it the report is printed the same way by hand)."""
+    if sys.unraisablehook is sys.__unraisablehook__:
+        import traceback
+        print("Exception ignored in a Courier callback: %r" % (obj,), file=sys.stderr)
+        traceback.print_exception(*info, file=sys.stderr)
+    else:
+        sys.unraisablehook(_Unraisable(info, obj))
 
 
 class Cache:
@@ -331,7 +334,7 @@ class Request:
                 self._callback(response, None)
         except BaseException as error:  # never into C
             self.exception = error
-            sys.unraisablehook(_Unraisable(sys.exc_info(), self._callback))
+            _report_unraisable(sys.exc_info(), self._callback)
 
     def _finish(self, response_handle, code):
         response = Response(response_handle) if response_handle else None
@@ -344,7 +347,7 @@ class Request:
                 self._callback(response, self.error)
         except BaseException as error:  # never into C
             self.exception = error
-            sys.unraisablehook(_Unraisable(sys.exc_info(), self._callback))
+            _report_unraisable(sys.exc_info(), self._callback)
         finally:
             self._done.set()
 
@@ -383,7 +386,7 @@ def _progress_trampoline(_request, direction, done, total, user):
         request._progress("upload" if direction == 0 else "download", done, None if total < 0 else total)
     except BaseException as error:
         request.exception = error
-        sys.unraisablehook(_Unraisable(sys.exc_info(), request._progress))
+        _report_unraisable(sys.exc_info(), request._progress)
 
 
 # Streamed responses in flight: kept alive (their ctypes callbacks with them) until the library's
@@ -408,7 +411,7 @@ class Engine:
     statuses that count as success. Use as a context manager, or call ``close()``."""
 
     def __init__(self, base=None, headers=None, accepted_status=None, cache=None, cache_dir=None, cache_memory=None,
-                 cookies=None, proxy=None, no_proxy=None, trust_env=True):
+                 cookies=None, proxy=None, no_proxy=None, trust_env=True, auth=None, on_challenge=None):
         """``cache``: a Cache to share with other engines; or ``cache_dir`` and/or
         ``cache_memory`` (bytes) for a cache of the engine's own. Without any, nothing is cached.
         ``cookies``: a CookieJar every request of the engine uses (a request's own ``cookies=``
@@ -416,7 +419,12 @@ class Engine:
         (``"http://user:pass@host:3128"``; https goes through a CONNECT tunnel, still verified
         against the origin); without one the environment's (``http_proxy``, ``https_proxy``,
         ``all_proxy``, ``no_proxy``, curl's rules) unless ``trust_env=False``. ``no_proxy``: hosts
-        reached directly (names, addresses, CIDR networks, ``"*"``), replacing the environment's."""
+        reached directly (names, addresses, CIDR networks, ``"*"``), replacing the environment's.
+        ``on_challenge``: called with a ``Challenge`` when the origin answers 401 (or a proxy
+        407); it returns new credentials (``Bearer(token)`` or ``(user, password)``) and the
+        request is sent once more with them, or None to keep the refusal. However many requests
+        are refused at once it runs once, on a thread of Courier's (it may block and send
+        requests); ``auth`` is what requests send until then, and the refreshed credentials after."""
         self._handle = None
         #: The engine's CookieJar, or None.
         self.cookies = cookies
@@ -444,6 +452,18 @@ class Engine:
         if accepted_status is not None:
             low, high = accepted_status
             _check(lib.courier_engine_set_accepted_status(handle, low, high))
+        if on_challenge is not None:
+            callback = _auth.challenge_callback(on_challenge, _report_unraisable)
+            # Kept for the process's life: a refresh may still be running when the engine goes.
+            _auth.keep_alive.append(callback)
+            initial = _auth.field_value(auth)
+            code = lib.courier_engine_set_authenticator(handle, initial.encode() if initial else None, callback, None)
+            if code:
+                self.close()
+                raise _error(code, "auth")
+        elif auth is not None:
+            self.close()
+            raise CourierError(_native.E_INVALID_ARGUMENT, "an engine's auth= goes with on_challenge= (a request takes auth= alone)")
         if proxy is not None or no_proxy is not None or not trust_env:
             try:
                 _check(lib.courier_engine_set_proxy(handle, _proxy_argument(proxy, trust_env), _text(no_proxy)))

@@ -25,6 +25,7 @@ WRITE_FN = ctypes.CFUNCTYPE(c_size_t, c_void_p, c_size_t, c_void_p)
 READ_FN = ctypes.CFUNCTYPE(c_int64, c_void_p, c_size_t, c_void_p)
 HEAD_FN = ctypes.CFUNCTYPE(None, request_p, response_p, c_void_p)
 RETRY_FN = ctypes.CFUNCTYPE(c_int, request_p, c_int, c_int, c_int, c_void_p)
+CHALLENGE_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_int, c_char_p, c_char_p, c_int, ctypes.POINTER(ctypes.c_char), c_size_t)
 group_p = c_void_p
 cookiejar_p = c_void_p
 
@@ -68,6 +69,7 @@ _SIGNATURES = {
     "courier_engine_next_done": (c_int, [engine_p, P(request_p), P(response_p), P(c_int)]),
     "courier_engine_set_cache": (c_int, [engine_p, cache_p]),
     "courier_engine_set_proxy": (c_int, [engine_p, c_char_p, c_char_p]),
+    "courier_engine_set_authenticator": (c_int, [engine_p, c_char_p, CHALLENGE_FN, c_void_p]),
     "courier_request_set_proxy": (c_int, [request_p, c_char_p, c_char_p]),
     "courier_cache_create": (c_int, [c_char_p, c_int64, c_int64, P(cache_p)]),
     "courier_cache_destroy": (None, [cache_p]),

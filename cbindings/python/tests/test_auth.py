@@ -1,8 +1,10 @@
 """Basic and Bearer authentication through the Python binding, against the scripted server's
 /echo (COURIER_TEST_SCRIPTED). Started by the Swift suite like test_courier.py."""
 
+import asyncio
 import json
 import os
+import time
 import sys
 import unittest
 
@@ -10,6 +12,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import courier  # noqa: E402
 
 SCRIPTED = os.environ["COURIER_TEST_SCRIPTED"]
+TOKENS = os.environ["COURIER_TEST_TOKENS"]
 
 
 def authorization(response):
@@ -30,6 +33,42 @@ class AuthTests(unittest.TestCase):
                 engine.get("/echo", auth=courier.Bearer("bad\r\ntoken"))
             with self.assertRaises(courier.CourierError):
                 engine.get("/echo", auth="user:pass")
+
+
+class ChallengeTests(unittest.TestCase):
+    def test_refused_requests_share_one_refresh(self):
+        calls = []
+
+        def refresh(challenge):
+            calls.append(challenge)
+            time.sleep(0.1)
+            with courier.Engine(TOKENS) as tokens:
+                return courier.Bearer(tokens.get("/token").text)
+
+        async def many(engine):
+            return await asyncio.gather(*[engine.fetch("GET", "/protected") for _ in range(20)])
+
+        with courier.Engine(TOKENS, auth=courier.Bearer("expired"), on_challenge=refresh) as engine:
+            responses = asyncio.run(many(engine))
+            self.assertEqual([r.status for r in responses], [200] * 20)
+            self.assertEqual(len(calls), 1)
+            self.assertEqual((calls[0].status, calls[0].is_proxy), (401, False))
+            self.assertIn('Bearer realm="test"', calls[0].schemes)
+            self.assertEqual(engine.get("/protected").status, 200)
+        self.assertEqual(len(calls), 1, "later requests start with the refreshed token")
+
+    def test_declining_or_failing_keeps_the_401(self):
+        reported = []
+        previous, sys.unraisablehook = sys.unraisablehook, reported.append
+        try:
+            for refresh in (lambda challenge: None, lambda challenge: 1 / 0):
+                with courier.Engine(TOKENS, on_challenge=refresh, accepted_status=(200, 500)) as engine:
+                    self.assertEqual(engine.get("/protected").status, 401)
+        finally:
+            sys.unraisablehook = previous
+        self.assertEqual([r.exc_type for r in reported], [ZeroDivisionError], "the failing refresh was reported")
+        with self.assertRaises(courier.CourierError):
+            courier.Engine(TOKENS, auth=courier.Bearer("x"))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,122 @@
+/*
+ * challenge: an engine's authenticator from C against Tests/Servers/token_server.py: twenty
+ * requests refused at once share one call of the challenge callback (which itself fetches a new
+ * token with courier_request_perform, on the thread Courier runs it on), then all succeed; a
+ * callback that declines lets the 401 be the result. Exits 0 when every check holds.
+ *
+ *   challenge BASE_URL
+ */
+#include <courier.h>
+
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+
+static int failures = 0;
+
+#define CHECK(condition, ...)                                   \
+    do {                                                        \
+        if (!(condition)) {                                     \
+            fprintf(stderr, "challenge.c:%d: ", __LINE__);      \
+            fprintf(stderr, __VA_ARGS__);                       \
+            fputc('\n', stderr);                                \
+            failures++;                                         \
+        }                                                       \
+    } while (0)
+
+struct context {
+    const char *base;
+    int calls;
+    int last_status;
+    int saw_challenge;
+};
+
+/* Fetches /token and answers "Bearer <token>". */
+static int refresh(void *user, int status, const char *url, const char *challenges, int is_proxy,
+                   char *credentials, size_t capacity) {
+    struct context *context = user;
+    context->calls++;
+    context->last_status = status;
+    context->saw_challenge = strstr(challenges, "Bearer realm=\"test\"") != NULL && strstr(url, "/protected") != NULL && !is_proxy;
+    char token_url[512];
+    snprintf(token_url, sizeof token_url, "%s/token", context->base);
+    courier_request *request = NULL;
+    courier_response *response = NULL;
+    int ok = 0;
+    if (courier_request_create(NULL, "GET", token_url, &request) == COURIER_OK
+        && courier_request_perform(request, &response) == COURIER_OK) {
+        size_t length = 0;
+        const char *token = (const char *)courier_response_body(response, &length);
+        ok = snprintf(credentials, capacity, "Bearer %.*s", (int)length, token) < (int)capacity;
+    }
+    courier_response_free(response);
+    courier_request_free(request);
+    return ok;
+}
+
+static int decline(void *user, int status, const char *url, const char *challenges, int is_proxy,
+                   char *credentials, size_t capacity) {
+    (void)status; (void)url; (void)challenges; (void)is_proxy; (void)credentials; (void)capacity;
+    ((struct context *)user)->calls++;
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) {
+        fprintf(stderr, "usage: challenge BASE_URL\n");
+        return 2;
+    }
+    struct context context = {argv[1], 0, 0, 0};
+    courier_engine *engine = NULL;
+    CHECK(courier_engine_create(argv[1], &engine) == COURIER_OK, "engine");
+    CHECK(courier_engine_set_authenticator(engine, "Nonsense", refresh, &context) == COURIER_E_INVALID_ARGUMENT, "bad initial");
+    CHECK(courier_engine_set_authenticator(engine, "Bearer expired", refresh, &context) == COURIER_OK, "authenticator");
+    CHECK(courier_engine_set_authenticator(NULL, NULL, refresh, NULL) == COURIER_E_MISUSE, "NULL engine");
+
+    enum { COUNT = 20 };
+    for (int i = 0; i < COUNT; i++) {
+        courier_request *request = NULL;
+        CHECK(courier_request_create(engine, i % 2 ? "POST" : "GET", "/protected", &request) == COURIER_OK, "create");
+        if (i % 2) courier_request_set_body(request, "data", 4);
+        CHECK(courier_request_enqueue(request) == COURIER_OK, "enqueue");
+    }
+    struct pollfd pfd = {courier_engine_fd(engine), POLLIN, 0};
+    int done = 0, succeeded = 0;
+    while (done < COUNT && poll(&pfd, 1, 20000) > 0) {
+        courier_request *request = NULL;
+        courier_response *response = NULL;
+        int code = 0;
+        while (courier_engine_next_done(engine, &request, &response, &code) == COURIER_OK) {
+            if (code == COURIER_OK && courier_response_status(response) == 200) succeeded++;
+            else fprintf(stderr, "  request: %d %s\n", code, courier_request_errmsg(request));
+            courier_response_free(response);
+            courier_request_free(request);
+            done++;
+        }
+    }
+    CHECK(done == COUNT && succeeded == COUNT, "%d of %d done, %d succeeded", done, COUNT, succeeded);
+    CHECK(context.calls == 1, "one refresh for all of them, not %d", context.calls);
+    CHECK(context.last_status == 401 && context.saw_challenge, "the challenge's status, URL and WWW-Authenticate");
+
+    /* Declined: the 401 is the result, without a replay. */
+    courier_engine *other = NULL;
+    struct context declined = {argv[1], 0, 0, 0};
+    CHECK(courier_engine_create(argv[1], &other) == COURIER_OK, "engine");
+    CHECK(courier_engine_set_authenticator(other, NULL, decline, &declined) == COURIER_OK, "authenticator");
+    courier_request *request = NULL;
+    courier_response *response = NULL;
+    CHECK(courier_request_create(other, "GET", "/protected", &request) == COURIER_OK, "create");
+    CHECK(courier_request_perform(request, &response) == COURIER_E_HTTP_STATUS && courier_response_status(response) == 401, "the 401");
+    CHECK(declined.calls == 1, "asked once");
+    courier_response_free(response);
+    courier_request_free(request);
+    courier_engine_destroy(other);
+    courier_engine_destroy(engine);
+
+    if (failures) {
+        fprintf(stderr, "challenge: %d check(s) failed\n", failures);
+        return 1;
+    }
+    printf("challenge: all checks passed\n");
+    return 0;
+}
