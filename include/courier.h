@@ -80,6 +80,7 @@ extern "C" {
 #define COURIER_E_RANGE                28   /* a download could not be resumed: the server did not
                                                honour the byte range asked for (curl's 33) */
 #define COURIER_E_PROXY                29   /* the proxy would not or could not open a tunnel */
+#define COURIER_E_REJECTED             30   /* an engine hook turned the request into a failure */
 
 /* Details, in bits 8 and up of their family. */
 #define COURIER_E_TIMEOUT_QUEUE        (COURIER_E_TIMEOUT | (1 << 8))
@@ -116,6 +117,7 @@ extern "C" {
 #define COURIER_E_TLS_CA_FILE          (COURIER_E_TLS | (9 << 8))
 #define COURIER_E_TLS_REJECTED         (COURIER_E_TLS | (10 << 8))
 #define COURIER_E_TLS_TRUNCATED        (COURIER_E_TLS | (11 << 8))
+#define COURIER_E_REDIRECT_REFUSED     (COURIER_E_REDIRECT_REJECTED | (4 << 8))   /* by a redirect hook */
 #define COURIER_E_DNS_PROXY            (COURIER_E_DNS | (1 << 8))     /* the proxy's name (curl's 5) */
 #define COURIER_E_CONNECT_PROXY        (COURIER_E_CONNECT | (1 << 8))
 #define COURIER_E_PROXY_REFUSED        (COURIER_E_PROXY | (1 << 8))   /* CONNECT answered with non-2xx;

@@ -31,6 +31,8 @@ public final class Engine: Sendable {
         /// Credentials for the engine's requests, refreshed once for all of them when the origin
         /// answers 401 (or a proxy 407); nil: a refusal is the result.
         public var authenticator: Authenticator? = nil
+        /// Where the application steps into every request of the engine (see `EngineHooks`).
+        public var hooks = EngineHooks()
 
         /// The defaults.
         public init() {}
@@ -53,6 +55,8 @@ public final class Engine: Sendable {
     /// The settings.
     public let configuration: Configuration
     let callbackQueue: CallbackQueue
+    /// The configuration's hooks, nil when none is set (operations then carry nothing).
+    private let hooks: EngineHooks?
 
     /// An engine for `host`, which may be a bare host ("api.example.com", "localhost:8080") or a
     /// URL with scheme, port and API path ("http://127.0.0.1:8080/v1").
@@ -89,6 +93,7 @@ public final class Engine: Sendable {
         self.configuration = configuration
         self.baseURLError = baseURLError
         basePath = RequestDraft.basePath(of: baseURL)
+        hooks = configuration.hooks.isEmpty ? nil : configuration.hooks
         callbackQueue = configuration.callbackQueue ?? .dispatch(DispatchQueue(label: "courier.engine.\(id)"))
     }
 
@@ -102,18 +107,18 @@ public final class Engine: Sendable {
                              options: configuration.options, acceptableStatus: configuration.acceptableStatus,
                              defaultHeaders: defaultHeaders, callbackQueue: callbackQueue,
                              presetError: baseURLError ?? CourierError(.invalidURL, "the engine has no host; use operation(urlString:)"),
-                             authenticator: configuration.authenticator)
+                             authenticator: configuration.authenticator, hooks: hooks)
         }
         return Operation(method: method, base: baseURL, target: target, parameters: params, engineID: id,
                          options: configuration.options, acceptableStatus: configuration.acceptableStatus,
-                         defaultHeaders: defaultHeaders, callbackQueue: callbackQueue, authenticator: configuration.authenticator)
+                         defaultHeaders: defaultHeaders, callbackQueue: callbackQueue, authenticator: configuration.authenticator, hooks: hooks)
     }
 
     /// An operation for a full URL (which may be on another host than the engine's).
     public func operation(urlString: String, params: [String: String] = [:], method: HTTPMethod = .get) -> Operation {
         Operation(method: method, base: nil, target: urlString, parameters: params, engineID: id, options: configuration.options,
                   acceptableStatus: configuration.acceptableStatus, defaultHeaders: defaultHeaders, callbackQueue: callbackQueue,
-                  authenticator: configuration.authenticator)
+                  authenticator: configuration.authenticator, hooks: hooks)
     }
 
     /// Puts an operation in the shared queue; its handlers report the outcome. Enqueueing the same

@@ -209,9 +209,11 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
     /// The designated initializer, for `Engine`.
     init(method: HTTPMethod, base: CourierURL?, target: String, parameters: [String: String], engineID: Int,
          options: TransferOptions, acceptableStatus: Range<Int>, defaultHeaders: HTTPHeaders,
-         callbackQueue: CallbackQueue, presetError: CourierError? = nil, authenticator: Authenticator? = nil) {
+         callbackQueue: CallbackQueue, presetError: CourierError? = nil, authenticator: Authenticator? = nil,
+         hooks: EngineHooks? = nil) {
         draft = RequestDraft(method: method, base: base, target: target, parameters: parameters, engineID: engineID,
                              options: options, defaultHeaders: defaultHeaders, presetError: presetError)
+        if let hooks { draft.hooks = hooks }
         self.acceptableStatus = acceptableStatus
         self.callbackQueue = callbackQueue
         if let authenticator { challenge = ChallengeState(authenticator) }
@@ -645,6 +647,17 @@ extension Operation: TransferDelegate {
         }
     }
 
+    package func transferWillRedirect(_ transfer: Transfer, status: Int, to hop: inout RedirectHop) -> Bool {
+        guard let decide = draft.hooks?.redirect else { return true }
+        switch decide(Redirect(status: status, from: transfer.url, to: hop.url, method: hop.method)) {
+        case .follow: return true
+        case .refuse: return false
+        case .rewrite(let url):
+            hop.url = url
+            return true
+        }
+    }
+
     package func transferShouldRetry(_ transfer: Transfer, reason: RetryReason, retry: Int) -> Bool {
         guard let handler = draft.retryHandler else { return true }
         return handler(reason, retry)
@@ -679,8 +692,28 @@ extension Operation: TransferDelegate {
             let reasons = transfer.machine.retryReasons
             lock.withLock { _retryLog = reasons }
         }
-        let verdict = TransferVerdict(transfer, accepting: acceptableStatus)
-        let response = verdict.hasResponse ? Response(finished: transfer) : nil
+        let hooks = draft.hooks
+        var judged: Response?
+        let verdict: TransferVerdict
+        if let validate = hooks?.validateResponse {
+            verdict = TransferVerdict(transfer, accepting: acceptableStatus) { finished in
+                let response = Response(finished: finished)
+                judged = response
+                do {
+                    try validate(response)
+                    return nil
+                } catch {
+                    return .rejected(by: error)
+                }
+            }
+        } else {
+            verdict = TransferVerdict(transfer, accepting: acceptableStatus)
+        }
+        let response = judged ?? (verdict.hasResponse ? Response(finished: transfer) : nil)
+        if let observe = hooks?.observeMetrics {
+            observe(CompletedRequest(method: transfer.method, url: transfer.url, status: transfer.status,
+                                     error: verdict.error, metrics: transfer.metrics))
+        }
         if transfer.reportsProgress, transfer.error == nil {
             // The last progress report always says "done", whatever the throttle skipped.
             transferDidProgress(transfer)

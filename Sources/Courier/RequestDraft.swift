@@ -32,6 +32,7 @@ package struct RequestDraft: Sendable {
         var destination: (@Sendable (ResponseHead) -> String?)?
         var resumablePath: String?
         var retryHandler: (@Sendable (RetryReason, Int) -> Bool)?
+        var hooks: EngineHooks?
 
         func copy() -> Extras {
             let copy = Extras()
@@ -47,6 +48,7 @@ package struct RequestDraft: Sendable {
             copy.destination = destination
             copy.resumablePath = resumablePath
             copy.retryHandler = retryHandler
+            copy.hooks = hooks
             return copy
         }
     }
@@ -114,6 +116,12 @@ package struct RequestDraft: Sendable {
     /// "user:password" for HTTP Basic authentication (curl's `-u`), used when the request has no
     /// How the request authenticates (a Basic or Bearer `Authorization` field) when it sets no
     /// Authorization header itself; it wins over `credentials` and the URL's.
+    /// The engine's hooks (nil for none).
+    package var hooks: EngineHooks? {
+        get { extras?.hooks }
+        set { ownExtras().hooks = newValue }
+    }
+
     package var authorization: Authorization? {
         get { extras?.authorization }
         set { ownExtras().authorization = newValue }
@@ -269,10 +277,37 @@ package struct RequestDraft: Sendable {
         if let contentType, !requestHeaders.contains("Content-Type") {
             requestHeaders.add(name: "Content-Type", value: contentType)
         }
+        if let adapt = extras?.hooks?.adaptRequest {
+            return adapted(by: adapt, target: target.authority.withTarget(path: target.path, query: target.query),
+                           headers: requestHeaders, body: requestBody)
+        }
         let transfer = Transfer(authority: target.authority, path: target.path, query: target.query, method: method,
                                 headers: consume requestHeaders, body: requestBody, options: options)
+        return finishTransfer(transfer)
+    }
+
+    /// `makeTransfer` through the engine's request hook.
+    @inline(never)
+    private mutating func adapted(by adapt: @Sendable (inout OutgoingRequest) throws -> Void, target: CourierURL,
+                                  headers: HTTPHeaders, body: RequestBody) -> Result<Transfer, CourierError> {
+        var outgoing = OutgoingRequest(method: method, url: target, headers: headers, body: body)
+        do {
+            try adapt(&outgoing)
+        } catch {
+            return .failure(.rejected(by: error))
+        }
+        if let bad = outgoing.headers.firstInvalidField() {
+            return .failure(CourierError(.invalidHeader, "set by the request hook: \(bad)"))
+        }
+        let transfer = Transfer(url: outgoing.url, method: outgoing.method, headers: outgoing.headers, body: outgoing.body, options: options)
+        return finishTransfer(transfer)
+    }
+
+    /// What every transfer gets after it is made: its owner, its sink.
+    private mutating func finishTransfer(_ transfer: Transfer) -> Result<Transfer, CourierError> {
         transfer.owner = engineID
         guard extras != nil else { return .success(transfer) }
+        if extras?.hooks?.redirect != nil { transfer.observesRedirects = true }
         if let problem = authorization?.problem { return .failure(CourierError(.invalidArgument, problem)) }
         switch makeSink(extraStream: nil) {
         case .success(let sink?): transfer.sink = sink

@@ -15,7 +15,9 @@ package struct TransferVerdict {
     package let hasResponse: Bool
 
     /// Judges `transfer` (loop thread, in `transferDidComplete`) and settles its download.
-    package init(_ transfer: Transfer, accepting acceptable: Range<Int>) {
+    /// `judge` (an engine's response hook) sees every response that arrived and may turn it into
+    /// a failure, before a download is moved into place.
+    package init(_ transfer: Transfer, accepting acceptable: Range<Int>, judge: ((Transfer) -> CourierError?)? = nil) {
         hasResponse = transfer.status != 0
         var error = transfer.error
         if error == nil {
@@ -25,6 +27,7 @@ package struct TransferVerdict {
                 error = RequestDraft.unacceptableStatus(of: transfer)
             }
         }
+        if let judge, hasResponse, transfer.error == nil, let rejection = judge(transfer) { error = rejection }
         if transfer.sinkHasFiles, let failure = transfer.finishSink(succeeded: error == nil) {
             error = failure
         }

@@ -81,6 +81,9 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let rangeError = Code(28)
         /// The proxy would not, or could not, open a tunnel to the origin.
         public static let proxy = Code(29)
+        /// The engine's response hook (or request hook) turned the request into a failure: a
+        /// 200 carrying an error body, a business error code. `underlying` has the hook's error.
+        public static let rejected = Code(30)
 
         // Details. Append only within each family.
         /// Time spent waiting in the shared queue exceeded `Timeouts.queue`.
@@ -165,6 +168,10 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let decodeMismatch = Code(23, 3)
         /// The Content-Type names a charset Courier does not decode.
         public static let unsupportedCharset = Code(23, 4)
+        /// The response's media type is not one the serializer accepts.
+        public static let unexpectedContentType = Code(23, 5)
+        /// A redirect hook refused the hop.
+        public static let redirectRefused = Code(16, 4)
         /// The proxy's host name could not be resolved (curl's 5).
         public static let proxyResolve = Code(6, 1)
         /// No connection to the proxy could be made.
@@ -203,12 +210,40 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
     public let detail: String?
     /// The HTTP status for `.httpStatus` errors.
     public let status: Int?
+    /// The error a hook threw, for `.rejected` (an application's own typed error: a business
+    /// error code mapped from a 200's body). Not part of equality.
+    public let underlying: (any Error & Sendable)?
 
     /// Creates an error.
     public init(_ code: Code, _ detail: String? = nil, status: Int? = nil) {
         self.code = code
         self.detail = detail
         self.status = status
+        underlying = nil
+    }
+
+    /// A `.rejected` error carrying what a hook threw (a `CourierError` thrown by a hook is
+    /// itself the result instead).
+    public static func rejected(by error: any Error) -> CourierError {
+        if let courier = error as? CourierError { return courier }
+        return CourierError(rejecting: error)
+    }
+
+    private init(rejecting error: any Error) {
+        code = .rejected
+        detail = String(describing: error)
+        status = nil
+        underlying = error
+    }
+
+    public static func == (a: CourierError, b: CourierError) -> Bool {
+        a.code == b.code && a.detail == b.detail && a.status == b.status
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(code)
+        hasher.combine(detail)
+        hasher.combine(status)
     }
 
     /// Whether any deadline fired.
@@ -305,6 +340,7 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
             (.invalidJSON, nil, "body is not valid JSON"),
             (.decodeMismatch, nil, "JSON does not match the expected type"),
             (.unsupportedCharset, nil, "unsupported charset"),
+            (.unexpectedContentType, nil, "unexpected Content-Type"),
             (.httpStatus, "COURIER_E_HTTP_STATUS", "unacceptable HTTP status"),
             (.notFound, "COURIER_E_NOT_FOUND", "not found"),
             (.noMemory, "COURIER_E_NO_MEMORY", "out of memory"),
@@ -312,6 +348,8 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
             (.rangeError, "COURIER_E_RANGE", "the server did not honour the byte range"),
             (.bodySource, "COURIER_E_BODY_SOURCE", "the request body producer failed"),
             (.proxy, "COURIER_E_PROXY", "proxy error"),
+            (.redirectRefused, "COURIER_E_REDIRECT_REFUSED", "redirect refused by the redirect hook"),
+            (.rejected, "COURIER_E_REJECTED", "the response was rejected by the engine's response hook"),
             (.proxyResolve, "COURIER_E_DNS_PROXY", "could not resolve the proxy"),
             (.proxyConnect, "COURIER_E_CONNECT_PROXY", "could not connect to the proxy"),
             (.proxyTunnelRefused, "COURIER_E_PROXY_REFUSED", "the proxy refused the CONNECT tunnel"),

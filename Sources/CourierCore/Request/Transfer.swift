@@ -23,11 +23,16 @@ package protocol TransferDelegate: AnyObject {
     /// first); false stops here and the failure (or the response) is the result. On the loop
     /// thread.
     func transferShouldRetry(_ transfer: Transfer, reason: RetryReason, retry: Int) -> Bool
+    /// A redirect would be followed to `hop` (which may be changed: another URL); false refuses
+    /// it (`.redirectRefused`). Only asked when `Transfer.observesRedirects` is set; on the loop
+    /// thread.
+    func transferWillRedirect(_ transfer: Transfer, status: Int, to hop: inout RedirectHop) -> Bool
 }
 
 extension TransferDelegate {
     package func transferDidDeliverPreview(_ transfer: Transfer, preview: Transfer) {}
     package func transferShouldRetry(_ transfer: Transfer, reason: RetryReason, retry: Int) -> Bool { true }
+    package func transferWillRedirect(_ transfer: Transfer, status: Int, to hop: inout RedirectHop) -> Bool { true }
 }
 
 /// Who agrees to retrying a response's status when its head arrives (the executor: the host's
@@ -69,6 +74,8 @@ package final class Transfer: @unchecked Sendable {
     @exclusivity(unchecked) var _delegate: TransferDelegate?
     @exclusivity(unchecked) var _reportsProgress: Bool = false
     @exclusivity(unchecked) var _reportsHead: Bool = false
+    /// Whether the delegate is asked about each redirect (`transferWillRedirect`).
+    @exclusivity(unchecked) package var observesRedirects = false
     @exclusivity(unchecked) var _progressIntervalMillis: UInt64 = 50
 
     // MARK: The result
@@ -251,6 +258,25 @@ package final class Transfer: @unchecked Sendable {
         metrics.bodyBytesDecoded = 0
     }
 
+    /// The delegate's say on a redirect to `hop`: nil to follow it (perhaps changed), or the
+    /// error that refuses it. A changed URL is judged as a Location would be (no downgrade to
+    /// http unless allowed; credentials dropped when it leaves the origin).
+    @inline(never)
+    private func askAboutRedirect(status: Int, _ hop: inout RedirectHop) -> CourierError? {
+        guard let delegate else { return nil }
+        let proposed = hop.url
+        guard delegate.transferWillRedirect(self, status: status, to: &hop) else {
+            return CourierError(.redirectRefused, "\(url) -> \(proposed)")
+        }
+        if hop.url != proposed {
+            if url.scheme == .https, hop.url.scheme == .http, !_options.redirects.allowsHTTPSDowngrade {
+                return CourierError(.redirectDowngrade, "\(url) -> \(hop.url)")
+            }
+            hop.crossOrigin = hop.url.origin != url.origin
+        }
+        return nil
+    }
+
     /// The final head (or a redirect's head). Decides redirects and content decoding.
     func receiveHead(_ head: consuming ResponseHead, contentLength: UInt64?) -> CourierError? {
         if let jar = _options.cookies { jar.store(setCookie: head.headers.values(for: "Set-Cookie"), from: url) }
@@ -263,7 +289,8 @@ package final class Transfer: @unchecked Sendable {
         switch decision {
         case .fail(let error):
             return error
-        case .follow(let hop):
+        case .follow(var hop):
+            if observesRedirects, let error = askAboutRedirect(status: head.status, &hop) { return error }
             // The 3xx body is read and dropped so the connection can be reused.
             machine.redirectChosen(hop)
             discardsBody = true
