@@ -687,6 +687,44 @@ typedef int (*courier_challenge_fn)(void *user, int status, const char *url, con
                                     char *credentials, size_t capacity);
 int courier_engine_set_authenticator(courier_engine *engine, const char *initial, courier_challenge_fn challenge, void *user);
 
+/* Engine hooks: where the application steps into every request of the engine created afterwards
+ * (each may be NULL; one call sets all four and `user` for them; thread safety as
+ * courier_engine_set_accepted_status).
+ *
+ * request: just before a request is built for sending (on the sending thread; again when a
+ *   challenge replays it), with its final method, URL, merged headers and body in a
+ *   courier_outgoing valid during the call; it may set or remove fields (signing). Non-zero fails
+ *   the request with COURIER_E_REJECTED, before any I/O.
+ * response: every response that arrived, of any status, borrowed during the call, on the loop
+ *   thread (keep it quick); non-zero fails the request with COURIER_E_REJECTED, the response still
+ *   delivered (a 200 carrying an error body), and a download is not moved into place.
+ * redirect: before each redirect is followed, on the loop thread: COURIER_REDIRECT_FOLLOW,
+ *   COURIER_REDIRECT_REFUSE (the request fails with COURIER_E_REDIRECT_REFUSED), or
+ *   COURIER_REDIRECT_REWRITE after writing another URL (absolute, or relative to `from`;
+ *   NUL-terminated, at most `capacity` bytes) to `rewrite`.
+ * metrics: every request that reached the network, when it ends, before its outcome is
+ *   delivered, on the loop thread: the request, the response (NULL when none arrived; borrowed:
+ *   courier_response_timing and friends work on it) and the final code. */
+typedef struct courier_outgoing courier_outgoing;
+#define COURIER_REDIRECT_FOLLOW  0
+#define COURIER_REDIRECT_REFUSE  1
+#define COURIER_REDIRECT_REWRITE 2
+typedef int (*courier_request_hook_fn)(courier_outgoing *request, void *user);
+typedef int (*courier_response_hook_fn)(courier_response *response, void *user);
+typedef int (*courier_redirect_hook_fn)(int status, const char *from, const char *to, char *rewrite, size_t capacity, void *user);
+typedef void (*courier_metrics_hook_fn)(courier_request *request, courier_response *response, int code, void *user);
+int courier_engine_set_hooks(courier_engine *engine, courier_request_hook_fn request, courier_response_hook_fn response,
+                             courier_redirect_hook_fn redirect, courier_metrics_hook_fn metrics, void *user);
+/* Inside a request hook. Strings stay valid until the hook returns; NULL for a NULL handle or a
+ * missing field. The body is NULL (and *length 0) unless it is in memory. set_header replaces
+ * every field of that name (NULL value: removes them); COURIER_E_INVALID_HEADER for CR, LF, NUL
+ * or a bad name. */
+const char *courier_outgoing_method(courier_outgoing *request);
+const char *courier_outgoing_url(courier_outgoing *request);
+const char *courier_outgoing_header(courier_outgoing *request, const char *name);
+const void *courier_outgoing_body(courier_outgoing *request, size_t *length);
+int courier_outgoing_set_header(courier_outgoing *request, const char *name, const char *value);
+
 /* Groups (OCNet's group queue): requests that run together through the shared queue (its width
  * still bounds them) and end with one completion. COURIER_GROUP_ALL_SETTLED waits for every
  * member; COURIER_GROUP_FAIL_FAST cancels the others at the first failure. The group does not own

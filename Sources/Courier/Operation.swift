@@ -648,14 +648,7 @@ extension Operation: TransferDelegate {
     }
 
     package func transferWillRedirect(_ transfer: Transfer, status: Int, to hop: inout RedirectHop) -> Bool {
-        guard let decide = draft.hooks?.redirect else { return true }
-        switch decide(Redirect(status: status, from: transfer.url, to: hop.url, method: hop.method)) {
-        case .follow: return true
-        case .refuse: return false
-        case .rewrite(let url):
-            hop.url = url
-            return true
-        }
+        draft.hooks?.decideRedirect(transfer, status: status, hop: &hop) ?? true
     }
 
     package func transferShouldRetry(_ transfer: Transfer, reason: RetryReason, retry: Int) -> Bool {
@@ -693,27 +686,9 @@ extension Operation: TransferDelegate {
             lock.withLock { _retryLog = reasons }
         }
         let hooks = draft.hooks
-        var judged: Response?
-        let verdict: TransferVerdict
-        if let validate = hooks?.validateResponse {
-            verdict = TransferVerdict(transfer, accepting: acceptableStatus) { finished in
-                let response = Response(finished: finished)
-                judged = response
-                do {
-                    try validate(response)
-                    return nil
-                } catch {
-                    return .rejected(by: error)
-                }
-            }
-        } else {
-            verdict = TransferVerdict(transfer, accepting: acceptableStatus)
-        }
+        let (verdict, judged) = hooks?.judge(transfer, accepting: acceptableStatus) ?? (TransferVerdict(transfer, accepting: acceptableStatus), nil)
         let response = judged ?? (verdict.hasResponse ? Response(finished: transfer) : nil)
-        if let observe = hooks?.observeMetrics {
-            observe(CompletedRequest(method: transfer.method, url: transfer.url, status: transfer.status,
-                                     error: verdict.error, metrics: transfer.metrics))
-        }
+        hooks?.report(transfer, error: verdict.error)
         if transfer.reportsProgress, transfer.error == nil {
             // The last progress report always says "done", whatever the throttle skipped.
             transferDidProgress(transfer)

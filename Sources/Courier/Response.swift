@@ -9,7 +9,7 @@ import FoundationEssentials
 public struct Response: Sendable {
     // A view of the finished transfer, whose result fields never change again: a Response is one
     // reference, so handing it to several handlers and a continuation copies nothing.
-    private let transfer: Transfer
+    package let transfer: Transfer
 
     init(finished transfer: Transfer) {
         self.transfer = transfer

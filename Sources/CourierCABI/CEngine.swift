@@ -23,6 +23,10 @@ final class CEngine: @unchecked Sendable {
     @exclusivity(unchecked) var options = TransferOptions()
     /// courier_engine_set_authenticator: what answers 401 and 407 for requests created from now on.
     @exclusivity(unchecked) var authenticator: Authenticator?
+    /// courier_engine_set_hooks: the hooks requests created from now on carry, and the metrics
+    /// hook (called with C handles).
+    @exclusivity(unchecked) var hooks: EngineHooks?
+    @exclusivity(unchecked) var cHooks: CHooks?
     /// An eventfd whose counter is non-zero exactly while `completed` is not empty.
     let completionFD: Int32
     private let lock = Lock()

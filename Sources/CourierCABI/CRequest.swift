@@ -65,7 +65,12 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
         self.draft = draft
         self.acceptedStatus = acceptedStatus
         if let authenticator = engine.authenticator { challenge = ChallengeState(authenticator) }
+        if let hooks = engine.hooks { self.draft.hooks = hooks }
+        metricsHook = engine.cHooks
     }
+
+    /// The engine's metrics hook when it has one.
+    @exclusivity(unchecked) private var metricsHook: CHooks?
 
     var isFreed: Bool { lock.withLock { freed } }
     var wasSent: Bool { lock.withLock { sent } }
@@ -205,6 +210,10 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
         }
     }
 
+    func transferWillRedirect(_ transfer: Transfer, status: Int, to hop: inout RedirectHop) -> Bool {
+        draft.hooks?.decideRedirect(transfer, status: status, hop: &hop) ?? true
+    }
+
     func transferShouldRetry(_ transfer: Transfer, reason: RetryReason, retry: Int) -> Bool {
         guard let (callback, user) = retryCallback, !isFreed else { return true }
         switch reason {
@@ -251,7 +260,9 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
         self.transfer = nil
         let gone = freed
         lock.unlock()
-        let verdict = transfer.map { TransferVerdict($0, accepting: acceptedStatus) }
+        let verdict = transfer.map { transfer in
+            draft.hooks?.judge(transfer, accepting: acceptedStatus).0 ?? TransferVerdict(transfer, accepting: acceptedStatus)
+        }
         if gone {
             // A group still counts its members: one freed while running ends as cancelled.
             if case .handler(let report) = delivery { report.value(nil, CourierError.Code.cancelled.c) }
@@ -265,6 +276,7 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
         }
         if let transfer, transfer.reportsProgress, transfer.error == nil { transferDidProgress(transfer) }
         let response = verdict?.hasResponse == true ? transfer.map { retainedHandle(CResponse($0)) } : nil
+        if let hook = metricsHook?.metrics, transfer != nil { hook(borrowedHandle(self), response, code, metricsHook?.user) }
         switch delivery {
         case .callback(let done, let user):
             done(borrowedHandle(self), response, code, user)

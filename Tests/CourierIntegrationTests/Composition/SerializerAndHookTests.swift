@@ -158,4 +158,10 @@ struct SerializerAndHookTests {
         #expect(!FileManager.default.fileExists(atPath: directory + "/out.json"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty, "no staged file left")
     }
+
+    @Test func hooksFromC() async throws {
+        let bin = try await CExamples.shared.directory()
+        let c = try await runProcess(bin + "/hooks", [s.scripted])
+        #expect(c.status == 0, "\(c.stdout)\(c.stderr)")
+    }
 }

@@ -23,6 +23,7 @@ import json as _json
 import os as _os
 import sys
 import threading
+from urllib.parse import urlencode as _urlencode
 
 from . import _native
 from ._native import lib
@@ -34,9 +35,12 @@ from ._compose import ChainOutcome
 from ._cookies import CookieJar
 from . import _auth
 from ._auth import Bearer, Challenge
+from . import _hooks
+from ._hooks import OutgoingRequest, Completed
 
 __all__ = ["Engine", "Cache", "DataCache", "Request", "Response", "StreamedResponse", "FilePart", "Retry", "RetryReason",
-           "ChainOutcome", "CookieJar", "Bearer", "Challenge",
+           "ChainOutcome", "CookieJar", "Bearer", "Challenge", "OutgoingRequest", "Completed",
+           "E_REJECTED", "E_REDIRECT_REFUSED",
            "CourierError", "E_DNS_PROXY", "E_CONNECT_PROXY", "E_PROXY", "E_PROXY_REFUSED", "E_PROXY_HANDSHAKE",
            "E_PROXY_CLOSED", "E_PROXY_UNSUPPORTED",
            "HTTPStatusError", "version",
@@ -47,6 +51,9 @@ __all__ = ["Engine", "Cache", "DataCache", "Request", "Response", "StreamedRespo
 #: was not HTTP, it closed before answering, or it is not an http:// proxy.
 from ._native import (E_DNS_PROXY, E_CONNECT_PROXY, E_PROXY, E_PROXY_REFUSED, E_PROXY_HANDSHAKE,  # noqa: E402
                       E_PROXY_CLOSED, E_PROXY_UNSUPPORTED)
+#: An engine hook failed the request (``on_request`` or ``on_response`` raised or returned
+#: False), and a redirect ``on_redirect`` refused.
+from ._native import E_REJECTED, E_REDIRECT_REFUSED  # noqa: E402
 
 PRIORITIES = {"very_low": 0, "low": 1, "normal": 2, "high": 3, "very_high": 4}
 TIMEOUTS = {"queue": 1, "connect": 2, "first_byte": 3, "idle": 4, "total": 5}
@@ -411,7 +418,8 @@ class Engine:
     statuses that count as success. Use as a context manager, or call ``close()``."""
 
     def __init__(self, base=None, headers=None, accepted_status=None, cache=None, cache_dir=None, cache_memory=None,
-                 cookies=None, proxy=None, no_proxy=None, trust_env=True, auth=None, on_challenge=None):
+                 cookies=None, proxy=None, no_proxy=None, trust_env=True, auth=None, on_challenge=None,
+                 on_request=None, on_response=None, on_redirect=None, on_metrics=None):
         """``cache``: a Cache to share with other engines; or ``cache_dir`` and/or
         ``cache_memory`` (bytes) for a cache of the engine's own. Without any, nothing is cached.
         ``cookies``: a CookieJar every request of the engine uses (a request's own ``cookies=``
@@ -424,7 +432,15 @@ class Engine:
         407); it returns new credentials (``Bearer(token)`` or ``(user, password)``) and the
         request is sent once more with them, or None to keep the refusal. However many requests
         are refused at once it runs once, on a thread of Courier's (it may block and send
-        requests); ``auth`` is what requests send until then, and the refreshed credentials after."""
+        requests); ``auth`` is what requests send until then, and the refreshed credentials after.
+
+        Hooks, for every request of the engine: ``on_request(OutgoingRequest)`` just before it is
+        sent (final method, URL, headers and body; ``set_header`` to sign it); ``on_response(Response)``
+        for each response that arrived, on Courier's thread: raising or returning False fails the
+        request with ``E_REJECTED`` (a 200 carrying an error body); ``on_redirect(status, from, to)``
+        returns None to follow, False to refuse (``E_REDIRECT_REFUSED``) or another URL;
+        ``on_metrics(Completed)`` when each request that reached the network ends. A hook's
+        exception is reported through ``sys.unraisablehook``."""
         self._handle = None
         #: The engine's CookieJar, or None.
         self.cookies = cookies
@@ -464,6 +480,11 @@ class Engine:
         elif auth is not None:
             self.close()
             raise CourierError(_native.E_INVALID_ARGUMENT, "an engine's auth= goes with on_challenge= (a request takes auth= alone)")
+        if on_request or on_response or on_redirect or on_metrics:
+            code = _hooks.install(handle, on_request, on_response, on_redirect, on_metrics, _report_unraisable)
+            if code:
+                self.close()
+                raise _error(code, "hooks")
         if proxy is not None or no_proxy is not None or not trust_env:
             try:
                 _check(lib.courier_engine_set_proxy(handle, _proxy_argument(proxy, trust_env), _text(no_proxy)))
@@ -547,6 +568,11 @@ class Engine:
                     producer = BodyProducer(content, content_length)
                     _bodies[handle.value] = producer
                     apply(lib.courier_request_set_body_callback(handle, producer.callback, producer.length, None))
+            if isinstance(data, (dict, list, tuple)):
+                # A form, as httpx sends data=: order and repeated names kept (doseq for lists).
+                data = _urlencode(data, doseq=True)
+                if not (headers and any(k.lower() == "content-type" for k in headers)):
+                    apply(lib.courier_request_add_header(handle, b"Content-Type", b"application/x-www-form-urlencoded"))
             if data is not None:
                 body = data.encode() if isinstance(data, str) else bytes(data)
                 apply(lib.courier_request_set_body(handle, body, len(body)))

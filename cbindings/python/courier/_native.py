@@ -25,6 +25,10 @@ WRITE_FN = ctypes.CFUNCTYPE(c_size_t, c_void_p, c_size_t, c_void_p)
 READ_FN = ctypes.CFUNCTYPE(c_int64, c_void_p, c_size_t, c_void_p)
 HEAD_FN = ctypes.CFUNCTYPE(None, request_p, response_p, c_void_p)
 RETRY_FN = ctypes.CFUNCTYPE(c_int, request_p, c_int, c_int, c_int, c_void_p)
+REQUEST_HOOK_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_void_p)
+RESPONSE_HOOK_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_void_p)
+REDIRECT_HOOK_FN = ctypes.CFUNCTYPE(c_int, c_int, c_char_p, c_char_p, ctypes.POINTER(ctypes.c_char), c_size_t, c_void_p)
+METRICS_HOOK_FN = ctypes.CFUNCTYPE(None, c_void_p, c_void_p, c_int, c_void_p)
 CHALLENGE_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_int, c_char_p, c_char_p, c_int, ctypes.POINTER(ctypes.c_char), c_size_t)
 group_p = c_void_p
 cookiejar_p = c_void_p
@@ -45,6 +49,8 @@ E_NOT_FOUND = 25
 E_DNS_PROXY = 6 | (1 << 8)
 E_CONNECT_PROXY = 7 | (1 << 8)
 E_PROXY = 29
+E_REJECTED = 30
+E_REDIRECT_REFUSED = 16 | (4 << 8)
 E_PROXY_REFUSED = E_PROXY | (1 << 8)
 E_PROXY_HANDSHAKE = E_PROXY | (2 << 8)
 E_PROXY_CLOSED = E_PROXY | (3 << 8)
@@ -70,6 +76,12 @@ _SIGNATURES = {
     "courier_engine_set_cache": (c_int, [engine_p, cache_p]),
     "courier_engine_set_proxy": (c_int, [engine_p, c_char_p, c_char_p]),
     "courier_engine_set_authenticator": (c_int, [engine_p, c_char_p, CHALLENGE_FN, c_void_p]),
+    "courier_engine_set_hooks": (c_int, [engine_p, REQUEST_HOOK_FN, RESPONSE_HOOK_FN, REDIRECT_HOOK_FN, METRICS_HOOK_FN, c_void_p]),
+    "courier_outgoing_method": (c_char_p, [c_void_p]),
+    "courier_outgoing_url": (c_char_p, [c_void_p]),
+    "courier_outgoing_header": (c_char_p, [c_void_p, c_char_p]),
+    "courier_outgoing_body": (c_void_p, [c_void_p, P(c_size_t)]),
+    "courier_outgoing_set_header": (c_int, [c_void_p, c_char_p, c_char_p]),
     "courier_request_set_proxy": (c_int, [request_p, c_char_p, c_char_p]),
     "courier_cache_create": (c_int, [c_char_p, c_int64, c_int64, P(cache_p)]),
     "courier_cache_destroy": (None, [cache_p]),
