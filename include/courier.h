@@ -755,6 +755,36 @@ int courier_group_result(courier_group *group, size_t index, courier_response **
 int courier_group_cancel(courier_group *group);   /* cancels every member still running */
 void courier_group_free(courier_group *group);     /* NULL is fine */
 
+/* Chains (OCNet's chain queue): requests that run one after another in the order added, each
+ * through the shared queue once the previous one succeeded. The chain stops at the first failure.
+ * Between steps, `next` (optional, on the loop thread: no blocking) gets the index of the step
+ * that just succeeded, its response (borrowed) and the next request, not sent yet: it may change
+ * it (headers, parameters, body: a token from a login's answer) and returns 0 to go on or non-zero
+ * to stop the chain there. Like a group, a chain does not own its requests (keep them until it
+ * finished, then free them and the chain) and runs once; courier_chain_cancel cancels the step
+ * running and starts no other. Thread safety: any thread. */
+typedef struct courier_chain courier_chain;
+typedef int (*courier_chain_next_fn)(courier_chain *chain, size_t index, courier_response *previous, courier_request *next,
+                                     void *user);
+int courier_chain_create(courier_chain **out);
+int courier_chain_add(courier_chain *chain, courier_request *request);   /* COURIER_E_MISUSE once sent */
+int courier_chain_set_next(courier_chain *chain, courier_chain_next_fn next, void *user);
+size_t courier_chain_count(const courier_chain *chain);
+/* Called once on the loop thread when the chain ended: `failed_step` is the index of the step
+ * that failed, or -1; `stopped_early` is 1 when `next` stopped it. */
+typedef void (*courier_chain_done_fn)(courier_chain *chain, int failed_step, int stopped_early, void *user);
+int courier_chain_send(courier_chain *chain, courier_chain_done_fn done, void *user);
+/* Runs the chain and waits (never from a callback): COURIER_OK, or the failed step's code. */
+int courier_chain_perform(courier_chain *chain);
+/* How many steps ran (a step cancelled before it started counts, with COURIER_E_CANCELLED). */
+size_t courier_chain_ran(const courier_chain *chain);
+/* After the chain ended: step `index`'s code and its response in `*response` (NULL when none
+ * arrived; owned by the chain, valid until courier_chain_free). COURIER_E_INVALID_ARGUMENT for a
+ * step that did not run or a chain still running. */
+int courier_chain_result(courier_chain *chain, size_t index, courier_response **response);
+int courier_chain_cancel(courier_chain *chain);
+void courier_chain_free(courier_chain *chain);     /* NULL is fine */
+
 /* How many retries the request made before this response (0 when the first attempt answered). */
 int courier_response_retries(const courier_response *response);
 

@@ -148,9 +148,16 @@ struct ChainAndGroupTests {
     }
 }
 
-/// Groups through the C ABI (Tests/CPrograms/group.c) and Python (test_groups.py).
-@Suite("Groups in C")
+/// Groups and chains through the C ABI (Tests/CPrograms/group.c, chain.c); Python's are in
+/// test_groups.py.
+@Suite("Groups and chains in C")
 struct GroupBindingTests {
+    @Test func cChains() async throws {
+        let bin = try await CExamples.shared.directory()
+        let run = try await runProcess(bin + "/chain", [await TestServers.shared.privateScripted()])
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+    }
+
     @Test func cGroups() async throws {
         let bin = try await CExamples.shared.directory()
         let run = try await runProcess(bin + "/group", [await TestServers.shared.privateScripted()])
