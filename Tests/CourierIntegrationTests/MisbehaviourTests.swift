@@ -59,7 +59,9 @@ struct MisbehaviourTests {
         let (t, elapsed) = await fetch("http://127.0.0.1:\(s.blackholePort)/") { $0.timeouts.connect = .milliseconds(500) }
         #expect(t.error?.code == .connectTimeout)
         #expect(t.error?.timeoutPhase == .connect)
-        #expect(elapsed < 3)
+        // The 500 ms deadline, not the 30 s default: the bound only has to tell them apart (on a
+        // loaded two-core machine, with valgrind children running, timers fire seconds late).
+        #expect(elapsed < 10)
     }
 
     @Test func garbageAndAmbiguousFraming() async {
