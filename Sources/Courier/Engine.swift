@@ -56,7 +56,9 @@ public final class Engine: Sendable {
     public let configuration: Configuration
     let callbackQueue: CallbackQueue
     /// The configuration's hooks, nil when none is set (operations then carry nothing).
-    private let hooks: EngineHooks?
+    private let hooks: HookSet?
+    /// Whether operations get an authenticator or hooks (a flag the common engine tests).
+    private let composed: Bool
 
     /// An engine for `host`, which may be a bare host ("api.example.com", "localhost:8080") or a
     /// URL with scheme, port and API path ("http://127.0.0.1:8080/v1").
@@ -93,7 +95,8 @@ public final class Engine: Sendable {
         self.configuration = configuration
         self.baseURLError = baseURLError
         basePath = RequestDraft.basePath(of: baseURL)
-        hooks = configuration.hooks.isEmpty ? nil : configuration.hooks
+        hooks = HookSet.make(configuration.hooks)
+        composed = hooks != nil || configuration.authenticator != nil
         callbackQueue = configuration.callbackQueue ?? .dispatch(DispatchQueue(label: "courier.engine.\(id)"))
     }
 
@@ -106,19 +109,24 @@ public final class Engine: Sendable {
             return Operation(method: method, base: nil, target: path, parameters: params, engineID: id,
                              options: configuration.options, acceptableStatus: configuration.acceptableStatus,
                              defaultHeaders: defaultHeaders, callbackQueue: callbackQueue,
-                             presetError: baseURLError ?? CourierError(.invalidURL, "the engine has no host; use operation(urlString:)"),
-                             authenticator: configuration.authenticator, hooks: hooks)
+                             presetError: baseURLError ?? CourierError(.invalidURL, "the engine has no host; use operation(urlString:)"))
         }
-        return Operation(method: method, base: baseURL, target: target, parameters: params, engineID: id,
-                         options: configuration.options, acceptableStatus: configuration.acceptableStatus,
-                         defaultHeaders: defaultHeaders, callbackQueue: callbackQueue, authenticator: configuration.authenticator, hooks: hooks)
+        return prepared(Operation(method: method, base: baseURL, target: target, parameters: params, engineID: id,
+                                  options: configuration.options, acceptableStatus: configuration.acceptableStatus,
+                                  defaultHeaders: defaultHeaders, callbackQueue: callbackQueue))
+    }
+
+    /// An operation with the engine's authenticator and hooks, when it has any.
+    @inline(__always)
+    private func prepared(_ operation: Operation) -> Operation {
+        if composed { operation.attach(authenticator: configuration.authenticator, hooks: hooks) }
+        return operation
     }
 
     /// An operation for a full URL (which may be on another host than the engine's).
     public func operation(urlString: String, params: [String: String] = [:], method: HTTPMethod = .get) -> Operation {
-        Operation(method: method, base: nil, target: urlString, parameters: params, engineID: id, options: configuration.options,
-                  acceptableStatus: configuration.acceptableStatus, defaultHeaders: defaultHeaders, callbackQueue: callbackQueue,
-                  authenticator: configuration.authenticator, hooks: hooks)
+        prepared(Operation(method: method, base: nil, target: urlString, parameters: params, engineID: id, options: configuration.options,
+                           acceptableStatus: configuration.acceptableStatus, defaultHeaders: defaultHeaders, callbackQueue: callbackQueue))
     }
 
     /// Puts an operation in the shared queue; its handlers report the outcome. Enqueueing the same

@@ -196,8 +196,6 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
     @exclusivity(unchecked) private var waiters: Waiters?
     /// Set when the transfer finished after retries (nil otherwise: one pointer to destroy).
     @exclusivity(unchecked) private var _retryLog: [RetryReason]?
-    /// The engine's authenticator and this request's dealings with it; nil without one.
-    @exclusivity(unchecked) private var challenge: ChallengeState?
 
     /// The outcome once finished (call with `lock` held).
     private var outcome: Result<Response, CourierError>? {
@@ -209,14 +207,18 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
     /// The designated initializer, for `Engine`.
     init(method: HTTPMethod, base: CourierURL?, target: String, parameters: [String: String], engineID: Int,
          options: TransferOptions, acceptableStatus: Range<Int>, defaultHeaders: HTTPHeaders,
-         callbackQueue: CallbackQueue, presetError: CourierError? = nil, authenticator: Authenticator? = nil,
-         hooks: EngineHooks? = nil) {
+         callbackQueue: CallbackQueue, presetError: CourierError? = nil) {
         draft = RequestDraft(method: method, base: base, target: target, parameters: parameters, engineID: engineID,
                              options: options, defaultHeaders: defaultHeaders, presetError: presetError)
-        if let hooks { draft.hooks = hooks }
         self.acceptableStatus = acceptableStatus
         self.callbackQueue = callbackQueue
-        if let authenticator { challenge = ChallengeState(authenticator) }
+    }
+
+    /// Gives the operation its engine's authenticator and hooks (engines without them call
+    /// nothing: an operation of theirs pays no reference for either).
+    func attach(authenticator: Authenticator?, hooks: HookSet?) {
+        if let authenticator { draft.challenge = ChallengeState(authenticator) }
+        if let hooks { draft.hooks = hooks }
     }
 
     /// Creates a stand-alone operation with default settings, for use without an engine
@@ -334,7 +336,7 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
             return !uploadHandlers.isEmpty || !downloadHandlers.isEmpty
         }
         guard let wantsProgress else { return }
-        if let challenge { challenge.sent = draft.adoptCurrent(from: challenge.authenticator) }
+        if draft.hasEngineParts, let challenge = draft.challenge { challenge.sent = draft.adoptCurrent(from: challenge.authenticator) }
         switch draft.makeTransfer() {
         case .failure(let error):
             complete(.failure(error), response: nil)
@@ -657,7 +659,7 @@ extension Operation: TransferDelegate {
     }
 
     package func transferDidComplete(_ transfer: Transfer) {
-        if let challenge, !challenge.replayed, let refused = Challenge.of(transfer),
+        if draft.hasEngineParts, let challenge = draft.challenge, !challenge.replayed, let refused = Challenge.of(transfer),
            lock.withLock({ waiters?.bodyChannel == nil }) {
             challenge.replayed = true
             let sent = refused.isProxy ? challenge.sent.1 : challenge.sent.0
@@ -680,15 +682,23 @@ extension Operation: TransferDelegate {
     }
 
     /// Reports how `transfer` ended.
+    @inline(__always)
     private func conclude(_ transfer: Transfer) {
         if transfer.retries > 0 {
             let reasons = transfer.machine.retryReasons
             lock.withLock { _retryLog = reasons }
         }
-        let hooks = draft.hooks
-        let (verdict, judged) = hooks?.judge(transfer, accepting: acceptableStatus) ?? (TransferVerdict(transfer, accepting: acceptableStatus), nil)
-        let response = judged ?? (verdict.hasResponse ? Response(finished: transfer) : nil)
-        hooks?.report(transfer, error: verdict.error)
+        let verdict: TransferVerdict
+        var response: Response?
+        if draft.hasEngineParts, let hooks = draft.hooks {
+            let judged: Response?
+            (verdict, judged) = hooks.judge(transfer, accepting: acceptableStatus)
+            response = judged
+            hooks.report(transfer, error: verdict.error)
+        } else {
+            verdict = TransferVerdict(transfer, accepting: acceptableStatus)
+        }
+        if response == nil, verdict.hasResponse { response = Response(finished: transfer) }
         if transfer.reportsProgress, transfer.error == nil {
             // The last progress report always says "done", whatever the throttle skipped.
             transferDidProgress(transfer)

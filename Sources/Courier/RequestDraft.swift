@@ -32,7 +32,8 @@ package struct RequestDraft: Sendable {
         var destination: (@Sendable (ResponseHead) -> String?)?
         var resumablePath: String?
         var retryHandler: (@Sendable (RetryReason, Int) -> Bool)?
-        var hooks: EngineHooks?
+        var hooks: HookSet?
+        var challenge: ChallengeState?
 
         func copy() -> Extras {
             let copy = Extras()
@@ -49,6 +50,7 @@ package struct RequestDraft: Sendable {
             copy.resumablePath = resumablePath
             copy.retryHandler = retryHandler
             copy.hooks = hooks
+            copy.challenge = challenge
             return copy
         }
     }
@@ -117,10 +119,24 @@ package struct RequestDraft: Sendable {
     /// How the request authenticates (a Basic or Bearer `Authorization` field) when it sets no
     /// Authorization header itself; it wins over `credentials` and the URL's.
     /// The engine's hooks (nil for none).
-    package var hooks: EngineHooks? {
+    package var hooks: HookSet? {
         get { extras?.hooks }
-        set { ownExtras().hooks = newValue }
+        set {
+            ownExtras().hooks = newValue
+            if newValue != nil { hasEngineParts = true }
+        }
     }
+    /// The engine's authenticator as this request deals with it (nil for none).
+    package var challenge: ChallengeState? {
+        get { extras?.challenge }
+        set {
+            ownExtras().challenge = newValue
+            if newValue != nil { hasEngineParts = true }
+        }
+    }
+    /// Whether hooks or a challenge state were set, as a stored flag: the paths every request
+    /// takes test it without touching the extras.
+    package private(set) var hasEngineParts = false
 
     package var authorization: Authorization? {
         get { extras?.authorization }
@@ -277,13 +293,27 @@ package struct RequestDraft: Sendable {
         if let contentType, !requestHeaders.contains("Content-Type") {
             requestHeaders.add(name: "Content-Type", value: contentType)
         }
-        if let adapt = extras?.hooks?.adaptRequest {
-            return adapted(by: adapt, target: target.authority.withTarget(path: target.path, query: target.query),
-                           headers: requestHeaders, body: requestBody)
-        }
-        let transfer = Transfer(authority: target.authority, path: target.path, query: target.query, method: method,
+        let transfer: Transfer
+        if hasEngineParts, let adapt = extras?.hooks?.adaptRequest {
+            switch adapted(by: adapt, target: target.authority.withTarget(path: target.path, query: target.query),
+                           headers: requestHeaders, body: requestBody) {
+            case .success(let made): transfer = made
+            case .failure(let error): return .failure(error)
+            }
+        } else {
+            transfer = Transfer(authority: target.authority, path: target.path, query: target.query, method: method,
                                 headers: consume requestHeaders, body: requestBody, options: options)
-        return finishTransfer(transfer)
+        }
+        transfer.owner = engineID
+        guard extras != nil else { return .success(transfer) }
+        if hasEngineParts, extras?.hooks?.observesRedirects == true { transfer.observesRedirects = true }
+        if let problem = authorization?.problem { return .failure(CourierError(.invalidArgument, problem)) }
+        switch makeSink(extraStream: nil) {
+        case .success(let sink?): transfer.sink = sink
+        case .success(nil): break
+        case .failure(let error): return .failure(error)
+        }
+        return .success(transfer)
     }
 
     /// `makeTransfer` through the engine's request hook.
@@ -299,22 +329,8 @@ package struct RequestDraft: Sendable {
         if let bad = outgoing.headers.firstInvalidField() {
             return .failure(CourierError(.invalidHeader, "set by the request hook: \(bad)"))
         }
-        let transfer = Transfer(url: outgoing.url, method: outgoing.method, headers: outgoing.headers, body: outgoing.body, options: options)
-        return finishTransfer(transfer)
-    }
-
-    /// What every transfer gets after it is made: its owner, its sink.
-    private mutating func finishTransfer(_ transfer: Transfer) -> Result<Transfer, CourierError> {
-        transfer.owner = engineID
-        guard extras != nil else { return .success(transfer) }
-        if extras?.hooks?.redirect != nil { transfer.observesRedirects = true }
-        if let problem = authorization?.problem { return .failure(CourierError(.invalidArgument, problem)) }
-        switch makeSink(extraStream: nil) {
-        case .success(let sink?): transfer.sink = sink
-        case .success(nil): break
-        case .failure(let error): return .failure(error)
-        }
-        return .success(transfer)
+        return .success(Transfer(url: outgoing.url, method: outgoing.method, headers: outgoing.headers, body: outgoing.body,
+                                 options: options))
     }
 
     /// Where the body goes: a resumable download, a destination chosen from the head, or the

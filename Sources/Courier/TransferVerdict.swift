@@ -15,19 +15,31 @@ package struct TransferVerdict {
     package let hasResponse: Bool
 
     /// Judges `transfer` (loop thread, in `transferDidComplete`) and settles its download.
-    /// `judge` (an engine's response hook) sees every response that arrived and may turn it into
-    /// a failure, before a download is moved into place.
-    package init(_ transfer: Transfer, accepting acceptable: Range<Int>, judge: ((Transfer) -> CourierError?)? = nil) {
+    package init(_ transfer: Transfer, accepting acceptable: Range<Int>) {
+        self.init(transfer, settling: Self.failure(of: transfer, accepting: acceptable))
+    }
+
+    /// The same, with `judge` (an engine's response hook) seeing every response that arrived:
+    /// it may turn it into a failure, before a download is moved into place.
+    package init(_ transfer: Transfer, accepting acceptable: Range<Int>, judge: (Transfer) -> CourierError?) {
+        var error = Self.failure(of: transfer, accepting: acceptable)
+        if transfer.status != 0, transfer.error == nil, let rejection = judge(transfer) { error = rejection }
+        self.init(transfer, settling: error)
+    }
+
+    /// Why `transfer` failed by the completion rule, nil for success.
+    @inline(__always)
+    private static func failure(of transfer: Transfer, accepting acceptable: Range<Int>) -> CourierError? {
+        if let error = transfer.error { return error }
+        if transfer.status == 0 { return CourierError(.emptyReply) }
+        if !acceptable.contains(transfer.status) { return RequestDraft.unacceptableStatus(of: transfer) }
+        return nil
+    }
+
+    @inline(__always)
+    private init(_ transfer: Transfer, settling error: CourierError?) {
         hasResponse = transfer.status != 0
-        var error = transfer.error
-        if error == nil {
-            if !hasResponse {
-                error = CourierError(.emptyReply)
-            } else if !acceptable.contains(transfer.status) {
-                error = RequestDraft.unacceptableStatus(of: transfer)
-            }
-        }
-        if let judge, hasResponse, transfer.error == nil, let rejection = judge(transfer) { error = rejection }
+        var error = error
         if transfer.sinkHasFiles, let failure = transfer.finishSink(succeeded: error == nil) {
             error = failure
         }

@@ -22,11 +22,15 @@ final class CEngine: @unchecked Sendable {
     /// (courier_engine_set_cache) in one shared box, so a request's options cost nothing to make.
     @exclusivity(unchecked) var options = TransferOptions()
     /// courier_engine_set_authenticator: what answers 401 and 407 for requests created from now on.
-    @exclusivity(unchecked) var authenticator: Authenticator?
+    @exclusivity(unchecked) var authenticator: Authenticator? { didSet { updateComposed() } }
     /// courier_engine_set_hooks: the hooks requests created from now on carry, and the metrics
     /// hook (called with C handles).
-    @exclusivity(unchecked) var hooks: EngineHooks?
-    @exclusivity(unchecked) var cHooks: CHooks?
+    @exclusivity(unchecked) var hooks: HookSet? { didSet { updateComposed() } }
+    @exclusivity(unchecked) var cHooks: CHooks? { didSet { updateComposed() } }
+    /// Whether requests get an authenticator or hooks (a flag request_create tests).
+    @exclusivity(unchecked) private(set) var composed = false
+
+    private func updateComposed() { composed = authenticator != nil || hooks != nil || cHooks != nil }
     /// An eventfd whose counter is non-zero exactly while `completed` is not empty.
     let completionFD: Int32
     private let lock = Lock()

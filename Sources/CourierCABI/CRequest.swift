@@ -57,16 +57,15 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
     /// Outcome of a blocking `courier_request_perform`.
     @exclusivity(unchecked) private var waitResult: (response: OpaquePointer?, code: Int32) = (nil, 0)
 
-    /// The engine's authenticator and this request's dealings with it; nil without one.
-    @exclusivity(unchecked) private var challenge: ChallengeState?
-
     init(engine: CEngine, draft: consuming RequestDraft, acceptedStatus: Range<Int>) {
         self.engine = engine
         self.draft = draft
         self.acceptedStatus = acceptedStatus
-        if let authenticator = engine.authenticator { challenge = ChallengeState(authenticator) }
-        if let hooks = engine.hooks { self.draft.hooks = hooks }
-        metricsHook = engine.cHooks
+        if engine.composed {
+            if let authenticator = engine.authenticator { self.draft.challenge = ChallengeState(authenticator) }
+            if let hooks = engine.hooks { self.draft.hooks = hooks }
+            metricsHook = engine.cHooks
+        }
     }
 
     /// The engine's metrics hook when it has one.
@@ -105,7 +104,7 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
 
     /// Builds the transfer from the draft and submits it (first sends, and a challenge's replay).
     private func submitDraft() {
-        if let challenge { challenge.sent = draft.adoptCurrent(from: challenge.authenticator) }
+        if draft.hasEngineParts, let challenge = draft.challenge { challenge.sent = draft.adoptCurrent(from: challenge.authenticator) }
         switch draft.makeTransfer() {
         case .failure(let error):
             // No I/O happened; reported like any other failure, from the loop thread.
@@ -223,7 +222,8 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
     }
 
     func transferDidComplete(_ transfer: Transfer) {
-        if let challenge, !challenge.replayed, _streams == nil, let refused = Challenge.of(transfer) {
+        if draft.hasEngineParts, let challenge = draft.challenge, !challenge.replayed, _streams == nil,
+           let refused = Challenge.of(transfer) {
             challenge.replayed = true
             let sent = refused.isProxy ? challenge.sent.1 : challenge.sent.0
             challenge.authenticator.challenged(refused, sentGeneration: sent) { [self] credentials in
@@ -261,7 +261,7 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
         let gone = freed
         lock.unlock()
         let verdict = transfer.map { transfer in
-            draft.hooks?.judge(transfer, accepting: acceptedStatus).0 ?? TransferVerdict(transfer, accepting: acceptedStatus)
+            draft.hasEngineParts && draft.hooks != nil ? draft.hooks!.judge(transfer, accepting: acceptedStatus).0 : TransferVerdict(transfer, accepting: acceptedStatus)
         }
         if gone {
             // A group still counts its members: one freed while running ends as cancelled.

@@ -90,7 +90,7 @@ public func courier_engine_set_hooks(_ handle: OpaquePointer?, _ request: courie
             }
         }
     }
-    engine.hooks = hooks.isEmpty ? nil : hooks
+    engine.hooks = HookSet.make(hooks)
     engine.cHooks = metrics.map { CHooks(metrics: $0, user: user) }
     return COURIER_OK
 }

@@ -175,7 +175,8 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
             framing.expectContinue = bodyAwaitsContinue
         }
         RequestEncoder.encodeHead(method: transfer._method, path: transfer._path, query: transfer._query, hostHeader: hostHeader,
-                                  headers: transfer._headers, framing: framing, forward: forward, into: &resources.headBuffer)
+                                  headers: transfer._headers, framing: framing, into: &resources.headBuffer)
+        if let forward { RequestEncoder.forwardForm(forward, method: transfer._method, headers: transfer._headers, head: &resources.headBuffer) }
         headLength = resources.headBuffer.count
         if transfer.requestAsksToClose || !transfer._options.reuseConnection { machine.requestAsksToClose() }
         let head = resources.headBuffer.bytes

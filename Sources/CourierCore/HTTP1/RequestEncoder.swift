@@ -36,15 +36,12 @@ package enum RequestEncoder {
         return method.announcesEmptyBody ? 0 : nil
     }
 
-    /// Replaces `buffer`'s contents with the request head, keeping its capacity. `forward`: the
-    /// request goes to an HTTP proxy (absolute-form target, the proxy's credentials).
+    /// Replaces `buffer`'s contents with the request head, keeping its capacity.
     package static func encodeHead(method: HTTPMethod, path: String, query: String?, hostHeader: String,
-                                   headers: HTTPHeaders, framing: Framing, forward: ForwardProxy? = nil,
-                                   into buffer: inout RawBuffer) {
+                                   headers: HTTPHeaders, framing: Framing, into buffer: inout RawBuffer) {
         buffer.clear()
         buffer.append(method.rawValue)
         buffer.append(0x20)
-        if let forward { buffer.append(forward.targetPrefix) }
         buffer.append(path)
         if let query {
             buffer.append(UInt8(ascii: "?"))
@@ -69,11 +66,6 @@ package enum RequestEncoder {
                 }
             }
         }
-        if let authorization = forward?.authorization, !headers.contains("Proxy-Authorization") {
-            buffer.append("Proxy-Authorization: ")
-            buffer.append(authorization)
-            buffer.append("\r\n")
-        }
         if framing.acceptEncoding {
             buffer.append("Accept-Encoding: gzip, deflate\r\n")
         }
@@ -86,6 +78,28 @@ package enum RequestEncoder {
         }
         if framing.expectContinue {
             buffer.append("Expect: 100-continue\r\n")
+        }
+        buffer.append("\r\n")
+    }
+
+    /// Rewrites an encoded head for a proxy that forwards it (RFC 9112 §3.2.2): the target in
+    /// absolute form (`GET http://host:port/path HTTP/1.1`) and the proxy's credentials unless the
+    /// request carries its own. Kept apart from `encodeHead`, which every direct request runs.
+    @inline(never)
+    package static func forwardForm(_ forward: ForwardProxy, method: HTTPMethod, headers: HTTPHeaders, head buffer: inout RawBuffer) {
+        let original = Array(UnsafeRawBufferPointer(start: buffer.base, count: buffer.count))
+        let targetStart = method.rawValue.utf8.count + 1
+        buffer.clear()
+        original.withUnsafeBytes { raw in
+            buffer.append(UnsafeRawBufferPointer(rebasing: raw[..<targetStart]))
+            buffer.append(forward.targetPrefix)
+            // Everything up to the blank line that ends the head.
+            buffer.append(UnsafeRawBufferPointer(rebasing: raw[targetStart..<(raw.count - 2)]))
+        }
+        if let authorization = forward.authorization, !headers.contains("Proxy-Authorization") {
+            buffer.append("Proxy-Authorization: ")
+            buffer.append(authorization)
+            buffer.append("\r\n")
         }
         buffer.append("\r\n")
     }
@@ -113,8 +127,8 @@ package enum RequestEncoder {
     package static func encodeHead(method: HTTPMethod, path: String, query: String?, hostHeader: String,
                                    headers: HTTPHeaders, framing: Framing, forward: ForwardProxy? = nil, into array: inout [UInt8]) {
         var buffer = RawBuffer(capacity: 512)
-        encodeHead(method: method, path: path, query: query, hostHeader: hostHeader, headers: headers, framing: framing,
-                   forward: forward, into: &buffer)
+        encodeHead(method: method, path: path, query: query, hostHeader: hostHeader, headers: headers, framing: framing, into: &buffer)
+        if let forward { forwardForm(forward, method: method, headers: headers, head: &buffer) }
         array = Array(buffer.bytes)
         buffer.free()
     }

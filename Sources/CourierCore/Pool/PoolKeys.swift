@@ -32,11 +32,15 @@ package struct PoolKeys {
     private var lastPoolKey = -1
     private var lastPoolTLSID = -1
     private var lastPoolProxy: Proxy?
+    private var lastPoolProxied = false
 
     private var tlsIDs: [TLSConfiguration: Int] = [:]
     private var builtContexts: [Result<TLSContext, CourierError>] = []
     private var lastTLSConfiguration: TLSConfiguration?
     private var lastTLSID = -1
+
+    /// Whether the process environment names a proxy (read once, not per request).
+    private let environmentProxies = ProxySettings.environmentProxies
 
     package init() {}
 
@@ -65,13 +69,29 @@ package struct PoolKeys {
     package mutating func poolKey(for transfer: Transfer) throws(CourierError) -> (key: Int, isNew: Bool) {
         var tlsID = -1
         if transfer._authority.scheme == .https { tlsID = try tlsConfigurationID(transfer._options.tls) }
-        var proxy: Proxy?
-        if let settings = transfer._options.proxySettings { proxy = try settings.proxy(for: transfer._authority.origin) }
-        if lastPoolKey >= 0, lastPoolTLSID == tlsID, transfer.targets(lastOrigin), proxy == nil ? lastPoolProxy == nil : proxy == lastPoolProxy {
+        if transfer._options.hasComposition || environmentProxies {
+            return try proxiedPoolKey(for: transfer, tlsID: tlsID)
+        }
+        if lastPoolKey >= 0, lastPoolTLSID == tlsID, !lastPoolProxied, transfer.targets(lastOrigin) {
             connectTimeouts[lastPoolKey] = transfer._options.timeouts.connect
             return (lastPoolKey, false)
         }
-        let value = PoolKeyValue(origin: transfer._authority.origin, tls: tlsID, proxy: proxy)
+        return intern(PoolKeyValue(origin: transfer._authority.origin, tls: tlsID, proxy: nil), for: transfer)
+    }
+
+    /// `poolKey` for a request that may go through a proxy (its settings decide, per origin).
+    @inline(never)
+    private mutating func proxiedPoolKey(for transfer: Transfer, tlsID: Int) throws(CourierError) -> (key: Int, isNew: Bool) {
+        let proxy = try transfer._options.proxySettings?.proxy(for: transfer._authority.origin)
+        if lastPoolKey >= 0, lastPoolTLSID == tlsID, transfer.targets(lastOrigin), lastPoolProxy == proxy {
+            connectTimeouts[lastPoolKey] = transfer._options.timeouts.connect
+            return (lastPoolKey, false)
+        }
+        return intern(PoolKeyValue(origin: transfer._authority.origin, tls: tlsID, proxy: proxy), for: transfer)
+    }
+
+    /// The key of `value`, made when new, and remembered as the last answer.
+    private mutating func intern(_ value: PoolKeyValue, for transfer: Transfer) -> (key: Int, isNew: Bool) {
         var isNew = false
         let key: Int
         if let known = poolKeys[value] {
@@ -84,13 +104,14 @@ package struct PoolKeys {
             origins.append(value.origin)
             hostOfPoolKey.append(hostKey(for: value.origin.host))
             connectTimeouts.append(transfer._options.timeouts.connect)
-            proxies.append(proxy)
-            tlsContexts.append(tlsID >= 0 ? (try? builtContexts[tlsID].get()) : nil)
+            proxies.append(value.proxy)
+            tlsContexts.append(value.tls >= 0 ? (try? builtContexts[value.tls].get()) : nil)
         }
         lastOrigin = value.origin
         lastPoolKey = key
-        lastPoolTLSID = tlsID
-        lastPoolProxy = proxy
+        lastPoolTLSID = value.tls
+        lastPoolProxy = value.proxy
+        lastPoolProxied = value.proxy != nil
         return (key, isNew)
     }
 

@@ -73,4 +73,7 @@ public struct ProxySettings: Sendable, Hashable {
         let found = environment()
         return found.isDirect ? nil : found
     }()
+
+    /// Whether the environment names a proxy (a flag the hot path tests instead of the settings).
+    package static let environmentProxies = processDefault != nil
 }

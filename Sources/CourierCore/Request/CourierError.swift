@@ -207,19 +207,32 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The stable code.
     public let code: Code
     /// Extra context for people ("connect ECONNREFUSED 127.0.0.1:9"); not stable, do not parse.
-    public let detail: String?
+    public var detail: String? { context?.detail }
     /// The HTTP status for `.httpStatus` errors.
-    public let status: Int?
+    public var status: Int? { context?.status }
     /// The error a hook threw, for `.rejected` (an application's own typed error: a business
     /// error code mapped from a 200's body). Not part of equality.
-    public let underlying: (any Error & Sendable)?
+    public var underlying: (any Error & Sendable)? { context?.underlying }
+    /// Everything but the code, boxed and nil for a bare code: errors ride in the machines'
+    /// actions on every request, and a code alone keeps them small (an inline `String?`, `Int?`
+    /// and existential would make every action several words larger).
+    private let context: Context?
+
+    private final class Context: Sendable {
+        let detail: String?
+        let status: Int?
+        let underlying: (any Error & Sendable)?
+        init(detail: String?, status: Int?, underlying: (any Error & Sendable)?) {
+            self.detail = detail
+            self.status = status
+            self.underlying = underlying
+        }
+    }
 
     /// Creates an error.
     public init(_ code: Code, _ detail: String? = nil, status: Int? = nil) {
         self.code = code
-        self.detail = detail
-        self.status = status
-        underlying = nil
+        context = detail == nil && status == nil ? nil : Context(detail: detail, status: status, underlying: nil)
     }
 
     /// A `.rejected` error carrying what a hook threw (a `CourierError` thrown by a hook is
@@ -231,9 +244,7 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
 
     private init(rejecting error: any Error) {
         code = .rejected
-        detail = String(describing: error)
-        status = nil
-        underlying = error
+        context = Context(detail: String(describing: error), status: nil, underlying: error)
     }
 
     public static func == (a: CourierError, b: CourierError) -> Bool {

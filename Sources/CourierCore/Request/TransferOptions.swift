@@ -153,7 +153,10 @@ public struct TransferOptions: Sendable, Hashable {
         set { setComposition(retry: box.values.composition?.retry, cookies: cookies, proxy: newValue) }
     }
 
-    /// The settings to route by, nil when every request goes direct (read per connection).
+    /// Whether a retry policy, a cookie jar or proxy settings are set (a nil test, no copy).
+    package var hasComposition: Bool { box.values.composition != nil }
+
+    /// The settings to route by, nil when every request goes direct.
     package var proxySettings: ProxySettings? {
         if let explicit = box.values.composition?.proxy { return explicit.isDirect ? nil : explicit }
         return ProxySettings.processDefault

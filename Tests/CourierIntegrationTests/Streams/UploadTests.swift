@@ -168,7 +168,12 @@ struct UploadTests {
             op.options.expectContinue = expect
             let response = try await api.send(op)
             #expect(response.status == 413, "\(expect)")
-            #expect(response.metrics.bytesSent < 16 << 20, "\(expect): \(response.metrics.bytesSent) bytes sent")
+            // With 100-continue the body never leaves; without it, nginx drains what arrives after
+            // its 413 (lingering close), so over loopback the whole body may well be gone before
+            // the answer is read: only the answer itself is certain then.
+            if expect == .automatic {
+                #expect(response.metrics.bytesSent < 16 << 20, "\(expect): \(response.metrics.bytesSent) bytes sent")
+            }
         }
     }
 
