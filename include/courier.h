@@ -418,6 +418,12 @@ int courier_request_add_param(courier_request *request, const char *name, const 
 /* COURIER_PARAMS_FORM or COURIER_PARAMS_JSON. */
 int courier_request_set_param_encoding(courier_request *request, int encoding);
 
+/* Appends a field to the request's application/x-www-form-urlencoded body (Content-Type set unless
+ * the request has one), in the order added, repeated names kept ("tag=a&tag=b"), encoded as
+ * browsers do. The body is that form (it replaces a body set before). Copied; NULL name or value:
+ * COURIER_E_INVALID_ARGUMENT. (courier_request_add_form_field is the multipart form's.) */
+int courier_request_add_urlencoded_field(courier_request *request, const char *name, const char *value);
+
 /* COURIER_PRIORITY_VERY_LOW ... COURIER_PRIORITY_VERY_HIGH (default NORMAL). */
 int courier_request_set_priority(courier_request *request, int priority);
 

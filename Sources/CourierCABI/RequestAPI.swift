@@ -119,6 +119,17 @@ public func courier_request_set_body(_ handle: OpaquePointer?, _ data: UnsafeRaw
     }
 }
 
+@_cdecl("courier_request_add_urlencoded_field")
+public func courier_request_add_urlencoded_field(_ handle: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ value: UnsafePointer<CChar>?) -> Int32 {
+    configure(handle) { r throws(CourierError) in
+        guard let name = string(name), let value = string(value) else { throw invalid("NULL form field name or value") }
+        r.formFields.fields.append(FormFields.Field(name, value))
+        let made = r.formFields.serialize()
+        r.draft.body = made.body
+        if !r.draft.headers.contains("Content-Type"), let type = made.contentType { r.draft.headers.add(name: "Content-Type", value: type) }
+    }
+}
+
 @_cdecl("courier_request_set_body_file")
 public func courier_request_set_body_file(_ handle: OpaquePointer?, _ path: UnsafePointer<CChar>?) -> Int32 {
     configure(handle) { r throws(CourierError) in

@@ -3,7 +3,7 @@
  * as JSON, /redirect?to= redirects): a request hook that signs, a response hook that fails a 200
  * carrying an error body, a redirect hook that refuses and rewrites, a metrics hook that counts
  * (a request refused before I/O is not counted; a refused redirect ends without a response, so
- * the response hook does not see it). Exits 0 when every check holds.
+ * the response hook does not see it); and an urlencoded form body. Exits 0 when every check holds.
  *
  *   hooks BASE_URL
  */
@@ -107,6 +107,23 @@ int main(int argc, char **argv) {
     CHECK(courier_outgoing_set_header(NULL, "a", "b") == COURIER_E_MISUSE && courier_outgoing_url(NULL) == NULL, "NULL outgoing");
     CHECK(courier_engine_set_hooks(engine, NULL, NULL, NULL, NULL, NULL) == COURIER_OK, "removed");
     CHECK(run(engine, "POST", "/echo?reject=1", "x", NULL, &has) == COURIER_OK && counts.requests == 5, "no hooks any more");
+    /* An urlencoded form: order and repeated names kept. */
+    courier_request *form = NULL;
+    courier_response *answer = NULL;
+    CHECK(courier_request_create(engine, "POST", "/echo", &form) == COURIER_OK, "create");
+    CHECK(courier_request_add_urlencoded_field(form, "tag", "b a") == COURIER_OK, "field");
+    CHECK(courier_request_add_urlencoded_field(form, "tag", "c&d") == COURIER_OK, "field");
+    CHECK(courier_request_add_urlencoded_field(form, NULL, "x") == COURIER_E_INVALID_ARGUMENT, "NULL name");
+    CHECK(courier_request_perform(form, &answer) == COURIER_OK, "sent");
+    if (answer) {
+        size_t length = 0;
+        const void *bytes = courier_response_body(answer, &length);
+        const char *body = "\"body\": \"tag=b+a&tag=c%26d\"", *type = "application/x-www-form-urlencoded";
+        CHECK(bytes && memmem(bytes, length, body, strlen(body)) != NULL, "the form body");
+        CHECK(bytes && memmem(bytes, length, type, strlen(type)) != NULL, "its type");
+    }
+    courier_response_free(answer);
+    courier_request_free(form);
     courier_engine_destroy(engine);
 
     if (failures) {
