@@ -63,5 +63,14 @@ while [ ! -s "$work/retry.port" ]; do sleep 0.05; done
     "http://127.0.0.1:$(cut -d' ' -f1 "$work/retry.port")/flaky/demo?fail=2&mode=503"
 kill "$retry_server"
 echo
+echo "== courier -x: through an HTTP proxy that records what it is asked (the request in absolute form)"
+python3 "$here/../Tests/Servers/http_proxy.py" > "$work/proxy.port" &
+proxy_server=$!
+while [ ! -s "$work/proxy.port" ]; do sleep 0.05; done
+proxy="http://127.0.0.1:$(cut -d' ' -f1 "$work/proxy.port")"
+"$bin/courier" -s -o /dev/null -x "$proxy" -w '%{http_code} through the proxy; ' "$base/items.json"
+"$bin/courier" -s -x "" "$proxy/log"; echo
+kill "$proxy_server"
+echo
 echo "== the library: an engine, callbacks and async/await through the same queue"
 "$bin/courier-demo" "$base"

@@ -25,7 +25,7 @@ package enum CABIScript {
             let requestSlot = Int(script.byte() ?? 0) % (requests.count + 1)
             let engine = engineSlot < engines.count ? engines[engineSlot] : nil
             let request = requestSlot < requests.count ? requests[requestSlot] : nil
-            switch op % 24 {
+            switch op % 26 {
             case 0:
                 var made: OpaquePointer?
                 let base = script.string()
@@ -177,11 +177,45 @@ package enum CABIScript {
                 _ = courier_cookiejar_count(jar)
                 courier_cookiejar_free(jar)
                 precondition(courier_cookiejar_load(nil, nil) == COURIER_E_MISUSE, "cookiejar_load on NULL")
+            case 24:
+                // Proxies, forms, authenticators and hooks: fuzzed strings, NULLs, nothing sent.
+                let proxy = script.string(), noProxy = script.string()
+                let proxyCodes = [COURIER_OK, COURIER_E_MISUSE, COURIER_E_INVALID_ARGUMENT, COURIER_E_PROXY | (4 << 8)]
+                check(withOptionalCString(proxy) { p in withOptionalCString(noProxy) { courier_engine_set_proxy(engine, p, $0) } },
+                      allowed: proxyCodes, "engine_set_proxy")
+                check(withOptionalCString(proxy) { p in withOptionalCString(noProxy) { courier_request_set_proxy(request, p, $0) } },
+                      allowed: proxyCodes, "request_set_proxy")
+                let name = script.string(), value = script.string()
+                check(withOptionalCString(name) { n in withOptionalCString(value) { courier_request_add_urlencoded_field(request, n, $0) } },
+                      allowed: [COURIER_OK, COURIER_E_MISUSE, COURIER_E_INVALID_ARGUMENT], "add_urlencoded_field")
+                let initial = script.string()
+                check(withOptionalCString(initial) { courier_engine_set_authenticator(engine, $0, script.flag() ? declineChallenge : nil, nil) },
+                      allowed: [COURIER_OK, COURIER_E_MISUSE, COURIER_E_INVALID_ARGUMENT], "set_authenticator")
+                check(courier_engine_set_hooks(engine, nil, nil, nil, nil, nil), allowed: [COURIER_OK, COURIER_E_MISUSE], "set_hooks")
+                precondition(courier_outgoing_url(nil) == nil && courier_outgoing_method(nil) == nil, "outgoing strings of NULL")
+                precondition(courier_outgoing_set_header(nil, "a", "b") == COURIER_E_MISUSE, "outgoing_set_header on NULL")
+                if engine == nil { precondition(courier_engine_set_proxy(nil, nil, nil) == COURIER_E_MISUSE, "set_proxy on NULL") }
+            case 25:
+                // Chains: made, given requests (or NULL, or the chain itself), freed unsent.
+                var chain: OpaquePointer?
+                check(courier_chain_create(&chain), allowed: [COURIER_OK], "chain_create")
+                check(courier_chain_add(chain, request), allowed: [COURIER_OK, COURIER_E_MISUSE], "chain_add")
+                check(courier_chain_add(chain, chain), allowed: [COURIER_E_MISUSE], "chain_add of a chain")
+                check(courier_chain_set_next(chain, nil, nil), allowed: [COURIER_OK], "chain_set_next")
+                var response: OpaquePointer?
+                check(courier_chain_result(chain, Int(script.byte() ?? 0), &response), allowed: [COURIER_E_INVALID_ARGUMENT], "chain_result unsent")
+                precondition(response == nil && courier_chain_ran(chain) == 0, "a result of a chain never sent")
+                check(courier_chain_cancel(chain), allowed: [COURIER_OK], "chain_cancel")
+                courier_chain_free(chain)
+                precondition(courier_chain_add(nil, request) == COURIER_E_MISUSE, "chain_add on NULL")
             default:
                 check(courier_request_cancel(request), allowed: [COURIER_OK, COURIER_E_MISUSE], "cancel")
             }
         }
     }
+
+    /// A challenge callback that never supplies credentials (nothing is sent, so it never runs).
+    private static let declineChallenge: courier_challenge_fn = { _, _, _, _, _, _, _ in 0 }
 
     /// Puts a new handle in its slot, destroying the one it replaces; a handle made for the NULL
     /// slot is destroyed at once.
@@ -195,7 +229,7 @@ package enum CABIScript {
         }
     }
 
-    private static let definedCodes: ClosedRange<Int32> = 0...27
+    private static let definedCodes: ClosedRange<Int32> = 0...30
 
     private static func check(_ rc: Int32, allowed: [Int32], _ call: String) {
         precondition(definedCodes.contains(rc & 0xff), "\(call) returned \(rc), not a code of courier.h")

@@ -14,6 +14,7 @@ package enum FuzzTargets {
         ("multipart", MultipartWriting.run),
         ("retryafter", RetryAfterReading.run),
         ("cookies", CookieReading.run),
+        ("proxy", ProxyReading.run),
     ]
 
     package static func named(_ name: String) -> (@Sendable (UnsafeRawBufferPointer) -> Void)? {

@@ -87,12 +87,18 @@ class Harness:
         self.cookie_process = subprocess.Popen([sys.executable, os.path.join(ROOT, "Tests", "Servers", "cookie_server.py")],
                                                stdout=subprocess.PIPE, text=True)
         self.cookies = f"http://127.0.0.1:{self.cookie_process.stdout.readline().split()[0]}"
+        self.proxy_process = subprocess.Popen([sys.executable, os.path.join(ROOT, "Tests", "Servers", "http_proxy.py")],
+                                              stdout=subprocess.PIPE, text=True)
+        self.proxy = f"http://127.0.0.1:{self.proxy_process.stdout.readline().split()[0]}"
+        self.token_process = subprocess.Popen([sys.executable, os.path.join(ROOT, "Tests", "Servers", "token_server.py")],
+                                              stdout=subprocess.PIPE, text=True)
+        self.tokens = f"http://127.0.0.1:{self.token_process.stdout.readline().split()[0]}"
 
     def stop_servers(self):
         subprocess.run([os.path.join(ROOT, "benchmarks", "nginx.sh"), "stop", self.work], capture_output=True)
         self.scripted_process.terminate()
         self.stream_process.terminate()
-        for process in self.retry_processes + [self.cookie_process]:
+        for process in self.retry_processes + [self.cookie_process, self.proxy_process, self.token_process]:
             process.terminate()
         self.scripted_process.wait()
 
@@ -211,6 +217,24 @@ def retries(h):
     h.run("cli -b", [cli, "-s", "-b", jar, h.cookies + "/echo"])
     auth = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "auth.c"), "auth")
     h.run("c auth", [auth, h.scripted])
+    composition(h)
+
+
+def composition(h):
+    """Proxies (forwarding and CONNECT tunnels through TCPStream's handshake), the authenticator
+    (a refresh on a dispatch thread, replays), engine hooks (C callbacks on the loop thread and
+    the sending thread) and chains."""
+    cli = os.path.join(h.build, "courier")
+    proxy = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "proxy.c"), "proxy")
+    h.run("c proxy", [proxy, h.proxy, h.nginx, h.https, h.ca])
+    h.run("cli -x", [cli, "-s", "-o", "/dev/null", "-x", h.proxy, "--cacert", h.ca, h.nginx + "/small", h.https + "/small"])
+    h.run("cli -x refused", [cli, "-s", "-x", h.proxy, "https://refused.test/"], expect=56)
+    challenge = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "challenge.c"), "challenge")
+    h.run("c challenge", [challenge, h.tokens])
+    hooks = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "hooks.c"), "hooks")
+    h.run("c hooks", [hooks, h.scripted])
+    chain = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "chain.c"), "chain")
+    h.run("c chain", [chain, h.scripted])
 
 
 def streams(h):

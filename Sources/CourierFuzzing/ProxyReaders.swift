@@ -1,0 +1,59 @@
+import CourierCore
+
+/// What a proxy or its configuration hands Courier: the answer to CONNECT, fed in pieces the
+/// input chooses, and proxy and `no_proxy` strings from the environment. Input: a selector byte,
+/// then the bytes. Invariants: the handshake ends at most once and never opens a tunnel on a
+/// non-2xx status or with bytes left over; it needs no more than its head limit to decide; a
+/// parsed proxy has a host without spaces and a nonzero port, and its authority parses back to
+/// the same proxy; `no_proxy` matching never traps and `*` matches everything.
+package enum ProxyReading {
+    package static func run(_ input: UnsafeRawBufferPointer) {
+        guard let selector = input.first else { return }
+        let rest = UnsafeRawBufferPointer(rebasing: input[1...])
+        switch selector % 3 {
+        case 0: connectAnswer(rest, pieces: Int(selector / 3) % 7 + 1)
+        case 1: proxyString(String(decoding: rest, as: UTF8.self))
+        default: noProxy(rest)
+        }
+    }
+
+    private static func connectAnswer(_ bytes: UnsafeRawBufferPointer, pieces: Int) {
+        var handshake = TunnelHandshake(target: "example.com:443", authorization: nil)
+        let size = max(1, bytes.count / pieces)
+        var offset = 0
+        var outcome = TunnelHandshake.Outcome.needMore
+        while offset < bytes.count {
+            let end = min(bytes.count, offset + size)
+            outcome = handshake.receive(UnsafeRawBufferPointer(rebasing: bytes[offset..<end]))
+            offset = end
+            if outcome != .needMore { break }
+        }
+        switch outcome {
+        case .needMore:
+            precondition(offset <= TunnelHandshake.headLimit + size, "undecided after \(offset) bytes")
+        case .established:
+            precondition(offset == bytes.count, "a tunnel opened with bytes left over")
+            precondition(bytes.count >= 12 && bytes[9] == UInt8(ascii: "2"), "a tunnel opened on a non-2xx answer")
+        case .failed(let error):
+            precondition(error.code.primary == .proxy, "a CONNECT failure outside the proxy family: \(error)")
+        }
+    }
+
+    private static func proxyString(_ text: String) {
+        guard let proxy = try? Proxy(parsing: text) else { return }
+        precondition(!proxy.host.isEmpty && !proxy.host.contains(" ") && proxy.port > 0, "accepted \(text.debugDescription)")
+        if proxy.user == nil, !proxy.host.contains("/"), !proxy.host.contains("@"), !proxy.host.contains("[") {
+            let again = try? Proxy(parsing: proxy.authority)
+            precondition(again?.host == proxy.host && again?.port == proxy.port, "\(proxy.authority) does not read back")
+        }
+    }
+
+    private static func noProxy(_ bytes: UnsafeRawBufferPointer) {
+        let parts = bytes.split(separator: 0x0A, maxSplits: 1, omittingEmptySubsequences: false)
+        let list = NoProxy(parts.first.map { String(decoding: $0, as: UTF8.self) } ?? "")
+        let host = parts.count > 1 ? String(decoding: parts[1], as: UTF8.self) : "example.com"
+        let matched = list.matches(host: host)
+        if list.matchesAll { precondition(matched, "* did not match \(host.debugDescription)") }
+        precondition(!NoProxy.none.matches(host: host), "an empty list matched")
+    }
+}
