@@ -19,7 +19,8 @@ struct ProxyRuleTests {
                 try Proxy(parsing: unsupported)
             }
         }
-        for bad in ["", "http://", "host:0", "host:99999", "host:x", "[::1", "u:%zz@h", "bad host"] {
+        for bad in ["", "http://", "host:0", "host:99999", "host:x", "[::1", "u:%zz@h", "bad host", "http://us:1]:8080/x",
+                    "::1:8080", "[example.com]:80", "a[b:80"] {
             #expect(throws: CourierError.self, "\(bad)") { try Proxy(parsing: bad) }
         }
     }

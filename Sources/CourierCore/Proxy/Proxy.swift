@@ -69,6 +69,11 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible {
         guard !host.isEmpty, !host.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
             throw CourierError(.invalidArgument, "no proxy host in \(text)")
         }
+        // A colon or bracket belongs only to an IPv6 address, and that only inside brackets.
+        let bracketed = rest.first == "["
+        if bracketed ? NoProxy.ipBytes(String(host))?.count != 16 : host.contains(where: { $0 == ":" || $0 == "[" || $0 == "]" }) {
+            throw CourierError(.invalidArgument, "bad proxy host in \(text)")
+        }
         var port = Self.defaultPort
         if let portText, !portText.isEmpty {
             guard let value = UInt16(portText), value > 0 else { throw CourierError(.invalidArgument, "bad proxy port in \(text)") }
