@@ -3,7 +3,7 @@ import CourierCore
 /// What a proxy or its configuration hands Courier: the answer to CONNECT, fed in pieces the
 /// input chooses, and proxy and `no_proxy` strings from the environment. Input: a selector byte,
 /// then the bytes. Invariants: the handshake ends at most once and never opens a tunnel on a
-/// non-2xx status or with bytes left over; it needs no more than its head limit to decide; a
+/// non-2xx status or with bytes after the head in what it was given; it needs no more than its head limit to decide; a
 /// parsed proxy has a host without spaces and a nonzero port, and its authority parses back to
 /// the same proxy; `no_proxy` matching never traps and `*` matches everything.
 package enum ProxyReading {
@@ -32,8 +32,11 @@ package enum ProxyReading {
         case .needMore:
             precondition(offset <= TunnelHandshake.headLimit + size, "undecided after \(offset) bytes")
         case .established:
-            precondition(offset == bytes.count, "a tunnel opened with bytes left over")
-            precondition(bytes.count >= 12 && bytes[9] == UInt8(ascii: "2"), "a tunnel opened on a non-2xx answer")
+            // What was fed ends exactly with the head's blank line (later bytes belong to the tunnel).
+            let fed = Array(bytes[..<offset])
+            // (A blank line: LF, then LF or CR LF.)
+            precondition(fed.suffix(2) == [0x0A, 0x0A] || fed.suffix(3) == [0x0A, 0x0D, 0x0A], "a tunnel opened with bytes left over")
+            precondition(fed.count >= 12 && fed[9] == UInt8(ascii: "2"), "a tunnel opened on a non-2xx answer")
         case .failed(let error):
             precondition(error.code.primary == .proxy, "a CONNECT failure outside the proxy family: \(error)")
         }

@@ -28,58 +28,64 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible {
     /// percent-decoded, IPv6 hosts in brackets). Only http proxies are spoken; another scheme
     /// fails with `.proxyUnsupported` (curl's 5 for a scheme it lacks).
     public init(parsing text: String) throws(CourierError) {
-        var rest = Substring(text).trimmingSpaces
-        if let colon = rest.firstIndex(of: ":"), rest[colon...].hasPrefix("://") {
-            let scheme = rest[..<colon].lowercased()
+        // Split on the ASCII delimiters byte by byte: as Characters, a delimiter followed by a
+        // combining mark would not be found at all.
+        var rest = Array(Substring(text).trimmingSpaces.utf8)[...]
+        let colon = UInt8(ascii: ":")
+        if let at = rest.firstIndex(of: colon), rest[at...].starts(with: Array("://".utf8)) {
+            let scheme = String(decoding: rest[..<at], as: UTF8.self).lowercased()
             guard scheme == "http" else {
                 throw CourierError(.proxyUnsupported, "proxy scheme \(scheme) is not supported (only http): \(text)")
             }
-            rest = rest[rest.index(colon, offsetBy: 3)...]
+            rest = rest[(at + 3)...]
         }
         // Anything after the authority (a path, "/") is ignored, as curl does.
-        if let slash = rest.firstIndex(of: "/") { rest = rest[..<slash] }
+        if let slash = rest.firstIndex(of: UInt8(ascii: "/")) { rest = rest[..<slash] }
         var user: String?, password: String?
-        if let at = rest.lastIndex(of: "@") {
+        if let at = rest.lastIndex(of: UInt8(ascii: "@")) {
             let credentials = rest[..<at]
-            rest = rest[rest.index(after: at)...]
-            if let colon = credentials.firstIndex(of: ":") {
-                user = try Self.percentDecoded(credentials[..<colon], in: text)
-                password = try Self.percentDecoded(credentials[credentials.index(after: colon)...], in: text)
+            rest = rest[(at + 1)...]
+            if let split = credentials.firstIndex(of: colon) {
+                user = try Self.percentDecoded(credentials[..<split], in: text)
+                password = try Self.percentDecoded(credentials[(split + 1)...], in: text)
             } else {
                 user = try Self.percentDecoded(credentials, in: text)
                 password = ""
             }
         }
-        var host: Substring
-        var portText: Substring?
-        if rest.first == "[" {
-            guard let close = rest.firstIndex(of: "]") else { throw CourierError(.invalidArgument, "bad proxy IPv6 address: \(text)") }
-            host = rest[rest.index(after: rest.startIndex)..<close]
-            let after = rest[rest.index(after: close)...]
+        var host: ArraySlice<UInt8>
+        var portText: ArraySlice<UInt8> = []
+        let bracketed = rest.first == UInt8(ascii: "[")
+        if bracketed {
+            guard let close = rest.firstIndex(of: UInt8(ascii: "]")) else { throw CourierError(.invalidArgument, "bad proxy IPv6 address: \(text)") }
+            host = rest[(rest.startIndex + 1)..<close]
+            let after = rest[(close + 1)...]
             if !after.isEmpty {
-                guard after.first == ":" else { throw CourierError(.invalidArgument, "bad proxy address: \(text)") }
+                guard after.first == colon else { throw CourierError(.invalidArgument, "bad proxy address: \(text)") }
                 portText = after.dropFirst()
             }
-        } else if let colon = rest.lastIndex(of: ":") {
-            host = rest[..<colon]
-            portText = rest[rest.index(after: colon)...]
+        } else if let split = rest.lastIndex(of: colon) {
+            host = rest[..<split]
+            portText = rest[(split + 1)...]
         } else {
             host = rest
         }
-        guard !host.isEmpty, !host.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
+        guard !host.isEmpty, !host.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
             throw CourierError(.invalidArgument, "no proxy host in \(text)")
         }
         // A colon or bracket belongs only to an IPv6 address, and that only inside brackets.
-        let bracketed = rest.first == "["
-        if bracketed ? NoProxy.ipBytes(String(host))?.count != 16 : host.contains(where: { $0 == ":" || $0 == "[" || $0 == "]" }) {
+        let hostText = String(decoding: host, as: UTF8.self)
+        if bracketed ? NoProxy.ipBytes(hostText)?.count != 16
+                     : host.contains(where: { $0 == colon || $0 == UInt8(ascii: "[") || $0 == UInt8(ascii: "]") }) {
             throw CourierError(.invalidArgument, "bad proxy host in \(text)")
         }
         var port = Self.defaultPort
-        if let portText, !portText.isEmpty {
-            guard let value = UInt16(portText), value > 0 else { throw CourierError(.invalidArgument, "bad proxy port in \(text)") }
+        if !portText.isEmpty {
+            guard portText.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = UInt16(String(decoding: portText, as: UTF8.self)),
+                  value > 0 else { throw CourierError(.invalidArgument, "bad proxy port in \(text)") }
             port = value
         }
-        self.init(host: String(host), port: port, user: user, password: password)
+        self.init(host: hostText, port: port, user: user, password: password)
     }
 
     /// `host:port` as a request target or a `Host` field (IPv6 bracketed).
@@ -97,9 +103,9 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible {
     /// `http://host:port`, without credentials (safe for logs).
     public var description: String { "http://\(authority)" }
 
-    private static func percentDecoded(_ text: Substring, in whole: String) throws(CourierError) -> String {
+    private static func percentDecoded(_ text: ArraySlice<UInt8>, in whole: String) throws(CourierError) -> String {
         var bytes: [UInt8] = []
-        var iterator = Array(text.utf8)[...]
+        var iterator = text
         while let byte = iterator.popFirst() {
             if byte == UInt8(ascii: "%") {
                 guard iterator.count >= 2, let high = hexValue(iterator.popFirst()!), let low = hexValue(iterator.popFirst()!) else {
