@@ -36,6 +36,8 @@ struct ProxyRuleTests {
         #expect(NoProxy("*").matches(host: "anything.at.all") && NoProxy("*").matchesAll)
         #expect(!NoProxy("*.example.com").matches(host: "www.example.com"), "no wildcards but * alone (curl)")
         #expect(NoProxy("").isEmpty && NoProxy.none.isEmpty)
+        #expect(NoProxy("a.test,\u{0301}b.test").matches(host: "a.test"), "a comma before a combining mark still separates")
+        #expect(!NoProxy("test").matches(host: "a\u{0301}.\u{0301}test"), "bytes, not Characters, decide the boundary")
     }
 
     @Test func noProxyAddressesAndNetworks() {

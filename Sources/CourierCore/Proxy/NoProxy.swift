@@ -27,8 +27,10 @@ public struct NoProxy: Sendable, Hashable {
 
     /// Parses a list in curl's syntax; entries it cannot use (a bad CIDR) are skipped, as curl does.
     public init(_ list: String) {
-        for entry in list.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" }) {
-            let token = entry.lowercased()
+        // Split on the ASCII separators byte by byte (as Characters, a comma followed by a
+        // combining mark would not separate).
+        for entry in Array(list.utf8).split(whereSeparator: { $0 == UInt8(ascii: ",") || $0 == 0x20 || $0 == 0x09 }) {
+            let token = String(decoding: entry, as: UTF8.self).lowercased()
             if token == "*" {
                 matchesAll = true
                 continue
@@ -65,11 +67,13 @@ public struct NoProxy: Sendable, Hashable {
         if let bytes = Self.ipBytes(String(candidate)) {
             return networks.contains { network in network.bytes.count == bytes.count && Self.prefix(network.bits, of: network.bytes, equals: bytes) }
         }
-        while candidate.last == "." { candidate = candidate.dropLast() }
+        while candidate.utf8.last == UInt8(ascii: ".") { candidate = candidate.dropLast() }
+        // Compared as bytes: a name matches itself, or a suffix that starts after a dot.
+        let bytes = Array(candidate.utf8)
         return names.contains { name in
-            guard candidate.hasSuffix(name) else { return false }
-            if candidate.count == name.count { return true }
-            return candidate.dropLast(name.count).last == "."
+            let suffix = Array(name.utf8)
+            guard bytes.count >= suffix.count, bytes.suffix(suffix.count).elementsEqual(suffix) else { return false }
+            return bytes.count == suffix.count || bytes[bytes.count - suffix.count - 1] == UInt8(ascii: ".")
         }
     }
 
