@@ -278,6 +278,33 @@ class Response:
     def json(self):
         return _json.loads(self.body)
 
+    @property
+    def media_type(self):
+        """The Content-Type's ``type/subtype``, lower-cased, without parameters ("" for none)."""
+        return self.header("Content-Type", "").split(";", 1)[0].strip().lower()
+
+    def validate(self, statuses=range(200, 300), content_types=None):
+        """Opt-in checks, as Swift's ``validating(statuses:contentTypes:)``: the status in
+        ``statuses`` (None: any) and, when given, the media type one of ``content_types`` (exact,
+        or a whole type as ``"text/*"``). Returns the response, so ``r.validate().json()``; raises
+        HTTPStatusError, or CourierError(E_RESPONSE_FORMAT) for an unexpected type."""
+        if statuses is not None and self.status not in statuses:
+            raise _error(_native.E_HTTP_STATUS, "status %d is not one accepted" % self.status, self)
+        if content_types is not None:
+            media = self.media_type
+
+            def matches(pattern):
+                pattern = pattern.lower()
+                if pattern == "*/*":
+                    return bool(media)
+                if pattern.endswith("/*"):
+                    return media.startswith(pattern[:-1])
+                return media == pattern
+            if not any(matches(p) for p in content_types):
+                raise _error(_native.E_RESPONSE_FORMAT, "unexpected Content-Type %s (expected %s)"
+                             % (media or "(none)", " or ".join(content_types)), self)
+        return self
+
     def __repr__(self):
         return "<Response %d %s, %d bytes>" % (self.status, self.url, len(self.body))
 

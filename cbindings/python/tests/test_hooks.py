@@ -32,6 +32,22 @@ class HookTests(unittest.TestCase):
             self.assertEqual(header(echo, "Content-Type"), "application/x-www-form-urlencoded")
             self.assertEqual(echoed(engine.post("/echo", data={"a": ["1", "2"]}))["body"], "a=1&a=2")
 
+    def test_opt_in_validation(self):
+        with courier.Engine(SCRIPTED) as engine:
+            echo = engine.get("/echo")
+            self.assertEqual(echo.media_type, "application/json")
+            self.assertEqual(echo.validate(content_types=["application/json"]).json()["method"], "GET")
+            self.assertIs(echo.validate(content_types=["application/*"]), echo)
+            text = engine.get("/latin1")
+            self.assertEqual(text.text, "café", "no validation unless asked for")
+            with self.assertRaises(courier.CourierError) as caught:
+                text.validate(content_types=["application/json"])
+            self.assertEqual(caught.exception.code, 23)
+            created = engine.get("/status", params={"code": "203"})
+            with self.assertRaises(courier.HTTPStatusError):
+                created.validate(statuses=range(200, 203))
+            self.assertIs(created.validate(statuses=None), created)
+
     def test_the_four_hooks(self):
         completed, reported = [], []
 
