@@ -102,23 +102,33 @@ enum RequestData {
     }
 }
 
-/// Standard input as body chunks (`-T -`): read on a task, one 128 KiB chunk ahead of the socket.
+/// Standard input as body chunks (`-T -`): read on a task, one chunk ahead of the socket.
 struct StandardInputChunks: AsyncSequence, Sendable {
     typealias Element = [UInt8]
 
+    /// The most one read takes (a pipe gives what it holds, a file this much).
+    static let chunkSize = 256 * 1024
+
     struct AsyncIterator: AsyncIteratorProtocol {
         mutating func next() async throws -> [UInt8]? {
-            var chunk = [UInt8](repeating: 0, count: 128 * 1024)
-            while true {
-                let n = chunk.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw CourierError(.bodySource, "stdin: \(String(cString: strerror(errno)))")
+            var failure: Int32 = 0
+            // Read straight into the array's storage: no zero-filling of memory the read
+            // overwrites at once (a memset of every byte uploaded).
+            let chunk = [UInt8](unsafeUninitializedCapacity: StandardInputChunks.chunkSize) { buffer, count in
+                count = 0
+                while true {
+                    let n = read(0, buffer.baseAddress, buffer.count)
+                    if n < 0 {
+                        if errno == EINTR { continue }
+                        failure = errno
+                        return
+                    }
+                    count = n
+                    return
                 }
-                if n == 0 { return nil }
-                chunk.removeLast(chunk.count - n)
-                return chunk
             }
+            if failure != 0 { throw CourierError(.bodySource, "stdin: \(String(cString: strerror(failure)))") }
+            return chunk.isEmpty ? nil : chunk
         }
     }
 
