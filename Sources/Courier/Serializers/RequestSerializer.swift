@@ -1,5 +1,5 @@
 import CourierCore
-import Foundation
+import FoundationEssentials
 
 /// Turns a value into a request body and the `Content-Type` that describes it (AFNetworking's
 /// request serializers). Set one with `Operation.setBody(_:)`; write your own for other formats.

@@ -1,5 +1,5 @@
 import CourierCore
-import Foundation
+import FoundationEssentials
 
 /// Turns a response into a value (AFNetworking's response serializers): bytes, text, JSON, a
 /// `Decodable`, or your own. Status and `Content-Type` validation is opt-in (`validating`):
@@ -69,7 +69,7 @@ public struct ValidatingSerializer<Base: ResponseSerializer>: ResponseSerializer
 
     /// `type/subtype` of a field value, lower-cased, without parameters.
     static func mediaType(_ value: String) -> String {
-        String(value.split(separator: ";", maxSplits: 1).first ?? "").trimmingCharacters(in: .whitespaces).lowercased()
+        String((value.split(separator: ";", maxSplits: 1).first ?? "").trimmingSpaces).lowercased()
     }
 
     static func matches(_ media: String, _ pattern: String) -> Bool {
