@@ -14,6 +14,18 @@ struct CABITests {
     /// The library as built (libCourierC.so; its SONAME is libcourier.so.1).
     static var library: String { builtProduct("libCourierC.so") }
 
+    /// The library and the CLI link FoundationEssentials only: full Foundation (and its ICU data)
+    /// costs every program about 6.5 MiB of resident memory before it sends a byte.
+    @Test func noFullFoundationIsLinked() async throws {
+        for product in [Self.library, CLITests.binary] {
+            let linked = try await runProcess("/usr/bin/ldd", [product])
+            #expect(linked.status == 0, "\(linked.stderr)")
+            #expect(linked.stdout.contains("libFoundationEssentials"), "\(product): \(linked.stdout)")
+            #expect(!linked.stdout.contains("libFoundation.so") && !linked.stdout.contains("libFoundationInternationalization"),
+                    "\(product) links full Foundation:\n\(linked.stdout)")
+        }
+    }
+
     @Test func headerDeclaresExactlyTheExportedSymbols() async throws {
         let header = try String(contentsOfFile: TestServers.packageRoot + "/include/courier.h", encoding: .utf8)
         // Declarations: "<type> courier_name(" at the start of a line (prototypes, not comments).
