@@ -290,8 +290,11 @@ struct FacadeTests {
         let group = "cancel-all-\(UUID().uuidString.prefix(8))"
         let one = Engine(host: s.scripted)
         let two = Engine(host: s.scripted)
-        let byURL = one.operation(path: "/silence", params: ["s": "5", "group": group, "tag": "by-url"])
-        let byPredicate = two.operation(path: "/silence", params: ["s": "5", "group": group, "tag": "by-predicate"])
+        // The server stays silent for far longer than the cancel can take, even on a loop a loaded
+        // machine delays by seconds (a 5 s silence once ended before the cancel was processed): a
+        // cancel that never arrives still fails this test, only later.
+        let byURL = one.operation(path: "/silence", params: ["s": "30", "group": group, "tag": "by-url"])
+        let byPredicate = two.operation(path: "/silence", params: ["s": "30", "group": group, "tag": "by-predicate"])
         let spared = two.operation(path: "/slow", params: ["ms": "300", "group": group, "tag": "spared"])
         for (engine, op) in [(one, byURL), (two, byPredicate), (two, spared)] { engine.enqueue(op) }
         #expect(await waitForScriptedServer(group: group, seen: 3))
