@@ -47,7 +47,9 @@ struct MisbehaviourTests {
 
     @Test func slowButSteadyHitsOnlyTheTotalDeadline() async {
         // One byte every 50 ms for a second: never idle for 2 s, but longer than 300 ms in total.
-        _ = await expectError("/trickle", .totalTimeout, within: 3) {
+        // (The code shows which deadline fired; the bound only rules out a hang: a fresh-clone CI
+        // run on two loaded cores took 5.6 s.)
+        _ = await expectError("/trickle", .totalTimeout) {
             $0.timeouts.idle = .seconds(2)
             $0.timeouts.total = .milliseconds(300)
         }
