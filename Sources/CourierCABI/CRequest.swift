@@ -28,7 +28,7 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
         return made
     }
     /// Fields added with courier_request_add_form_field, in order (the body is re-made from them).
-    @exclusivity(unchecked) var formFields = FormFields([])
+    @exclusivity(unchecked) var formFields: FormFields?
     @exclusivity(unchecked) private var errorMessage: OwnedCString?
     /// Where the outcome goes; set by `send` before the transfer is handed over.
     @exclusivity(unchecked) private(set) var delivery = Delivery.none

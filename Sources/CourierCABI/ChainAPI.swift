@@ -114,7 +114,7 @@ final class CChain: @unchecked Sendable {
             defer { finished = nil }
             return finished
         }
-        done?()
+        if let done { onLoopThread(done) }
     }
 
     func cancel() {
@@ -170,11 +170,8 @@ public func courier_chain_send(_ handle: OpaquePointer?, _ done: courier_chain_d
 @_cdecl("courier_chain_perform")
 public func courier_chain_perform(_ handle: OpaquePointer?) -> Int32 {
     guard let chain = chain(handle), let handle else { return CourierError.Code.misuse.c }
-    guard !Runtime.shared.isOnLoopThread else { return CourierError.Code.misuse.c }
-    let finished = DispatchSemaphore(value: 0)
-    let code = chain.send(handle: handle) { finished.signal() }
+    let code = sendAndWait { chain.send(handle: handle, finished: $0) }
     guard code == COURIER_OK else { return code }
-    finished.wait()
     return chain.failedStep < 0 ? COURIER_OK : (chain.result(chain.failedStep)?.0 ?? COURIER_OK)
 }
 

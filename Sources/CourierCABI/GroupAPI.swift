@@ -50,8 +50,7 @@ final class CGroup: @unchecked Sendable {
         guard let members else { return CourierError.Code.misuse.c }
         if members.isEmpty {
             lock.withLock { self.finished = nil }
-            let boxed = UncheckedSendable(finished)
-            Runtime.shared.executeSoon { boxed.value() }
+            onLoopThread(finished)
             return COURIER_OK
         }
         for (index, member) in members.enumerated() {
@@ -82,7 +81,7 @@ final class CGroup: @unchecked Sendable {
         if first, failFast {
             for (other, member) in lock.withLock({ members }).enumerated() where other != index { member.cancel() }
         }
-        done?()
+        if let done { onLoopThread(done) }
     }
 
     func cancel() {
@@ -126,11 +125,8 @@ public func courier_group_send(_ handle: OpaquePointer?, _ done: courier_group_d
 @_cdecl("courier_group_perform")
 public func courier_group_perform(_ handle: OpaquePointer?) -> Int32 {
     guard let group = group(handle) else { return CourierError.Code.misuse.c }
-    guard !Runtime.shared.isOnLoopThread else { return CourierError.Code.misuse.c }
-    let finished = DispatchSemaphore(value: 0)
-    let code = group.send { finished.signal() }
+    let code = sendAndWait { group.send(finished: $0) }
     guard code == COURIER_OK else { return code }
-    finished.wait()
     return group.firstFailure < 0 ? COURIER_OK : (group.result(group.firstFailure)?.0 ?? COURIER_OK)
 }
 

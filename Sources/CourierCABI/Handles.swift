@@ -1,4 +1,5 @@
 import CourierCore
+import Dispatch
 import Glibc
 
 // How a C handle maps to a Swift object, and how a bad one is caught.
@@ -74,3 +75,25 @@ extension CourierError.Code {
 }
 
 let COURIER_OK: Int32 = 0
+
+/// Runs a completion C expects on the loop thread: at once when already there, else soon on it
+/// (a group or chain that ends inside its send call still reports from the loop).
+func onLoopThread(_ body: @escaping () -> Void) {
+    if Runtime.shared.isOnLoopThread {
+        body()
+    } else {
+        let boxed = UncheckedSendable(body)
+        Runtime.shared.executeSoon { boxed.value() }
+    }
+}
+
+/// A group's or chain's blocking perform: `send` with a completion that wakes this thread, then
+/// the wait (COURIER_E_MISUSE on the loop thread, which the completion needs).
+func sendAndWait(_ send: (@escaping () -> Void) -> Int32) -> Int32 {
+    guard !Runtime.shared.isOnLoopThread else { return CourierError.Code.misuse.c }
+    let finished = DispatchSemaphore(value: 0)
+    let code = send { finished.signal() }
+    guard code == COURIER_OK else { return code }
+    finished.wait()
+    return COURIER_OK
+}

@@ -123,8 +123,10 @@ public func courier_request_set_body(_ handle: OpaquePointer?, _ data: UnsafeRaw
 public func courier_request_add_urlencoded_field(_ handle: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ value: UnsafePointer<CChar>?) -> Int32 {
     configure(handle) { r throws(CourierError) in
         guard let name = string(name), let value = string(value) else { throw invalid("NULL form field name or value") }
-        r.formFields.fields.append(FormFields.Field(name, value))
-        let made = r.formFields.serialize()
+        var form = r.formFields ?? FormFields([])
+        form.fields.append(FormFields.Field(name, value))
+        r.formFields = form
+        let made = form.serialize()
         r.draft.body = made.body
         if !r.draft.headers.contains("Content-Type"), let type = made.contentType { r.draft.headers.add(name: "Content-Type", value: type) }
     }

@@ -12,6 +12,12 @@ package enum RedirectDecision: Equatable {
         status == 301 || status == 302 || status == 303 || status == 307 || status == 308
     }
 
+    /// Why going from `current` to `target` is refused: https to http unless the policy allows it.
+    package static func downgradeRefusal(from current: CourierURL, to target: CourierURL, policy: RedirectPolicy) -> CourierError? {
+        guard current.scheme == .https, target.scheme == .http, !policy.allowsHTTPSDowngrade else { return nil }
+        return CourierError(.redirectDowngrade, "\(current) -> \(target)")
+    }
+
     /// Decides what to do with a response.
     /// - Parameters:
     ///   - redirectsSoFar: redirects already followed in this transfer.
@@ -33,9 +39,7 @@ package enum RedirectDecision: Equatable {
         } catch {
             return .fail(CourierError(.redirectWithoutLocation, "unusable Location \"\(location.debugEscaped)\": \(error.message)"))
         }
-        if current.scheme == .https, target.scheme == .http, !policy.allowsHTTPSDowngrade {
-            return .fail(CourierError(.redirectDowngrade, "\(current) -> \(target)"))
-        }
+        if let refusal = downgradeRefusal(from: current, to: target, policy: policy) { return .fail(refusal) }
         // 303 turns everything but HEAD into GET; 301 and 302 turn POST into GET as every browser
         // and curl do (RFC 9110 notes this as allowed); 307 and 308 keep method and body.
         var newMethod = method

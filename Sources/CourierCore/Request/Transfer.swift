@@ -269,9 +269,7 @@ package final class Transfer: @unchecked Sendable {
             return CourierError(.redirectRefused, "\(url) -> \(proposed)")
         }
         if hop.url != proposed {
-            if url.scheme == .https, hop.url.scheme == .http, !_options.redirects.allowsHTTPSDowngrade {
-                return CourierError(.redirectDowngrade, "\(url) -> \(hop.url)")
-            }
+            if let refusal = RedirectDecision.downgradeRefusal(from: url, to: hop.url, policy: _options.redirects) { return refusal }
             hop.crossOrigin = hop.url.origin != url.origin
         }
         return nil
@@ -661,8 +659,10 @@ extension Transfer {
     /// the machine then knows when.
     @inline(never)
     private func retriesStatus(_ head: borrowing ResponseHead, approval: RetryApproval) -> Bool {
+        // The status first: the retry input (a clock, a random draw, header lookups) is for the few
+        // heads that are retried.
         let now = connection?.nowMillis ?? 0
-        guard let input = retryInput(now: now, responseStarted: true), input.policy.statuses.contains(head.status) else { return false }
+        guard _options.retry.statuses.contains(head.status), let input = retryInput(now: now, responseStarted: true) else { return false }
         let retryAfter = RetryPolicy.retryAfter(head.headers["Retry-After"], now: HTTPDate.now())
         guard let wait = machine.statusRetryWait(status: head.status, retryAfter: retryAfter, input: input),
               approval.approveStatusRetry(self, status: head.status) else { return false }

@@ -281,7 +281,7 @@ package final class TCPStream: ByteStream {
             return
         }
         if written < 0 && written != UV_EAGAIN.rawValue {
-            delegate?.streamDidEnd(.failed(CourierError(.sendFailed, String(cString: uv_err_name(written)))))
+            broke(CourierError(.sendFailed, String(cString: uv_err_name(written))))
             return
         }
         // The kernel took part or none: copy the rest and let libuv finish it as the socket drains.
@@ -297,17 +297,27 @@ package final class TCPStream: ByteStream {
         let pending = PendingWrite(stream: self, bytes: rest, final: final, reported: reporting)
         let status = pending.start(on: stream)
         if status != 0 {
-            delegate?.streamDidEnd(.failed(CourierError(.sendFailed, String(cString: uv_err_name(status)))))
+            broke(CourierError(.sendFailed, String(cString: uv_err_name(status))))
             return
         }
         writesInFlight += 1
+    }
+
+    /// The stream broke: before a CONNECT tunnel is up the stream has not opened, so it failed
+    /// to open (its owner has no open stream to end); afterwards it ended.
+    private func broke(_ error: CourierError) {
+        if tunnel != nil {
+            failOpen(CourierError(.proxyTunnelClosed, "sending CONNECT: \(error.detail ?? error.message)"))
+        } else {
+            delegate?.streamDidEnd(.failed(error))
+        }
     }
 
     fileprivate func writeCompleted(_ pending: PendingWrite, status: Int32) {
         writesInFlight -= 1
         guard !closed, let delegate else { return }
         if status < 0 {
-            delegate.streamDidEnd(.failed(CourierError(.sendFailed, String(cString: uv_err_name(status)))))
+            broke(CourierError(.sendFailed, String(cString: uv_err_name(status))))
             return
         }
         if pending.reported > 0 || pending.final { delegate.streamDidWrite(pending.reported, final: pending.final) }
