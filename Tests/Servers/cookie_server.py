@@ -8,7 +8,7 @@ only; one thread per connection, keep-alive.
 """
 import urllib.parse
 
-from keepalive_server import serve
+from keepalive_server import send, serve
 
 
 def answer(conn, method, target, headers, body):
@@ -26,8 +26,7 @@ def answer(conn, method, target, headers, body):
         status, body = "200 OK", headers.get("cookie", "").encode("latin-1")
     else:
         status, body = "404 Not Found", b""
-    response = ["HTTP/1.1 " + status, "Content-Length: %d" % len(body)] + extra
-    conn.sendall(("\r\n".join(response) + "\r\n\r\n").encode("latin-1") + body)
+    send(conn, status, body, extra)
     return True
 
 

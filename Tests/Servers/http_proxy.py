@@ -20,16 +20,11 @@ import sys
 import threading
 import urllib.parse
 
-from keepalive_server import serve
+from keepalive_server import send, serve
 
 CREDENTIALS = sys.argv[1] if len(sys.argv) > 1 else None
 LOG = []
 LOCK = threading.Lock()
-
-
-def send(conn, status, body=b"", extra=()):
-    head = ["HTTP/1.1 " + status, "Content-Length: %d" % len(body)] + list(extra)
-    conn.sendall(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
 
 
 def authorized(headers):

@@ -30,6 +30,15 @@ def read_request(conn, buffer):
     return method, target, headers, rest[:length], rest[length:]
 
 
+def send(conn, status, body=b"", extra=()):
+    """Writes a response with a Content-Length: `status` as "200 OK" (or a bare number), `extra`
+    fields as "Name: value" strings or (name, value) pairs."""
+    line = status if isinstance(status, str) else "%d X" % status
+    fields = [f if isinstance(f, str) else "%s: %s" % f for f in extra]
+    head = ["HTTP/1.1 " + line, "Content-Length: %d" % len(body)] + fields
+    conn.sendall(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
+
+
 def serve(answer):
     """Listens on 127.0.0.1 (an ephemeral port, printed with a 0 as the other scripted servers
     print theirs), and for each request of each connection calls answer(conn, method, target,

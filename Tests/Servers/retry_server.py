@@ -20,15 +20,11 @@ import threading
 import time
 import urllib.parse
 
-from keepalive_server import serve
+from keepalive_server import send, serve
 
 LOCK = threading.Lock()
 LOG = {}  # key -> list of (time, method, idempotency key)
 
-
-def send(conn, status, body=b"", extra=()):
-    lines = ["HTTP/1.1 %d X" % status, "Content-Length: %d" % len(body)] + ["%s: %s" % h for h in extra]
-    conn.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
 
 
 def reset(conn):

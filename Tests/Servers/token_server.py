@@ -11,7 +11,7 @@ on the first line. Standard library only; one thread per connection, keep-alive.
 import json
 import threading
 
-from keepalive_server import serve
+from keepalive_server import send, serve
 
 STATE = {"token": None, "issued": 0, "refused": 0, "served": 0}
 LOCK = threading.Lock()
@@ -39,8 +39,7 @@ def answer(conn, method, target, headers, body):
             status, payload = "200 OK", json.dumps({k: STATE[k] for k in ("issued", "refused", "served")}).encode()
         else:
             status, payload = "404 Not Found", b""
-    response = ["HTTP/1.1 " + status, "Content-Length: %d" % len(payload)] + extra
-    conn.sendall(("\r\n".join(response) + "\r\n\r\n").encode("latin-1") + payload)
+    send(conn, status, payload, extra)
     return True
 
 

@@ -89,10 +89,7 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `host:port` as a request target or a `Host` field (IPv6 bracketed).
-    package var authority: String {
-        let bracketed = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
-        return "\(bracketed):\(port)"
-    }
+    package var authority: String { Origin.authority(host: host, port: port) }
 
     /// The `Proxy-Authorization` value, nil without credentials.
     package var authorization: String? {

@@ -362,7 +362,7 @@ final class Executor: HTTP1ConnectionDelegate, RetryApproval {
     /// proxy forwards requests over.
     private func proxyStream(to proxy: Proxy, for origin: Origin) -> TCPStream {
         let tunnel = origin.scheme == .https
-            ? TunnelHandshake(target: Proxy(host: origin.host, port: origin.port).authority, authorization: proxy.authorization) : nil
+            ? TunnelHandshake(target: Origin.authority(host: origin.host, port: origin.port), authorization: proxy.authorization) : nil
         return TCPStream(host: proxy.host, port: proxy.port, resolver: resolver, uvLoop: loop.uvLoop, proxy: true, tunnel: tunnel)
     }
 

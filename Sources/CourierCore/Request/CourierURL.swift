@@ -516,8 +516,10 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
         self.port = port
     }
 
-    public var description: String {
-        let h = host.contains(":") ? "[\(host)]" : host
-        return "\(scheme.rawValue)://\(h):\(port)"
+    public var description: String { "\(scheme.rawValue)://\(Origin.authority(host: host, port: port))" }
+
+    /// `host:port`, an IPv6 host in brackets (a CONNECT target, a proxy's address).
+    package static func authority(host: String, port: UInt16) -> String {
+        host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 }
