@@ -24,11 +24,6 @@ func runProcess(_ executable: String, _ arguments: [String], environment: [Strin
 /// The blocking half of `runProcess`, for threads that may block.
 func runProcessBlocking(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
                         directory: String? = nil, stdin: Data? = nil) throws -> ProcessResult {
-    // One valgrind child at a time: each keeps a core busy for many seconds, and two or three at
-    // once on a two-core machine delayed the loop thread of the tests still running by seconds.
-    let underValgrind = executable.hasSuffix("/valgrind") || (executable == "/usr/bin/env" && arguments.first == "valgrind")
-    if underValgrind { valgrindSlot.wait() }
-    defer { if underValgrind { valgrindSlot.signal() } }
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
@@ -76,9 +71,6 @@ func runProcessBlocking(_ executable: String, _ arguments: [String], environment
     return ProcessResult(status: status, stdout: String(decoding: outData, as: UTF8.self),
                          stderr: String(decoding: errData, as: UTF8.self), stdoutBytes: outData)
 }
-
-/// Held by the valgrind child running (see `runProcessBlocking`).
-private let valgrindSlot = DispatchSemaphore(value: 1)
 
 /// How long a child of a test may run (valgrind runs included) before it is killed, in seconds.
 private let childDeadline = 300.0
