@@ -40,9 +40,10 @@ func runProcessBlocking(_ executable: String, _ arguments: [String], environment
     try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: scratch) }
     let outURL = scratch.appendingPathComponent("stdout"), errURL = scratch.appendingPathComponent("stderr")
-    FileManager.default.createFile(atPath: outURL.path, contents: nil)
-    FileManager.default.createFile(atPath: errURL.path, contents: nil)
-    let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
+    // Opened close-on-exec: another test's child started meanwhile must not inherit them (the
+    // spawn's dup2 onto 0, 1 and 2 clears the flag for this child only). Inherited descriptors
+    // broke the C program that counts its spare descriptors.
+    let out = try closeOnExec(outURL.path, O_WRONLY | O_CREAT | O_TRUNC), err = try closeOnExec(errURL.path, O_WRONLY | O_CREAT | O_TRUNC)
     defer { try? out.close(); try? err.close() }
     process.standardOutput = out
     process.standardError = err
@@ -51,7 +52,7 @@ func runProcessBlocking(_ executable: String, _ arguments: [String], environment
     if let stdin {
         let inURL = scratch.appendingPathComponent("stdin")
         try stdin.write(to: inURL)
-        input = try FileHandle(forReadingFrom: inURL)
+        input = try closeOnExec(inURL.path, O_RDONLY)
     }
     defer { try? input?.close() }
     process.standardInput = input ?? FileHandle.nullDevice
@@ -70,6 +71,13 @@ func runProcessBlocking(_ executable: String, _ arguments: [String], environment
     let errData = (try? Data(contentsOf: errURL)) ?? Data()
     return ProcessResult(status: status, stdout: String(decoding: outData, as: UTF8.self),
                          stderr: String(decoding: errData, as: UTF8.self), stdoutBytes: outData)
+}
+
+/// A file opened with O_CLOEXEC, as a FileHandle that closes it.
+private func closeOnExec(_ path: String, _ flags: Int32) throws -> FileHandle {
+    let fd = open(path, flags | O_CLOEXEC, 0o644)
+    guard fd >= 0 else { throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: path]) }
+    return FileHandle(fileDescriptor: fd, closeOnDealloc: true)
 }
 
 /// How long a child of a test may run (valgrind runs included) before it is killed, in seconds.
