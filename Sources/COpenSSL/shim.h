@@ -40,3 +40,10 @@ static inline int courier_ERR_GET_REASON(unsigned long e) { return ERR_GET_REASO
 static inline int courier_ERR_GET_LIB(unsigned long e) { return ERR_GET_LIB(e); }
 static inline int courier_sk_X509_num(const STACK_OF(X509) *chain) { return sk_X509_num(chain); }
 static inline X509 *courier_sk_X509_value(const STACK_OF(X509) *chain, int i) { return sk_X509_value(chain, i); }
+static inline int courier_sk_X509_OBJECT_num(const STACK_OF(X509_OBJECT) *objects) { return sk_X509_OBJECT_num(objects); }
+static inline X509_OBJECT *courier_sk_X509_OBJECT_value(const STACK_OF(X509_OBJECT) *objects, int i) {
+    return sk_X509_OBJECT_value(objects, i);
+}
+static inline int courier_X509_LOOKUP_add_default_dir(X509_LOOKUP *lookup) {
+    return X509_LOOKUP_add_dir(lookup, NULL, X509_FILETYPE_DEFAULT);
+}

@@ -177,11 +177,11 @@ struct CABITests {
         #expect(flags.stdout.contains("-I\(prefix)/include") && flags.stdout.contains("-lcourier"), "\(flags.stdout)")
         let arguments = [TestServers.packageRoot + "/cbindings/examples/get.c", "-o", prefix + "/get"]
             + flags.stdout.split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init)
-        let compile = try await runProcess("/usr/bin/env", [ProcessInfo.processInfo.environment["CC"] ?? "cc"] + arguments)
+        let compile = try await runProcess("/usr/bin/env", [ProcessInfo.processInfo.environment["CC"] ?? "cc"] + arguments, background: true)
         try #require(compile.status == 0, "\(compile.stderr)")
         let run = try await runProcess(prefix + "/get", [s.nginx + "/small"], environment: ["LD_LIBRARY_PATH": prefix + "/lib"])
         #expect(run.status == 0 && run.stdoutBytes.count == 100, "\(run.stderr)")
-        let python = try await runProcess("/usr/bin/env", ["python3", "-c", "import courier; print(courier.Engine('\(s.nginx)').get('/small').status)"],
+        let python = try await runProcess(pythonPath, ["-c", "import courier; print(courier.Engine('\(s.nginx)').get('/small').status)"],
                                           environment: ["PYTHONPATH": prefix + "/lib/courier/python", "LD_LIBRARY_PATH": prefix + "/lib",
                                                         "COURIER_LIBRARY": ""])
         #expect(python.stdout == "200\n", "\(python.stderr)")
@@ -194,14 +194,14 @@ struct CABITests {
         for (program, arguments) in [("badinput", [s.nginx]), ("parallel", [s.nginx, "40", "/small", "3"]),
                                      ("poll", [s.nginx, "40", "/small"]), ("cache", [s.nginx, "/small", cacheDirectory]),
                                      ("cache", [s.nginx, "/small", cacheDirectory])] {
-            let run = try await runProcess(valgrindPath!, valgrindArguments + [bin + "/" + program] + arguments)
+            let run = try await runProcess(valgrindPath!, valgrindArguments + [bin + "/" + program] + arguments, background: true)
             #expect(run.status == 0, "\(program): \(run.stderr)")
             #expect(!run.stderr.contains("Invalid read") && !run.stderr.contains("Invalid write"), "\(program): \(run.stderr)")
         }
     }
 
     @Test func pythonBinding() async throws {
-        let result = try await runProcess("/usr/bin/env", ["python3", "-X", "faulthandler", "-m", "unittest", "discover", "-s", "cbindings/python/tests", "-v"],
+        let result = try await runProcess(pythonPath, ["-X", "faulthandler", "-m", "unittest", "discover", "-s", "cbindings/python/tests", "-v"],
                                           environment: ["COURIER_LIBRARY": Self.library, "COURIER_TEST_NGINX": s.nginx,
                                                         "COURIER_TEST_SCRIPTED": await s.privateScripted(),
                                                         "COURIER_TEST_HTTPS": s.https, "COURIER_TEST_SELFSIGNED": "https://localhost:\(s.tlsPorts["selfsigned"]!)",
@@ -220,7 +220,7 @@ struct CABITests {
     /// loader have reports of their own under valgrind; the test fails on any error or definite
     /// leak whose stack passes through Courier's library.
     @Test func pythonBindingUnderValgrind() async throws {
-        let python = try await runProcess("/usr/bin/env", ["python3", "-c", "import sys; print(sys.executable)"])
+        let python = try await runProcess(pythonPath, ["-c", "import sys; print(sys.executable)"])
         let script = """
         import asyncio, courier
         base = "\(s.nginx)"
@@ -251,7 +251,8 @@ struct CABITests {
                                                        "--errors-for-leak-kinds=definite", "--num-callers=40",
                                                        python.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "-c", script],
                                        environment: ["COURIER_LIBRARY": Self.library, "PYTHONMALLOC": "malloc",
-                                                     "PYTHONPATH": TestServers.packageRoot + "/cbindings/python"])
+                                                     "PYTHONPATH": TestServers.packageRoot + "/cbindings/python"],
+                                       background: true)
         #expect(run.stdout == "done\n", "\(run.stdout)\(run.stderr.suffix(3000))")
         // valgrind's reports are blocks of "==pid== " lines separated by an empty one; a report is
         // ours when one of its stack frames is in Courier's library.
@@ -405,7 +406,7 @@ actor CExamples {
             let result = try await runProcess("/usr/bin/env", [compiler, "-std=c11", "-D_DEFAULT_SOURCE", "-Wall", "-Wextra", "-Werror", "-g",
                                                                "-I", root + "/include", source,
                                                                "-L", directory, "-lcourier", "-lpthread", "-Wl,-rpath," + directory,
-                                                               "-o", directory + "/" + example])
+                                                               "-o", directory + "/" + example], background: true)
             guard result.status == 0 else { throw CompileError(message: "\(example).c: \(result.stderr)") }
         }
         TestServers.addCleanup { try? FileManager.default.removeItem(atPath: directory) }

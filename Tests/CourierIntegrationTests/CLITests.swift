@@ -222,7 +222,7 @@ struct CLITests {
                                           "-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null",
                                           s.nginx + "/small", s.nginx + "/gzip/text", s.nginx + "/moved",
                                           s.https + "/small", s.https + "/moved", "https://localhost:\(s.tlsPorts["selfsigned"]!)/small",
-                                          s.scripted + "/reset-mid-body", s.scripted + "/truncated", "http://127.0.0.1:1/"])
+                                          s.scripted + "/reset-mid-body", s.scripted + "/truncated", "http://127.0.0.1:1/"], background: true)
         let report = result.stderr
         // The last URL is refused, so courier itself exits 7; valgrind would exit 99.
         #expect(result.status == 7, "\(report)")

@@ -22,12 +22,11 @@ struct FaultInjectionTests {
         #expect(run.stdout.contains("200 done"), "\(run.stdout)")
     }
 
-    /// The proxy, supervised (it dies with the test process), and the port it listens on.
+    /// The proxy (it dies with the test process, Tests/Servers/parent_guard.py), and the port it
+    /// listens on.
     func startProxy(mode: String, seed: Int) throws -> (Process, Int) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", TestServers.packageRoot + "/Tests/Servers/supervise.py", String(getpid()), "--",
-                             "python3", TestServers.packageRoot + "/Tests/Servers/fault_proxy.py", String(s.nginxPort), mode, String(seed)]
+        let process = TestServers.guardedServer(TestServers.packageRoot + "/Tests/Servers/fault_proxy.py",
+                                                [String(s.nginxPort), mode, String(seed)])
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice

@@ -9,6 +9,7 @@ only; one thread per connection, keep-alive.
 import urllib.parse
 
 from keepalive_server import send, serve
+import parent_guard
 
 
 def answer(conn, method, target, headers, body):
@@ -31,4 +32,5 @@ def answer(conn, method, target, headers, body):
 
 
 if __name__ == "__main__":
+    parent_guard.start()
     serve(answer)

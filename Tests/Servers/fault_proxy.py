@@ -23,6 +23,7 @@ import struct
 import sys
 import threading
 import time
+import parent_guard
 
 MODES = ("fragment", "delay", "reset", "stall")
 
@@ -103,6 +104,7 @@ def main():
 
 
 if __name__ == "__main__":
+    parent_guard.start()
     try:
         main()
     except KeyboardInterrupt:

@@ -21,6 +21,7 @@ import threading
 import urllib.parse
 
 from keepalive_server import send, serve
+import parent_guard
 
 CREDENTIALS = sys.argv[1] if len(sys.argv) > 1 else None
 LOG = []
@@ -131,4 +132,5 @@ def answer(conn, method, target, headers, body):
 
 
 if __name__ == "__main__":
+    parent_guard.start()
     serve(answer)

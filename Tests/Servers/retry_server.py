@@ -21,6 +21,7 @@ import time
 import urllib.parse
 
 from keepalive_server import send, serve
+import parent_guard
 
 LOCK = threading.Lock()
 LOG = {}  # key -> list of (time, method, idempotency key)
@@ -74,4 +75,5 @@ def answer(conn, method, target, headers, body):
 
 
 if __name__ == "__main__":
+    parent_guard.start()
     serve(answer)

@@ -16,6 +16,7 @@ import threading
 import time
 import urllib.parse
 import zlib
+import parent_guard
 
 STATS_LOCK = threading.Lock()
 ACTIVE = {}      # group -> requests in progress
@@ -360,6 +361,7 @@ def main():
 
 
 if __name__ == "__main__":
+    parent_guard.start()
     try:
         main()
     except KeyboardInterrupt:

@@ -38,6 +38,7 @@ import sys
 import threading
 import time
 import urllib.parse
+import parent_guard
 
 LOCK = threading.Lock()
 RANGES = []
@@ -327,4 +328,5 @@ def main():
 
 
 if __name__ == "__main__":
+    parent_guard.start()
     main()

@@ -13,6 +13,7 @@ import socket
 import ssl
 import sys
 import threading
+import parent_guard
 
 
 def handle_tls(raw, context):
@@ -86,4 +87,5 @@ def main():
 
 
 if __name__ == "__main__":
+    parent_guard.start()
     main()

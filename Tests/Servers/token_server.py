@@ -12,6 +12,7 @@ import json
 import threading
 
 from keepalive_server import send, serve
+import parent_guard
 
 STATE = {"token": None, "issued": 0, "refused": 0, "served": 0}
 LOCK = threading.Lock()
@@ -44,4 +45,5 @@ def answer(conn, method, target, headers, body):
 
 
 if __name__ == "__main__":
+    parent_guard.start()
     serve(answer)

@@ -3,8 +3,9 @@ import Glibc
 
 /// An OpenSSL `SSL_CTX` built from one `TLSConfiguration`.
 ///
-/// Building one loads the trust store and the client certificate, which takes milliseconds, so
-/// the runtime keeps one per distinct configuration and every connection with that configuration
+/// Building one loads the extra roots and the client certificate (the system roots are read once
+/// per process, `SystemTrustRoots`), which takes milliseconds, so the runtime keeps one per
+/// distinct configuration and every connection with that configuration
 /// shares it. Sessions are not cached inside OpenSSL (`NO_INTERNAL_STORE`): the runtime keeps the
 /// latest per pool key, which already includes the configuration, so a session is never offered to
 /// a server under another security context.
@@ -24,6 +25,20 @@ package final class TLSContext {
     deinit {
         SSL_CTX_free(context)
         if let passphrase { free(passphrase) }
+    }
+
+    /// The certificates and revocation lists this context's store holds now (the hashed directory
+    /// lookup adds the ones it finds while verifying): for tests of what a configuration trusts.
+    package var trustedObjectCount: Int {
+        guard let store = SSL_CTX_get_cert_store(context) else { return 0 }
+        X509_STORE_lock(store)
+        defer { X509_STORE_unlock(store) }
+        return X509_STORE_get0_objects(store).map { Int(courier_sk_X509_OBJECT_num($0)) } ?? 0
+    }
+
+    /// Whether this context verifies against the process's one shared system store.
+    package var sharesTheSystemRoots: Bool {
+        SSL_CTX_get_cert_store(context) == SystemTrustRoots.shared?.pointer
     }
 
     /// Builds a context; the errors are the configuration's (`.tlsCAFile`, `.tlsClientCertificate`).
@@ -48,10 +63,11 @@ package final class TLSContext {
         } else {
             SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nil)
         }
-        if configuration.useSystemTrustStore, SSL_CTX_set_default_verify_paths(ctx) != 1 {
-            _ = TLSErrors.drain()
+        let extraRoots = configuration.caFile != nil || configuration.caDirectory != nil
+        if configuration.useSystemTrustStore, let system = SystemTrustRoots.shared {
+            if extraRoots { system.seed(ctx) } else { system.share(with: ctx) }
         }
-        if configuration.caFile != nil || configuration.caDirectory != nil {
+        if extraRoots {
             if SSL_CTX_load_verify_locations(ctx, configuration.caFile, configuration.caDirectory) != 1 {
                 let what = [configuration.caFile, configuration.caDirectory].compactMap { $0 }.joined(separator: ", ")
                 return .failure(CourierError(.tlsCAFile, "\(what): \(TLSErrors.drain())"))

@@ -140,7 +140,7 @@ struct StreamProcessTests {
         FileManager.default.createFile(atPath: tiny, contents: Data(count: 1 << 20))
         let bulk = builtProduct("courier-bulk")
         func peak(_ arguments: [String]) async throws -> (kib: Int, bytes: Int) {
-            let run = try await runProcess(bulk, arguments)
+            let run = try await runProcess(bulk, arguments, background: true)
             #expect(run.status == 0, "\(arguments): \(run.stderr)")
             let object = try JSONSerialization.jsonObject(with: run.stdoutBytes) as? [String: Any]
             return ((object?["peak_rss_kib"] as? Int) ?? 0, (object?["bytes"] as? Int) ?? 0)
@@ -158,7 +158,7 @@ struct StreamProcessTests {
         }
         // The CLI, under the peak-RSS wrapper (wait4 after a real fork: the child's own figure).
         func cliPeak(_ arguments: [String]) async throws -> Int {
-            let run = try await runProcess("/usr/bin/env", ["python3", TestServers.packageRoot + "/Tests/Servers/peak_rss.py", CLITests.binary] + arguments)
+            let run = try await runProcess(pythonPath, [TestServers.packageRoot + "/Tests/Servers/peak_rss.py", CLITests.binary] + arguments, background: true)
             #expect(run.status == 0, "\(arguments): \(run.stderr)")
             return Int(run.stderr.split(separator: "\n").last { $0.hasPrefix("peak-rss-kib ") }?.dropFirst(13) ?? "") ?? 0
         }
@@ -187,7 +187,7 @@ struct StreamProcessTests {
         base = run(1 << 20)
         print(base, run(\(big)))
         """
-        let python = try await runProcess("/usr/bin/env", ["python3", "-c", script],
+        let python = try await runProcess(pythonPath, ["-c", script],
                                           environment: ["COURIER_LIBRARY": CABITests.library, "PYTHONPATH": TestServers.packageRoot + "/cbindings/python"])
         let figures = python.stdout.split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
         #expect(figures.count == 2 && figures[1] - figures[0] < 8 * 1024, "Python: \(python.stdout)\(python.stderr)")

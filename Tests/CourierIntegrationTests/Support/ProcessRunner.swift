@@ -1,18 +1,40 @@
 import Foundation
 
 /// What a child process left behind.
+///
+/// The text forms are decoded when asked for, not for every child: under Swift Testing each
+/// invalid UTF-8 sequence a repairing decode meets is a thrown error the test library captures a
+/// backtrace for, so decoding a child's binary output (a 4 MB blob) cost seconds of CPU that the
+/// loop thread of the tests still running had to wait for (a third of the test process's samples).
 struct ProcessResult {
     var status: Int32
-    var stdout: String
-    var stderr: String
     var stdoutBytes: Data
+    var stderrBytes: Data
+    var stdout: String { text(stdoutBytes) }
+    var stderr: String { text(stderrBytes) }
+
+    init(status: Int32, stdoutBytes: Data, stderrBytes: Data) {
+        self.status = status
+        self.stdoutBytes = stdoutBytes
+        self.stderrBytes = stderrBytes
+    }
+
+    /// UTF-8 text as is (validation stops at the first bad byte: one thrown error at most), else a
+    /// repaired decode.
+    private func text(_ bytes: Data) -> String {
+        String(validating: bytes, as: UTF8.self) ?? String(decoding: bytes, as: UTF8.self)
+    }
 }
 
 /// Runs a program to completion on a thread of its own: waiting for a process must not block one
 /// of the few cooperative threads every other async test needs.
+///
+/// `background` runs it niced (valgrind, compilers, gigabyte transfers): on two cores such a child
+/// keeps a core busy for seconds, and the loop thread of the tests still running waits behind it.
 func runProcess(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-                directory: String? = nil, stdin: Data? = nil) async throws -> ProcessResult {
-    try await withCheckedThrowingContinuation { continuation in
+                directory: String? = nil, stdin: Data? = nil, background: Bool = false) async throws -> ProcessResult {
+    let (executable, arguments) = background ? (niceCommand, ["-n", "15", executable] + arguments) : (executable, arguments)
+    return try await withCheckedThrowingContinuation { continuation in
         Thread.detachNewThread {
             continuation.resume(with: Result {
                 try runProcessBlocking(executable, arguments, environment: environment, directory: directory, stdin: stdin)
@@ -20,6 +42,9 @@ func runProcess(_ executable: String, _ arguments: [String], environment: [Strin
         }
     }
 }
+
+/// coreutils' nice, which execs the program in its own process (the pid the runner waits for).
+private let niceCommand = "/usr/bin/nice"
 
 /// The blocking half of `runProcess`, for threads that may block.
 func runProcessBlocking(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
@@ -69,8 +94,7 @@ func runProcessBlocking(_ executable: String, _ arguments: [String], environment
     }
     let outData = (try? Data(contentsOf: outURL)) ?? Data()
     let errData = (try? Data(contentsOf: errURL)) ?? Data()
-    return ProcessResult(status: status, stdout: String(decoding: outData, as: UTF8.self),
-                         stderr: String(decoding: errData, as: UTF8.self), stdoutBytes: outData)
+    return ProcessResult(status: status, stdoutBytes: outData, stderrBytes: errData)
 }
 
 /// A file opened with O_CLOEXEC, as a FileHandle that closes it.
@@ -109,6 +133,15 @@ struct ChildTimedOut: Error, CustomStringConvertible {
     var stderr: String
     var description: String { "\(command) did not exit within the deadline; stderr so far:\n\(stderr)" }
 }
+
+/// The Python interpreter itself, resolved once: `python3` on the PATH may be a version manager's
+/// shim (pyenv's is a bash script that forks half a dozen processes per start), and the run
+/// starts about a hundred interpreters (servers, their supervisors, the binding's tests).
+let pythonPath: String = {
+    let probe = try? runProcessBlocking("/usr/bin/env", ["python3", "-c", "import sys; print(sys.executable)"])
+    let path = probe?.stdout.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+    return path.isEmpty ? "/usr/bin/python3" : path
+}()
 
 /// valgrind, when installed (make test installs it).
 let valgrindPath = ["/usr/bin/valgrind", "/usr/local/bin/valgrind"].first { FileManager.default.isExecutableFile(atPath: $0) }
