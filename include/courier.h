@@ -693,6 +693,15 @@ typedef int (*courier_challenge_fn)(void *user, int status, const char *url, con
                                     char *credentials, size_t capacity);
 int courier_engine_set_authenticator(courier_engine *engine, const char *initial, courier_challenge_fn challenge, void *user);
 
+/* How long requests refused at once wait for the challenge callback: after `milliseconds`
+ * (default 30000) they get their refusal (their 401 or 407) as if it had returned 0, so a token
+ * endpoint that hangs never holds them; what the callback returns later still serves the requests
+ * that follow. A request cancelled (or freed) while it waits ends at once with
+ * COURIER_E_CANCELLED. Applies to the engine's authenticator now and when set again;
+ * COURIER_E_INVALID_ARGUMENT for milliseconds <= 0. Thread safety: as
+ * courier_engine_set_accepted_status. */
+int courier_engine_set_challenge_timeout(courier_engine *engine, int64_t milliseconds);
+
 /* Engine hooks: where the application steps into every request of the engine created afterwards
  * (each may be NULL; one call sets all four and `user` for them; thread safety as
  * courier_engine_set_accepted_status).

@@ -320,6 +320,11 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
             return _transfer
         }
         if let target { Runtime.shared.cancel(target) }
+        // Refused and waiting for the authenticator's refresh: there is no transfer to cancel, and
+        // the refresh may take long; the operation ends now (the answer, when it comes, is dropped).
+        if draft.hasEngineParts, let challenge = draft.challenge, challenge.endWaiting() {
+            complete(.failure(CourierError(.cancelled, "cancelled while waiting for new credentials")), response: nil)
+        }
     }
 
     // MARK: - Sending
@@ -663,7 +668,9 @@ extension Operation: TransferDelegate {
            lock.withLock({ waiters?.bodyChannel == nil }) {
             challenge.replayed = true
             let sent = refused.isProxy ? challenge.sent.1 : challenge.sent.0
+            challenge.beginWaiting()
             challenge.authenticator.challenged(refused, sentGeneration: sent) { [self] credentials in
+                guard challenge.endWaiting() else { return }  // cancelled meanwhile
                 guard let credentials, draft.adopt(credentials, forProxy: refused.isProxy) else {
                     conclude(transfer)
                     return

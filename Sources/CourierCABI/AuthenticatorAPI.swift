@@ -26,7 +26,7 @@ public func courier_engine_set_authenticator(_ handle: OpaquePointer?, _ initial
         start = parsed
     }
     let context = UncheckedSendable((callback, user))
-    engine.authenticator = Authenticator(initial: start) { challenge in
+    engine.authenticator = Authenticator(initial: start, refreshTimeout: engine.challengeTimeout) { challenge in
         await withCheckedContinuation { continuation in
             DispatchQueue.global().async(execute: DispatchWorkItem {
                 let (callback, user) = context.value
@@ -41,5 +41,14 @@ public func courier_engine_set_authenticator(_ handle: OpaquePointer?, _ initial
             })
         }
     }
+    return COURIER_OK
+}
+
+@_cdecl("courier_engine_set_challenge_timeout")
+public func courier_engine_set_challenge_timeout(_ handle: OpaquePointer?, _ milliseconds: Int64) -> Int32 {
+    guard let engine = CEngine.fromHandle(handle) else { return CourierError.Code.misuse.c }
+    guard milliseconds > 0 else { return CourierError.Code.invalidArgument.c }
+    engine.challengeTimeout = .milliseconds(milliseconds)
+    engine.authenticator?.refreshTimeout = .milliseconds(milliseconds)
     return COURIER_OK
 }

@@ -23,6 +23,8 @@ final class CEngine: @unchecked Sendable {
     @exclusivity(unchecked) var options = TransferOptions()
     /// courier_engine_set_authenticator: what answers 401 and 407 for requests created from now on.
     @exclusivity(unchecked) var authenticator: Authenticator? { didSet { updateComposed() } }
+    /// courier_engine_set_challenge_timeout: how long refused requests wait for the callback.
+    @exclusivity(unchecked) var challengeTimeout: Duration = .seconds(30)
     /// courier_engine_set_hooks: the hooks requests created from now on carry, and the metrics
     /// hook (called with C handles).
     @exclusivity(unchecked) var hooks: HookSet? { didSet { updateComposed() } }

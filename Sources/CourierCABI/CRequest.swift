@@ -156,6 +156,7 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
         let target = ended ? nil : transfer
         lock.unlock()
         if let target { Runtime.shared.cancel(target) }
+        endChallengeWait()
     }
 
     /// The C handle is gone: cancel what is in flight, and report nothing more.
@@ -165,6 +166,14 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
         let target = ended ? nil : transfer
         lock.unlock()
         if let target { Runtime.shared.cancel(target) }
+        endChallengeWait()
+    }
+
+    /// Refused and waiting for the authenticator's refresh (no transfer to cancel, and the
+    /// refresh may take long): the request ends now as cancelled; the answer is dropped.
+    private func endChallengeWait() {
+        guard draft.hasEngineParts, let challenge = draft.challenge, challenge.endWaiting() else { return }
+        Runtime.shared.executeOrRunHere { self.deliver(nil, error: CourierError(.cancelled, "cancelled while waiting for new credentials")) }
     }
 
     // MARK: TransferDelegate (loop thread)
@@ -228,7 +237,9 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
            let refused = Challenge.of(transfer) {
             challenge.replayed = true
             let sent = refused.isProxy ? challenge.sent.1 : challenge.sent.0
+            challenge.beginWaiting()
             challenge.authenticator.challenged(refused, sentGeneration: sent) { [self] credentials in
+                guard challenge.endWaiting() else { return }  // cancelled or freed meanwhile
                 guard let credentials, !isFreed, draft.adopt(credentials, forProxy: refused.isProxy) else {
                     let deferred = UncheckedSendable((self, transfer))
                     Runtime.shared.executeOrRunHere { deferred.value.0.deliver(deferred.value.1, error: nil) }

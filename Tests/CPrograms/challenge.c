@@ -2,15 +2,19 @@
  * challenge: an engine's authenticator from C against Tests/Servers/token_server.py: twenty
  * requests refused at once share one call of the challenge callback (which itself fetches a new
  * token with courier_request_perform, on the thread Courier runs it on), then all succeed; a
- * callback that declines lets the 401 be the result. Exits 0 when every check holds.
+ * callback that declines lets the 401 be the result; one that hangs releases its requests at the
+ * challenge timeout, and a request cancelled while it waits ends cancelled. Exits 0 when every
+ * check holds.
  *
  *   challenge BASE_URL
  */
 #include <courier.h>
 
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static int failures = 0;
 
@@ -59,6 +63,24 @@ static int decline(void *user, int status, const char *url, const char *challeng
     (void)status; (void)url; (void)challenges; (void)is_proxy; (void)credentials; (void)capacity;
     ((struct context *)user)->calls++;
     return 0;
+}
+
+/* A token endpoint that hangs: blocks until `release` is set (checked every 10 ms). */
+static volatile int release = 0;
+static volatile int hanging = 0;
+static int hang(void *user, int status, const char *url, const char *challenges, int is_proxy,
+                char *credentials, size_t capacity) {
+    (void)user; (void)status; (void)url; (void)challenges; (void)is_proxy;
+    hanging = 1;
+    while (!release) usleep(10000);
+    return snprintf(credentials, capacity, "Bearer late") < (int)capacity;
+}
+
+/* Cancels the request once the callback hangs (the request is waiting for it). */
+static void *cancel_when_hanging(void *request) {
+    while (!hanging) usleep(1000);
+    courier_request_cancel(request);
+    return NULL;
 }
 
 int main(int argc, char **argv) {
@@ -111,6 +133,40 @@ int main(int argc, char **argv) {
     courier_response_free(response);
     courier_request_free(request);
     courier_engine_destroy(other);
+
+    /* A callback that hangs: the request gets its 401 at the timeout; the late answer is kept. */
+    courier_engine *stuck = NULL;
+    CHECK(courier_engine_create(argv[1], &stuck) == COURIER_OK, "engine");
+    CHECK(courier_engine_set_challenge_timeout(stuck, 0) == COURIER_E_INVALID_ARGUMENT, "a timeout of 0");
+    CHECK(courier_engine_set_challenge_timeout(NULL, 100) == COURIER_E_MISUSE, "NULL engine");
+    CHECK(courier_engine_set_authenticator(stuck, "Bearer expired", hang, NULL) == COURIER_OK, "authenticator");
+    CHECK(courier_engine_set_challenge_timeout(stuck, 200) == COURIER_OK, "timeout");
+    CHECK(courier_request_create(stuck, "GET", "/protected", &request) == COURIER_OK, "create");
+    CHECK(courier_request_perform(request, &response) == COURIER_E_HTTP_STATUS && courier_response_status(response) == 401,
+          "the 401 at the timeout: %s", courier_request_errmsg(request));
+    courier_response_free(response);
+    courier_request_free(request);
+
+    /* Cancelled while it waits (now with a timeout it would never reach): cancelled at once. */
+    release = 1;
+    usleep(100000);  /* lets the hung call return (it polls every 10 ms) before the next one */
+    hanging = 0;
+    release = 0;
+    courier_engine *waiting = NULL;
+    CHECK(courier_engine_create(argv[1], &waiting) == COURIER_OK, "engine");
+    CHECK(courier_engine_set_challenge_timeout(waiting, 3600 * 1000) == COURIER_OK, "timeout");
+    CHECK(courier_engine_set_authenticator(waiting, "Bearer expired", hang, NULL) == COURIER_OK, "authenticator");
+    CHECK(courier_request_create(waiting, "GET", "/protected", &request) == COURIER_OK, "create");
+    pthread_t canceller;
+    pthread_create(&canceller, NULL, cancel_when_hanging, request);
+    response = NULL;
+    CHECK(courier_request_perform(request, &response) == COURIER_E_CANCELLED && response == NULL,
+          "cancelled while waiting: %s", courier_request_errmsg(request));
+    pthread_join(canceller, NULL);
+    release = 1;
+    courier_request_free(request);
+    courier_engine_destroy(waiting);
+    courier_engine_destroy(stuck);
     courier_engine_destroy(engine);
 
     if (failures) {

@@ -116,6 +116,65 @@ struct ChallengeTests {
         #expect(calls.value == 1, "the proxy's credentials, once refreshed, serve later requests")
     }
 
+    /// A refresh that never returns (a token endpoint that hangs) does not hold the refused
+    /// requests: after `refreshTimeout` they get their 401, and a cancelled one ends at once.
+    @Test func aRefreshThatHangsReleasesItsWaiters() async throws {
+        let server = await s.privateTokenServer()
+        let started = Counter()
+        var configuration = Engine.Configuration()
+        configuration.authenticator = Authenticator(initial: .bearer("expired"), refreshTimeout: .milliseconds(300)) { _ in
+            started.add()
+            try await Task.sleep(for: .seconds(3600))  // cancelled at the timeout
+            return .bearer("never")
+        }
+        let api = Engine(host: server, configuration: configuration)
+        let statuses = await withTaskGroup(of: Int.self) { group in
+            for _ in 0..<5 {
+                group.addTask {
+                    let op = api.operation(path: "/protected")
+                    _ = try? await api.send(op)
+                    return op.response?.status ?? -1
+                }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(statuses == [401, 401, 401, 401, 401], "\(statuses)")
+        #expect(started.value == 1)
+
+        // Cancelled while it waits: the operation ends cancelled without waiting for the refresh.
+        var patient = Engine.Configuration()
+        patient.authenticator = Authenticator(initial: .bearer("expired"), refreshTimeout: .seconds(3600)) { _ in
+            try await Task.sleep(for: .seconds(3600))
+            return nil
+        }
+        let other = Engine(host: server, configuration: patient)
+        let op = other.operation(path: "/protected")
+        let sending = Task { try await other.send(op) }
+        while patient.authenticator!.refreshCount == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        op.cancel()
+        await #expect(throws: CourierError.self) { _ = try await sending.value }
+        #expect(op.error?.code == .cancelled)
+    }
+
+    /// Credentials a refresh returns after its timeout are not lost: the requests that follow
+    /// use them.
+    @Test func aLateRefreshStillServesLaterRequests() async throws {
+        let server = await s.privateTokenServer()
+        var configuration = Engine.Configuration()
+        configuration.authenticator = Authenticator(initial: .bearer("expired"), refreshTimeout: .milliseconds(100)) { _ in
+            try? await Task.sleep(for: .milliseconds(400))  // ignores its cancellation, as slow code may
+            let (t, _) = await fetch(server + "/token")
+            return .bearer(String(decoding: t.responseBody, as: UTF8.self))
+        }
+        let api = Engine(host: server, configuration: configuration)
+        let first = api.operation(path: "/protected")
+        _ = try? await api.send(first)
+        #expect(first.response?.status == 401, "released at the timeout")
+        while configuration.authenticator!.current == .bearer("expired") { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(try await api.send(api.operation(path: "/protected")).status == 200)
+        #expect(configuration.authenticator!.refreshCount == 1)
+    }
+
     @Test func fromC() async throws {
         let server = await s.privateTokenServer()
         let bin = try await CExamples.shared.directory()

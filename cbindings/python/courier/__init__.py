@@ -446,7 +446,7 @@ class Engine:
 
     def __init__(self, base=None, headers=None, accepted_status=None, cache=None, cache_dir=None, cache_memory=None,
                  cookies=None, proxy=None, no_proxy=None, trust_env=True, auth=None, on_challenge=None,
-                 on_request=None, on_response=None, on_redirect=None, on_metrics=None):
+                 challenge_timeout=None, on_request=None, on_response=None, on_redirect=None, on_metrics=None):
         """``cache``: a Cache to share with other engines; or ``cache_dir`` and/or
         ``cache_memory`` (bytes) for a cache of the engine's own. Without any, nothing is cached.
         ``cookies``: a CookieJar every request of the engine uses (a request's own ``cookies=``
@@ -460,6 +460,8 @@ class Engine:
         request is sent once more with them, or None to keep the refusal. However many requests
         are refused at once it runs once, on a thread of Courier's (it may block and send
         requests); ``auth`` is what requests send until then, and the refreshed credentials after.
+        ``challenge_timeout`` (seconds, default 30): how long refused requests wait for it before
+        they get their refusal (what it returns later still serves the requests that follow).
 
         Hooks, for every request of the engine: ``on_request(OutgoingRequest)`` just before it is
         sent (final method, URL, headers and body; ``set_header`` to sign it); ``on_response(Response)``
@@ -500,7 +502,11 @@ class Engine:
             # Kept for the process's life: a refresh may still be running when the engine goes.
             _auth.keep_alive.append(callback)
             initial = _auth.field_value(auth)
-            code = lib.courier_engine_set_authenticator(handle, initial.encode() if initial else None, callback, None)
+            code = 0
+            if challenge_timeout is not None:
+                code = lib.courier_engine_set_challenge_timeout(handle, int(challenge_timeout * 1000))
+            if not code:
+                code = lib.courier_engine_set_authenticator(handle, initial.encode() if initial else None, callback, None)
             if code:
                 self.close()
                 raise _error(code, "auth")

@@ -77,6 +77,7 @@ _SIGNATURES = {
     "courier_engine_set_cache": (c_int, [engine_p, cache_p]),
     "courier_engine_set_proxy": (c_int, [engine_p, c_char_p, c_char_p]),
     "courier_engine_set_authenticator": (c_int, [engine_p, c_char_p, CHALLENGE_FN, c_void_p]),
+    "courier_engine_set_challenge_timeout": (c_int, [engine_p, c_int64]),
     "courier_engine_set_hooks": (c_int, [engine_p, REQUEST_HOOK_FN, RESPONSE_HOOK_FN, REDIRECT_HOOK_FN, METRICS_HOOK_FN, c_void_p]),
     "courier_outgoing_method": (c_char_p, [c_void_p]),
     "courier_outgoing_url": (c_char_p, [c_void_p]),

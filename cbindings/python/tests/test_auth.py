@@ -4,6 +4,7 @@
 import asyncio
 import json
 import os
+import threading
 import time
 import sys
 import unittest
@@ -69,6 +70,22 @@ class ChallengeTests(unittest.TestCase):
         self.assertEqual([r.exc_type for r in reported], [ZeroDivisionError], "the failing refresh was reported")
         with self.assertRaises(courier.CourierError):
             courier.Engine(TOKENS, auth=courier.Bearer("x"))
+
+    def test_a_refresh_that_hangs_releases_the_request(self):
+        released = threading.Event()
+
+        def hang(challenge):
+            released.wait(30)
+            return courier.Bearer("late")
+
+        try:
+            with courier.Engine(TOKENS, auth=courier.Bearer("expired"), on_challenge=hang, challenge_timeout=0.2,
+                                accepted_status=(200, 500)) as engine:
+                self.assertEqual(engine.get("/protected").status, 401, "the refusal, at the timeout")
+        finally:
+            released.set()
+        with self.assertRaises(courier.CourierError):
+            courier.Engine(TOKENS, on_challenge=hang, challenge_timeout=0)
 
 
 if __name__ == "__main__":
