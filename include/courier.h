@@ -81,6 +81,7 @@ extern "C" {
                                                honour the byte range asked for (curl's 33) */
 #define COURIER_E_PROXY                29   /* the proxy would not or could not open a tunnel */
 #define COURIER_E_REJECTED             30   /* an engine hook turned the request into a failure */
+#define COURIER_E_OUTBOX               31   /* the outbox could not take or keep an entry */
 
 /* Details, in bits 8 and up of their family. */
 #define COURIER_E_TIMEOUT_QUEUE        (COURIER_E_TIMEOUT | (1 << 8))
@@ -125,6 +126,10 @@ extern "C" {
 #define COURIER_E_PROXY_HANDSHAKE      (COURIER_E_PROXY | (2 << 8))   /* the CONNECT answer is not HTTP */
 #define COURIER_E_PROXY_CLOSED         (COURIER_E_PROXY | (3 << 8))   /* closed before answering CONNECT */
 #define COURIER_E_PROXY_UNSUPPORTED    (COURIER_E_PROXY | (4 << 8))   /* https:// or socks proxies */
+#define COURIER_E_OUTBOX_LOCKED        (COURIER_E_OUTBOX | (1 << 8))  /* another process owns it */
+#define COURIER_E_OUTBOX_FULL          (COURIER_E_OUTBOX | (2 << 8))  /* its entry or byte limit */
+#define COURIER_E_OUTBOX_CORRUPT       (COURIER_E_OUTBOX | (3 << 8))  /* a damaged entry, set aside */
+#define COURIER_E_FILE_CHANGED         (COURIER_E_FILE | (4 << 8))    /* a frozen request's file changed */
 
 /* Option values. */
 #define COURIER_PRIORITY_VERY_LOW   0

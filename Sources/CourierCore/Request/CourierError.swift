@@ -84,6 +84,8 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The engine's response hook (or request hook) turned the request into a failure: a
         /// 200 carrying an error body, a business error code. `underlying` has the hook's error.
         public static let rejected = Code(30)
+        /// The outbox (the journal of freezable operations) could not take or keep an entry.
+        public static let outbox = Code(31)
 
         // Details. Append only within each family.
         /// Time spent waiting in the shared queue exceeded `Timeouts.queue`.
@@ -186,6 +188,14 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let proxyTunnelClosed = Code(29, 3)
         /// The proxy speaks a protocol Courier does not (https://, socks5://).
         public static let proxyUnsupported = Code(29, 4)
+        /// Another process owns the outbox directory (one owner at a time: its lock is held).
+        public static let outboxLocked = Code(31, 1)
+        /// The outbox holds as many entries or bytes as its limits allow.
+        public static let outboxFull = Code(31, 2)
+        /// An outbox entry is damaged (a torn write, a flipped byte): it is set aside, not sent.
+        public static let outboxCorrupt = Code(31, 3)
+        /// A file a frozen operation refers to changed since it was frozen: it is not sent.
+        public static let fileChanged = Code(20, 4)
 
         public var description: String { CourierError.summary(for: self) }
     }
@@ -273,7 +283,7 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
     public var isOriginFailure: Bool {
         switch code.primary {
         case .misuse, .invalidArgument, .invalidURL, .unsupportedScheme, .invalidHeader, .cancelled, .fileError,
-             .shutdown, .responseFormat, .httpStatus, .notFound, .noMemory, .loopUnavailable:
+             .shutdown, .responseFormat, .httpStatus, .notFound, .noMemory, .loopUnavailable, .outbox:
             return false
         default:
             return true
@@ -367,6 +377,11 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
             (.proxyHandshake, "COURIER_E_PROXY_HANDSHAKE", "malformed proxy answer to CONNECT"),
             (.proxyTunnelClosed, "COURIER_E_PROXY_CLOSED", "the proxy closed the connection during CONNECT"),
             (.proxyUnsupported, "COURIER_E_PROXY_UNSUPPORTED", "unsupported proxy scheme"),
+            (.outbox, "COURIER_E_OUTBOX", "outbox error"),
+            (.outboxLocked, "COURIER_E_OUTBOX_LOCKED", "another process owns the outbox"),
+            (.outboxFull, "COURIER_E_OUTBOX_FULL", "the outbox is full"),
+            (.outboxCorrupt, "COURIER_E_OUTBOX_CORRUPT", "a damaged outbox entry was set aside"),
+            (.fileChanged, "COURIER_E_FILE_CHANGED", "the file changed since the request was frozen"),
     ]
 
     private static let summaries: [Int32: String] = {

@@ -18,7 +18,7 @@ package final class Lock: @unchecked Sendable {
     }
 
     @inline(__always)
-    package func withLock<R>(_ body: () throws -> R) rethrows -> R {
+    package func withLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body()
