@@ -47,6 +47,10 @@ struct CommandLineOptions {
     var noSessionID = false
     /// `--cache-dir`: a private HTTP cache kept in this directory across invocations.
     var cacheDirectory: String?
+    /// `--outbox`: journal each request in this directory before sending it; kept there until
+    /// the server answers. With `--flush`: send what waits there.
+    var outbox: String?
+    var flush = false
     /// `-D`: where every response head goes ("-" is stdout).
     var dumpHeader: String?
     /// `-F`/`--form` and `--form-string` parts, in order (`literal` for --form-string).
@@ -217,6 +221,8 @@ enum ArgumentParser {
         case "--tlsv1.3": o.tlsMinimum = .tls13
         case "--no-sessionid": o.noSessionID = true
         case "--cache-dir": o.cacheDirectory = try value(argument)
+        case "--outbox": o.outbox = try value(argument)
+        case "--flush": o.flush = true
         case "--dump-header": o.dumpHeader = try value(argument)
         case "--form": o.forms.append((try value(argument), false))
         case "--form-string": o.forms.append((try value(argument), true))

@@ -24,9 +24,15 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
     private let headerDump: HeaderDump?
     private let cookies: CookieJar?
     private let cookieHeader: String?
+    /// --outbox: the journal this request waits in until the server answers, and its entry.
+    private let journal: Journal?
+    private var outboxID: String?
 
     init(index: Int, rawURL: String, options: CommandLineOptions, body: (body: RequestBody, contentType: String?)?, showProgress: Bool,
-         cache: ResponseCache?, headerDump: HeaderDump?, cookies: CookieJar? = nil, cookieHeader: String? = nil) {
+         cache: ResponseCache?, headerDump: HeaderDump?, cookies: CookieJar? = nil, cookieHeader: String? = nil,
+         journal: Journal? = nil, resending entry: OutboxEntry? = nil) {
+        self.journal = journal
+        outboxID = entry?.id
         self.cookies = cookies
         self.cookieHeader = cookieHeader
         self.index = index
@@ -93,12 +99,25 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         draft.body = body?.body
         // curl's `-H 'Expect:'` sends no Expect, and waits for no 100.
         if options.headers.contains(where: { $0.name.lowercased() == "expect" && $0.value == nil }) { draft.options.expectContinue = .never }
+        // --outbox: every attempt carries the entry's stable key (a -H Idempotency-Key wins).
+        let outboxKey = OutboxEntry.newID()
+        if journal != nil, !draft.headers.contains("Idempotency-Key") { draft.headers.add(name: "Idempotency-Key", value: outboxKey) }
         let transfer: Transfer
         switch draft.makeTransfer() {
         case .success(let made): transfer = made
         case .failure(let error):
             setupError = error
             return
+        }
+        if let journal, outboxID == nil {
+            // Journaled, durably, before anything is sent.
+            do {
+                let entry = try OutboxRules.entry(for: transfer, id: outboxKey, kind: "courier", now: Int64(time(nil)))
+                outboxID = try journal.append(entry).id
+            } catch {
+                setupError = error
+                return
+            }
         }
         let url = transfer.url
         transfer.delegate = self
@@ -243,6 +262,14 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
 
     func wait() { done.wait() }
 
+    /// For --flush: whether the server answered (the entry is gone), and what to print.
+    var outboxOutcome: (answered: Bool, text: String) {
+        if let status = transfer?.head?.status { return (true, String(status)) }
+        let error = setupError ?? transfer?.error
+        let waiting = error.map(OutboxRules.waitsForNetwork) ?? false
+        return (false, "kept (\(exitCode)\(waiting ? ", try again later" : "")): \(error?.message ?? "no answer")")
+    }
+
     // MARK: TransferDelegate (loop thread)
 
     func transferDidReceiveHead(_ transfer: Transfer) {
@@ -331,8 +358,18 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
                 }
             }
         }
-        if let error, !options.silent || options.showError {
-            Terminal.error("courier: (\(exitCode)) \(error.message)\n")
+        var message = error?.message
+        if let journal, let outboxID {
+            // Out of the outbox once the server answered (whatever it said); kept otherwise.
+            if transfer?.head != nil {
+                journal.remove(outboxID)
+            } else if let error {
+                if OutboxRules.waitsForNetwork(error) { exitCode = ExitCode.tryAgainLater }
+                message = error.message + "; the request waits in the outbox \(journal.directory) as \(outboxID)"
+            }
+        }
+        if let message, !options.silent || options.showError {
+            Terminal.error("courier: (\(exitCode)) \(message)\n")
         }
         if let format = options.writeOut {
             let t = transfer

@@ -6,6 +6,9 @@ import CourierCore
 enum ExitCode {
     static let usage: Int32 = 2
     static let httpError: Int32 = 22
+    /// sysexits' EX_TEMPFAIL: --outbox kept a request its host did not answer; try again later
+    /// (`--outbox DIR --flush`).
+    static let tryAgainLater: Int32 = 75
 
     static func forError(_ error: CourierError) -> Int32 {
         let code = error.code
@@ -44,6 +47,7 @@ enum ExitCode {
             // curl 7.88: an unusable proxy string is 5; a refused, cut or non-HTTP answer to
             // CONNECT is 56 (its 97, CURLE_PROXY, is for SOCKS handshakes, which Courier lacks).
             return code == .proxyUnsupported ? 5 : 56
+        case .outbox: return 23  // the journal could not be written (locked, full, no space)
         default: return 1
         }
     }

@@ -40,6 +40,10 @@ Usage: courier [options...] <url>...
      --create-dirs          Create the output file's missing directories
  -o, --output <file>        Write the body of the next URL to <file>
  -O, --remote-name          Write the body to a file named like the URL's last path segment
+     --outbox <dir>         Journal each request in <dir> before sending it; one its
+                            host did not answer stays there (exit 75: try again later)
+     --flush                With --outbox: send every waiting request, in order; exit
+                            0 only when the outbox is empty
  -s, --silent               Silent mode (no progress, no error messages)
  -S, --show-error           Show errors even when silent
  -u, --user <user:password> Basic authentication
@@ -88,7 +92,7 @@ if options.version {
     Terminal.write("courier \(CourierVersion.string) (libuv, llhttp, OpenSSL, zlib)\nProtocols: http https\nFeatures: keep-alive pool, shared queue, gzip/deflate\n")
     exit(0)
 }
-guard !options.urls.isEmpty else {
+guard !options.urls.isEmpty || options.flush else {
     Terminal.error("courier: no URL specified!\ncourier: try 'courier --help' for more information\n")
     exit(ExitCode.usage)
 }
@@ -164,6 +168,27 @@ if options.parallel {
     SharedQueue.defaultHostLimit = options.parallelMax
 }
 
+// --outbox: the journal requests wait in until their server answers (one owner at a time).
+var journal: Journal?
+if let directory = options.outbox {
+    do {
+        journal = try Journal(directory: directory)
+    } catch {
+        Terminal.error("courier: (23) --outbox: \(error.message)\n")
+        exit(23)
+    }
+    for name in journal!.setAside where !options.silent || options.showError {
+        Terminal.error("courier: outbox: \(directory)/\(name): damaged entry set aside (not sent)\n")
+    }
+}
+if options.flush {
+    guard let journal else {
+        Terminal.error("courier: --flush needs --outbox DIR\ncourier: try 'courier --help' for more information\n")
+        exit(ExitCode.usage)
+    }
+    exit(OutboxFlush.run(journal, options: options, cache: cache, cookies: cookieJar))
+}
+
 var urls: [String] = []
 for pattern in options.urls {
     if options.globOff {
@@ -188,7 +213,7 @@ while nextURL < urls.count || !inFlight.isEmpty {
     while nextURL < urls.count, inFlight.count < window {
         let job = CLIJob(index: nextURL, rawURL: urls[nextURL], options: options, body: requestBody,
                          showProgress: progressAllowed && !options.parallel, cache: cache, headerDump: headerDump,
-                         cookies: cookieJar, cookieHeader: cookieHeader)
+                         cookies: cookieJar, cookieHeader: cookieHeader, journal: journal)
         job.start()
         inFlight.append(job)
         nextURL += 1

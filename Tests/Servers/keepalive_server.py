@@ -39,13 +39,13 @@ def send(conn, status, body=b"", extra=()):
     conn.sendall(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
 
 
-def serve(answer):
-    """Listens on 127.0.0.1 (an ephemeral port, printed with a 0 as the other scripted servers
-    print theirs), and for each request of each connection calls answer(conn, method, target,
+def serve(answer, port=0):
+    """Listens on 127.0.0.1 (`port`, by default an ephemeral one, printed with a 0 as the other
+    scripted servers print theirs), and for each request of each connection calls answer(conn, method, target,
     headers, body), which writes the response and returns False when the connection is done."""
     listener = socket.socket()
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", 0))
+    listener.bind(("127.0.0.1", port))
     listener.listen(256)
     print(listener.getsockname()[1], 0, flush=True)
 

@@ -138,6 +138,15 @@ final class TestServers: @unchecked Sendable {
         await privateServer("cookie_server.py")
     }
 
+    /// Starts an idempotency-key recording server (Tests/Servers/idempotency_server.py) for one
+    /// test, on `port` when given (a port the test reserved while nothing listened there).
+    func privateIdempotencyServer(port: Int? = nil) async -> String {
+        await privateServer("idempotency_server.py", arguments: port.map { [String($0)] } ?? [])
+    }
+
+    /// A port nothing listens on now (bound and released: a later server may take it).
+    static func unusedPort() -> Int { freePort() }
+
     /// Starts a token server (Tests/Servers/token_server.py) for one test.
     func privateTokenServer() async -> String {
         await privateServer("token_server.py")
