@@ -51,6 +51,8 @@ struct CommandLineOptions {
     /// the server answers. With `--flush`: send what waits there.
     var outbox: String?
     var flush = false
+    /// `--watch-network`: print the network's status, then each change (until -m seconds pass).
+    var watchNetwork = false
     /// `-D`: where every response head goes ("-" is stdout).
     var dumpHeader: String?
     /// `-F`/`--form` and `--form-string` parts, in order (`literal` for --form-string).
@@ -223,6 +225,7 @@ enum ArgumentParser {
         case "--cache-dir": o.cacheDirectory = try value(argument)
         case "--outbox": o.outbox = try value(argument)
         case "--flush": o.flush = true
+        case "--watch-network": o.watchNetwork = true
         case "--dump-header": o.dumpHeader = try value(argument)
         case "--form": o.forms.append((try value(argument), false))
         case "--form-string": o.forms.append((try value(argument), true))

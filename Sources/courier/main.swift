@@ -44,6 +44,8 @@ Usage: courier [options...] <url>...
                             host did not answer stays there (exit 75: try again later)
      --flush                With --outbox: send every waiting request, in order; exit
                             0 only when the outbox is empty
+     --watch-network        Print the network (kind, interface, reachable) and each
+                            change as it happens (for -m seconds, else until killed)
  -s, --silent               Silent mode (no progress, no error messages)
  -S, --show-error           Show errors even when silent
  -u, --user <user:password> Basic authentication
@@ -91,6 +93,9 @@ if options.help {
 if options.version {
     Terminal.write("courier \(CourierVersion.string) (libuv, llhttp, OpenSSL, zlib)\nProtocols: http https\nFeatures: keep-alive pool, shared queue, gzip/deflate\n")
     exit(0)
+}
+if options.watchNetwork {
+    NetworkWatch.run(seconds: options.maxTime)
 }
 guard !options.urls.isEmpty || options.flush else {
     Terminal.error("courier: no URL specified!\ncourier: try 'courier --help' for more information\n")

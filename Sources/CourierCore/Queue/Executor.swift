@@ -45,6 +45,8 @@ final class Executor: HTTP1ConnectionDelegate, RetryApproval {
     @exclusivity(unchecked) private var waitingRetries = 0
     /// Memory pressure drops the caches' memory tiers; watched while any cache exists.
     @exclusivity(unchecked) private var pressureWatcher: MemoryPressureWatcher?
+    /// The network as netlink reports it; its changes go to `onNetworkChange` (the runtime).
+    @exclusivity(unchecked) private(set) var network: NetworkMonitor!
 
     init(loop: EventLoop, notifier: ActivityNotifier, configuration: QueueConfiguration) {
         self.loop = loop
@@ -58,6 +60,17 @@ final class Executor: HTTP1ConnectionDelegate, RetryApproval {
         waitTimer = WaitDeadlineTimer(uvLoop: loop.uvLoop) { [unowned(unsafe) self] in waitDeadlinesPassed() }
         notifier.attach(to: loop.uvLoop)
         if CacheRegistry.shared.hasCaches { watchMemoryPressure() }
+        network = NetworkMonitor(uvLoop: loop.uvLoop)
+        if let forced = configuration.networkOverride { network.override = forced }
+    }
+
+    /// Pooled connections leave through interfaces that may be gone: after a network change
+    /// idle ones are closed rather than reused into a timeout (running exchanges are left alone).
+    func networkChanged() {
+        for ref in pool.drainIdle() {
+            connections[ref.connection.id] = nil
+            ref.connection.closeFromPool()
+        }
     }
 
     /// Starts watching for memory pressure (once; when the first cache appears).
@@ -550,6 +563,7 @@ final class Executor: HTTP1ConnectionDelegate, RetryApproval {
         for ref in pool.drainIdle() { ref.connection.closeFromPool() }
         sessions.removeAll()
         pressureWatcher?.close()
+        network?.close()
         pressureWatcher = nil
         waitTimer.close()
         notifier.detach()

@@ -25,4 +25,10 @@ package struct QueueConfiguration: Sendable {
     package var defaultHostLimit = 6
     /// Per-host overrides, by lower-cased host name.
     package var hostLimits: [String: Int] = [:]
+    /// The widths the queue follows as the network changes; nil once the application set a width
+    /// of its own.
+    package var networkWidths: NetworkWidths? = NetworkWidths()
+    /// The kind of network forced by the application (nil: what the monitor sees, or
+    /// COURIER_NETWORK).
+    package var networkOverride: NetworkKind?
 }

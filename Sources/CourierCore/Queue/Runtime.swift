@@ -121,11 +121,58 @@ package final class Runtime: @unchecked Sendable {
     package var width: Int { lock.withLock { configuration.width } }
 
     /// Changes the width at run time: lowering it lets running work finish, raising it starts
-    /// queued work at once.
+    /// queued work at once. A width set here is the application's: the queue stops following
+    /// the network (`followNetwork` starts again).
     package func setWidth(_ width: Int) {
         precondition(width >= 0, "the queue width cannot be negative (\(width))")
-        lock.withLock { configuration.width = width }
+        lock.withLock {
+            configuration.width = width
+            configuration.networkWidths = nil
+        }
         post(.run { [self] in executor.setWidth(width) }, startingLoop: false)
+    }
+
+    /// The widths the queue follows as the network changes (nil: a fixed width).
+    package var networkWidths: NetworkWidths? { lock.withLock { configuration.networkWidths } }
+
+    /// Follows the network with `widths` from now on, applying the current network's at once.
+    package func followNetwork(_ widths: NetworkWidths) {
+        lock.withLock { configuration.networkWidths = widths }
+        post(.run { [self] in applyNetworkWidth(executor.network.status) }, startingLoop: false)
+    }
+
+    /// Forces the kind of network (nil: what netlink and sysfs say, or COURIER_NETWORK).
+    package func setNetworkOverride(_ kind: NetworkKind?) {
+        lock.withLock { configuration.networkOverride = kind }
+        post(.run { [self] in
+            executor.network.override = kind ?? Self.environmentNetwork
+        }, startingLoop: false)
+    }
+
+    private static let environmentNetwork = getenv("COURIER_NETWORK").flatMap { NetworkKind(rawValue: String(cString: $0).lowercased()) }
+
+    /// The network now, reported on the loop thread (the loop is started for it).
+    package func networkStatus(_ reply: @escaping @Sendable (NetworkStatus) -> Void) {
+        execute { [self] in reply(executor.network.status) }
+    }
+
+    /// Calls `handler` on the loop thread with each new network status until the id is removed.
+    package func addNetworkObserver(_ handler: @escaping @Sendable (NetworkStatus) -> Void, added: @escaping @Sendable (Int) -> Void) {
+        execute { [self] in added(executor.network.addObserver(handler)) }
+    }
+
+    package func removeNetworkObserver(_ id: Int) {
+        post(.run { [self] in executor.network?.removeObserver(id) }, startingLoop: false)
+    }
+
+    /// The width the network asks for, when the queue follows it (loop thread).
+    private func applyNetworkWidth(_ status: NetworkStatus) {
+        let width = lock.withLock { () -> Int? in
+            guard let widths = configuration.networkWidths, let width = widths.width(for: status.kind) else { return nil }
+            configuration.width = width
+            return width
+        }
+        if let width { executor.setWidth(width) }
     }
 
     /// The per-host limit (operations and connections) for hosts without their own.
@@ -232,6 +279,11 @@ package final class Runtime: @unchecked Sendable {
         try newLoop.start { [self, unowned newLoop] in
             loopThreadID.store(pthread_self(), ordering: .relaxed)
             executor = Executor(loop: newLoop, notifier: notifier, configuration: settings)
+            executor.network.onChange = { [unowned self] status in
+                executor.networkChanged()
+                applyNetworkWidth(status)
+            }
+            applyNetworkWidth(executor.network.status)
         }
         return newLoop
     }
