@@ -31,6 +31,9 @@ public final class Engine: Sendable {
         /// Credentials for the engine's requests, refreshed once for all of them when the origin
         /// answers 401 (or a proxy 407); nil: a refusal is the result.
         public var authenticator: Authenticator? = nil
+        /// Where freezable operations wait (`Operation.freeze`); the engine replays what earlier
+        /// processes left there when it is created.
+        public var outbox: Outbox? = nil
         /// Where the application steps into every request of the engine (see `EngineHooks`).
         public var hooks = EngineHooks()
 
@@ -96,8 +99,9 @@ public final class Engine: Sendable {
         self.baseURLError = baseURLError
         basePath = RequestDraft.basePath(of: baseURL)
         hooks = HookSet.make(configuration.hooks)
-        composed = hooks != nil || configuration.authenticator != nil
+        composed = hooks != nil || configuration.authenticator != nil || configuration.outbox != nil
         callbackQueue = configuration.callbackQueue ?? .dispatch(DispatchQueue(label: "courier.engine.\(id)"))
+        configuration.outbox?.attach(self)
     }
 
     /// An operation for `path` under the engine's base URL. Parameters go to the query string for
@@ -119,7 +123,7 @@ public final class Engine: Sendable {
     /// An operation with the engine's authenticator and hooks, when it has any.
     @inline(__always)
     private func prepared(_ operation: Operation) -> Operation {
-        if composed { operation.attach(authenticator: configuration.authenticator, hooks: hooks) }
+        if composed { operation.attach(authenticator: configuration.authenticator, hooks: hooks, outbox: configuration.outbox) }
         return operation
     }
 

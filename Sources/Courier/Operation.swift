@@ -216,9 +216,77 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
 
     /// Gives the operation its engine's authenticator and hooks (engines without them call
     /// nothing: an operation of theirs pays no reference for either).
-    func attach(authenticator: Authenticator?, hooks: HookSet?) {
+    func attach(authenticator: Authenticator?, hooks: HookSet?, outbox: Outbox? = nil) {
         if let authenticator { draft.challenge = ChallengeState(authenticator) }
         if let hooks { draft.hooks = hooks }
+        if let outbox { draft.outbox = outbox }
+    }
+
+    // MARK: - Freezing
+
+    /// Makes the operation *freezable* (MKNetworkKit's `freezable`): journaled in the engine's
+    /// `Outbox` before anything is sent, kept there while its host cannot be reached and sent when
+    /// the network returns, in this process or a later one. `kind` names it for the outbox's
+    /// handlers. Handlers (and `Engine.send`) hear of it when its server answered; cancelling it
+    /// removes it from the journal. Fails with `.misuse` when sent by an engine without an outbox,
+    /// and with `.invalidArgument` for a streamed or multipart body (bytes and files can be kept).
+    /// Call before sending.
+    public func freeze(kind: String = "") {
+        lock.withLock { precondition(_state == .ready, "freeze an operation before sending it") }
+        draft.freezing = FreezeState(kind: kind)
+    }
+
+    /// The outbox entry's id (also its Idempotency-Key) for a frozen operation, else nil.
+    public var outboxID: String? { draft.freezing?.id }
+
+    /// Order among frozen operations (the journal's sequence).
+    var outboxSequence: UInt64 { draft.freezing?.sequence ?? 0 }
+
+    /// Prepares an operation that resends `entry`, left in `outbox` by an earlier process: its
+    /// headers and body as journaled, its id and kind.
+    func resume(frozen entry: OutboxEntry, in outbox: Outbox) {
+        draft.outbox = outbox
+        draft.defaultHeaders = HTTPHeaders()
+        draft.headers = OutboxRules.headers(of: entry)
+        let state = FreezeState(id: entry.id, kind: entry.kind)
+        state.sequence = entry.sequence
+        state.journaled = true
+        draft.freezing = state
+        watchFrozenOutcome(state, outbox: outbox)
+        do {
+            draft.body = try OutboxRules.body(of: entry)
+        } catch {
+            draft.body = nil
+            lock.withLock { _state = .finished }
+            complete(.failure(error), response: nil)
+        }
+    }
+
+    /// The outbox hears of the operation's end (not of a shutdown: the entry waits for the next
+    /// process).
+    private func watchFrozenOutcome(_ state: FreezeState, outbox: Outbox) {
+        onFinish { result in
+            if case .failure(let error) = result, error.code == .shutdown { return }
+            outbox.finish(id: state.id, kind: state.kind, result: result)
+        }
+    }
+
+    /// Journals a frozen operation's first attempt (false: the operation has failed).
+    private func journal(_ transfer: Transfer, _ state: FreezeState) -> Bool {
+        guard let outbox = draft.outbox else {
+            complete(.failure(CourierError(.misuse, "a freezable operation needs an engine with an outbox")), response: nil)
+            return false
+        }
+        do {
+            let entry = try OutboxRules.entry(for: transfer, id: state.id, kind: state.kind, now: wallClockSeconds())
+            state.sequence = try outbox.freeze(entry).sequence
+        } catch {
+            complete(.failure(error), response: nil)
+            return false
+        }
+        state.journaled = true
+        watchFrozenOutcome(state, outbox: outbox)
+        return true
     }
 
     /// Creates a stand-alone operation with default settings, for use without an engine
@@ -325,6 +393,10 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
         if draft.hasEngineParts, let challenge = draft.challenge, challenge.endWaiting() {
             complete(.failure(CourierError(.cancelled, "cancelled while waiting for new credentials")), response: nil)
         }
+        // Frozen and waiting for the network: given up, it leaves the journal.
+        if draft.hasEngineParts, let frozen = draft.freezing, let outbox = draft.outbox, outbox.cancelWaiting(id: frozen.id) {
+            complete(.failure(CourierError(.cancelled, "cancelled while waiting in the outbox")), response: nil)
+        }
     }
 
     // MARK: - Sending
@@ -342,10 +414,14 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
         }
         guard let wantsProgress else { return }
         if draft.hasEngineParts, let challenge = draft.challenge { challenge.sent = draft.adoptCurrent(from: challenge.authenticator) }
+        if draft.hasEngineParts, let frozen = draft.freezing, !frozen.journaled, !draft.headers.contains("Idempotency-Key") {
+            draft.headers.add(name: "Idempotency-Key", value: frozen.id)
+        }
         switch draft.makeTransfer() {
         case .failure(let error):
             complete(.failure(error), response: nil)
         case .success(let transfer):
+            if draft.hasEngineParts, let frozen = draft.freezing, !frozen.journaled, !journal(transfer, frozen) { return }
             transfer.reportsProgress = wantsProgress
             transfer.delegate = self
             if let channel, !attachStream(channel, to: transfer) { return }
@@ -664,6 +740,19 @@ extension Operation: TransferDelegate {
     }
 
     package func transferDidComplete(_ transfer: Transfer) {
+        if draft.hasEngineParts, let frozen = draft.freezing, frozen.journaled, transfer.head == nil,
+           let error = transfer.error, error.code != .shutdown, error.code != .cancelled, let outbox = draft.outbox,
+           lock.withLock({ () -> Bool in
+               guard !cancelRequested else { return false }
+               _transfer = nil
+               _state = .ready
+               return true
+           }) {
+            // No answer: the operation waits in the outbox for the network (its entry stays).
+            if transfer.sinkHasFiles { _ = transfer.finishSink(succeeded: false) }
+            outbox.hold(self, id: frozen.id)
+            return
+        }
         if draft.hasEngineParts, let challenge = draft.challenge, !challenge.replayed, let refused = Challenge.of(transfer),
            lock.withLock({ waiters?.bodyChannel == nil }) {
             challenge.replayed = true

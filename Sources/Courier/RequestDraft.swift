@@ -12,7 +12,7 @@ package struct RequestDraft: Sendable {
     /// The request target under `base` ("/v1/items"), or the whole URL string.
     package let target: String
     package var headers = HTTPHeaders()
-    package let defaultHeaders: HTTPHeaders
+    package var defaultHeaders: HTTPHeaders
     package var options: TransferOptions
     package let engineID: Int
 
@@ -34,6 +34,8 @@ package struct RequestDraft: Sendable {
         var retryHandler: (@Sendable (RetryReason, Int) -> Bool)?
         var hooks: HookSet?
         var challenge: ChallengeState?
+        var outbox: Outbox?
+        var freezing: FreezeState?
 
         func copy() -> Extras {
             let copy = Extras()
@@ -51,6 +53,8 @@ package struct RequestDraft: Sendable {
             copy.retryHandler = retryHandler
             copy.hooks = hooks
             copy.challenge = challenge
+            copy.outbox = outbox
+            copy.freezing = freezing
             return copy
         }
     }
@@ -134,8 +138,21 @@ package struct RequestDraft: Sendable {
             if newValue != nil { hasEngineParts = true }
         }
     }
-    /// Whether hooks or a challenge state were set, as a stored flag: the paths every request
-    /// takes test it without touching the extras.
+    /// The engine's outbox (nil for none), where `freezing` operations are journaled.
+    package var outbox: Outbox? {
+        get { extras?.outbox }
+        set { ownExtras().outbox = newValue }
+    }
+    /// Set by `Operation.freeze`: the operation goes through the outbox.
+    package var freezing: FreezeState? {
+        get { extras?.freezing }
+        set {
+            ownExtras().freezing = newValue
+            if newValue != nil { hasEngineParts = true }
+        }
+    }
+    /// Whether hooks, a challenge state or freezing were set, as a stored flag: the paths every
+    /// request takes test it without touching the extras.
     package private(set) var hasEngineParts = false
 
     package var authorization: Authorization? {

@@ -112,7 +112,7 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         if let journal, outboxID == nil {
             // Journaled, durably, before anything is sent.
             do {
-                let entry = try OutboxRules.entry(for: transfer, id: outboxKey, kind: "courier", now: Int64(time(nil)))
+                let entry = try OutboxRules.entry(for: transfer, id: outboxKey, kind: "courier", now: wallClockSeconds())
                 outboxID = try journal.append(entry).id
             } catch {
                 setupError = error

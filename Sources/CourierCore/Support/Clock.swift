@@ -79,3 +79,10 @@ package func deadlineMillis(after duration: Nanoseconds?, from nowMillis: UInt64
     let (sum, overflow) = nowMillis.addingReportingOverflow(duration.millisecondsRoundedUp)
     return overflow ? .max : sum
 }
+
+/// Seconds since 1970 by the wall clock (what the journal records as an entry's creation time).
+package func wallClockSeconds() -> Int64 {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    return Int64(now.tv_sec)
+}
