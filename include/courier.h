@@ -826,6 +826,63 @@ const char *courier_response_cache_status(courier_response *response);
 /* DESTRUCTOR. NULL is a no-op. Any thread. */
 void courier_response_free(courier_response *response);
 
+/* The network, as Courier's loop sees it: a netlink socket tells it of link, address and route
+ * changes, and the default route's interface is classified from sysfs (wireless: wifi; wwan
+ * devices, modem drivers, PPP: cellular; anything else: wired; no default route: none). The shared
+ * queue's width follows it (6 on wifi and wired, 2 on cellular, 0 there in wifi-only mode) until
+ * the application sets a width (courier_queue_set_width), and again after
+ * courier_queue_follow_network. COURIER_NETWORK in the environment (wired, wifi, cellular, none)
+ * forces a kind, as courier_network_set_override does (-1: back to what the system says). */
+#define COURIER_NETWORK_NONE     0
+#define COURIER_NETWORK_WIRED    1
+#define COURIER_NETWORK_WIFI     2
+#define COURIER_NETWORK_CELLULAR 3
+
+/* The status now: its kind, and the interface (NUL-terminated, truncated to `capacity`; "" for
+ * none). Blocks briefly (starts the loop if needed); COURIER_E_MISUSE on Courier's loop thread. */
+int courier_network_status(int *kind, char *interface, size_t capacity);
+
+/* Calls `callback` with each new status, on Courier's loop thread (keep it short; the interface
+ * string is valid during the call), until courier_network_unwatch(*id). Any thread but the loop's. */
+typedef void (*courier_network_fn)(void *user, int kind, const char *interface);
+int courier_network_watch(courier_network_fn callback, void *user, int *id);
+void courier_network_unwatch(int id);
+int courier_network_set_override(int kind);
+int courier_queue_follow_network(int wifi, int wired, int cellular, int wifi_only);
+
+/* The outbox: freezable requests journaled on disk (one fsynced file each, in `path`) before
+ * anything is sent, kept there while their host cannot be reached, sent again when the network
+ * returns (or every `retry_ms`, 30000 for <= 0), and removed when their server answered (any
+ * status) or the request is cancelled. Every attempt carries the entry's id as Idempotency-Key.
+ * One owner per directory: COURIER_E_OUTBOX_LOCKED while another process (or handle) has it open;
+ * damaged entries are set aside (renamed *.corrupt, counted by courier_outbox_set_aside_count);
+ * COURIER_E_OUTBOX_FULL beyond 1000 entries or 64 MiB. The CLI's --outbox writes the same files. */
+typedef struct courier_outbox courier_outbox;
+int courier_outbox_open(const char *path, int64_t retry_ms, courier_outbox **outbox);
+/* DESTRUCTOR: gives up the directory (entries stay for the next owner). NULL is a no-op. Close it
+ * after the engines it is set on are destroyed. */
+void courier_outbox_close(courier_outbox *outbox);
+/* Entries waiting (negative: an error code). */
+int courier_outbox_count(courier_outbox *outbox);
+int courier_outbox_set_aside_count(courier_outbox *outbox);
+/* Tries every waiting request again now. */
+int courier_outbox_flush(courier_outbox *outbox);
+/* Calls `callback` when a frozen request of `kind` ("" or NULL for the default kind) ends, in
+ * this process or a later one (register before courier_engine_set_outbox, which replays what
+ * earlier processes left): its id, kind, code (COURIER_OK when answered) and HTTP status (0
+ * without a response). Runs on a thread of Courier's. */
+typedef void (*courier_outbox_fn)(void *user, const char *id, const char *kind, int code, int status);
+int courier_outbox_on_finished(courier_outbox *outbox, const char *kind, courier_outbox_fn callback, void *user);
+/* Requests of the engine created afterwards may be frozen; entries left by earlier processes are
+ * sent now, with the engine's options. NULL removes it. */
+int courier_engine_set_outbox(courier_engine *engine, courier_outbox *outbox);
+/* Makes the request freezable (before it is sent): journaled when sent, then as above; its
+ * completion comes when its server answered. COURIER_E_MISUSE without an outbox on its engine;
+ * a streamed or multipart body fails the request with COURIER_E_INVALID_ARGUMENT. */
+int courier_request_freeze(courier_request *request, const char *kind);
+/* The entry's id (its Idempotency-Key) once frozen, owned by the request; else NULL. */
+const char *courier_request_outbox_id(courier_request *request);
+
 #ifdef __cplusplus
 }
 #endif

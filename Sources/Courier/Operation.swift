@@ -240,7 +240,7 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
     public var outboxID: String? { draft.freezing?.id }
 
     /// Order among frozen operations (the journal's sequence).
-    var outboxSequence: UInt64 { draft.freezing?.sequence ?? 0 }
+    package var outboxSequence: UInt64 { draft.freezing?.sequence ?? 0 }
 
     /// Prepares an operation that resends `entry`, left in `outbox` by an earlier process: its
     /// headers and body as journaled, its id and kind.
@@ -278,13 +278,11 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
             return false
         }
         do {
-            let entry = try OutboxRules.entry(for: transfer, id: state.id, kind: state.kind, now: wallClockSeconds())
-            state.sequence = try outbox.freeze(entry).sequence
+            try outbox.freeze(transfer, state)
         } catch {
             complete(.failure(error), response: nil)
             return false
         }
-        state.journaled = true
         watchFrozenOutcome(state, outbox: outbox)
         return true
     }

@@ -11,7 +11,7 @@ public struct Response: Sendable {
     // reference, so handing it to several handlers and a continuation copies nothing.
     package let transfer: Transfer
 
-    init(finished transfer: Transfer) {
+    package init(finished transfer: Transfer) {
         self.transfer = transfer
     }
 

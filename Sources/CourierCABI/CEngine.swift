@@ -23,6 +23,10 @@ final class CEngine: @unchecked Sendable {
     @exclusivity(unchecked) var options = TransferOptions()
     /// courier_engine_set_authenticator: what answers 401 and 407 for requests created from now on.
     @exclusivity(unchecked) var authenticator: Authenticator? { didSet { updateComposed() } }
+    /// courier_engine_set_outbox: where frozen requests created from now on are journaled.
+    @exclusivity(unchecked) var outbox: Outbox? { didSet { updateComposed() } }
+    /// The Swift engine the outbox replays earlier processes' entries through (its options).
+    @exclusivity(unchecked) var replayEngine: Engine?
     /// courier_engine_set_challenge_timeout: how long refused requests wait for the callback.
     @exclusivity(unchecked) var challengeTimeout: Duration = .seconds(30)
     /// courier_engine_set_hooks: the hooks requests created from now on carry, and the metrics
@@ -32,7 +36,7 @@ final class CEngine: @unchecked Sendable {
     /// Whether requests get an authenticator or hooks (a flag request_create tests).
     @exclusivity(unchecked) private(set) var composed = false
 
-    private func updateComposed() { composed = authenticator != nil || hooks != nil || cHooks != nil }
+    private func updateComposed() { composed = authenticator != nil || hooks != nil || cHooks != nil || outbox != nil }
     /// An eventfd whose counter is non-zero exactly while `completed` is not empty.
     let completionFD: Int32
     private let lock = Lock()

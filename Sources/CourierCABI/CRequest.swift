@@ -30,6 +30,13 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
     /// Fields added with courier_request_add_form_field, in order (the body is re-made from them).
     @exclusivity(unchecked) var formFields: FormFields?
     @exclusivity(unchecked) private var errorMessage: OwnedCString?
+    @exclusivity(unchecked) private var outboxIDString: OwnedCString?
+
+    /// courier_request_outbox_id's text, owned by the request.
+    func outboxIDText(_ id: String) -> UnsafePointer<CChar> {
+        if outboxIDString == nil { outboxIDString = OwnedCString(id) }
+        return UnsafePointer(outboxIDString!.pointer)
+    }
     /// Where the outcome goes; set by `send` before the transfer is handed over.
     @exclusivity(unchecked) private(set) var delivery = Delivery.none
 
@@ -66,6 +73,7 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
         if engine.composed {
             if let authenticator = engine.authenticator { self.draft.challenge = ChallengeState(authenticator) }
             if let hooks = engine.hooks { self.draft.hooks = hooks }
+            if let outbox = engine.outbox { self.draft.outbox = outbox }
             metricsHook = engine.cHooks
         }
     }
@@ -107,7 +115,20 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
     /// Builds the transfer from the draft and submits it (first sends, and a challenge's replay).
     private func submitDraft() {
         if draft.hasEngineParts, let challenge = draft.challenge { challenge.sent = draft.adoptCurrent(from: challenge.authenticator) }
-        switch draft.makeTransfer() {
+        if draft.hasEngineParts, let frozen = draft.freezing, !frozen.journaled, !draft.headers.contains("Idempotency-Key") {
+            draft.headers.add(name: "Idempotency-Key", value: frozen.id)
+        }
+        var built = draft.makeTransfer()
+        // courier_request_freeze: journaled before anything is sent.
+        if draft.hasEngineParts, let frozen = draft.freezing, !frozen.journaled, case .success(let transfer) = built {
+            do throws(CourierError) {
+                guard let outbox = draft.outbox else { throw CourierError(.misuse, "a frozen request needs an engine with an outbox") }
+                try outbox.freeze(transfer, frozen)
+            } catch {
+                built = .failure(error)
+            }
+        }
+        switch built {
         case .failure(let error):
             // No I/O happened; reported like any other failure, from the loop thread.
             let deferred = UncheckedSendable((self, error))
@@ -172,6 +193,10 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
     /// Refused and waiting for the authenticator's refresh (no transfer to cancel, and the
     /// refresh may take long): the request ends now as cancelled; the answer is dropped.
     private func endChallengeWait() {
+        if draft.hasEngineParts, let frozen = draft.freezing, let outbox = draft.outbox, outbox.cancelWaiting(id: frozen.id) {
+            Runtime.shared.executeOrRunHere { self.deliver(nil, error: CourierError(.cancelled, "cancelled while waiting in the outbox")) }
+            return
+        }
         guard draft.hasEngineParts, let challenge = draft.challenge, challenge.endWaiting() else { return }
         Runtime.shared.executeOrRunHere { self.deliver(nil, error: CourierError(.cancelled, "cancelled while waiting for new credentials")) }
     }
@@ -233,6 +258,18 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
     }
 
     func transferDidComplete(_ transfer: Transfer) {
+        if draft.hasEngineParts, let frozen = draft.freezing, frozen.journaled, transfer.head == nil, let outbox = draft.outbox,
+           let error = transfer.error, error.code != .shutdown, error.code != .cancelled,
+           lock.withLock({ () -> Bool in
+               guard !cancelRequested, !freed else { return false }
+               self.transfer = nil
+               return true
+           }) {
+            // No answer: the request waits in the outbox for the network (its entry stays).
+            if transfer.sinkHasFiles { _ = transfer.finishSink(succeeded: false) }
+            outbox.hold(self, id: frozen.id)
+            return
+        }
         if draft.hasEngineParts, let challenge = draft.challenge, !challenge.replayed, _streams == nil,
            let refused = Challenge.of(transfer) {
             challenge.replayed = true
@@ -268,6 +305,16 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
     /// code — COURIER_OK, or why not (`TransferVerdict`, the rule Swift operations follow too).
     /// `error` without a transfer is a failure before any I/O.
     private func deliver(_ transfer: Transfer?, error: CourierError?) {
+        if draft.hasEngineParts, let frozen = draft.freezing, frozen.journaled, let outbox = draft.outbox {
+            // The outbox's handlers hear of the end (not of a shutdown: the entry waits for the
+            // next process).
+            let failure = error ?? transfer?.error
+            if failure?.code != .shutdown {
+                let result: Result<Response, CourierError> = transfer?.head != nil ? .success(Response(finished: transfer!))
+                    : .failure(failure ?? CourierError(.cancelled))
+                outbox.finish(id: frozen.id, kind: frozen.kind, result: result)
+            }
+        }
         lock.lock()
         ended = true
         self.transfer = nil
@@ -306,4 +353,9 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
             if let response { releaseHandle(response) }
         }
     }
+}
+
+extension CRequest: OutboxSender {
+    var outboxSequence: UInt64 { draft.freezing?.sequence ?? 0 }
+    func resendFromOutbox() { submitDraft() }
 }

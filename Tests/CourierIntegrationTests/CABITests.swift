@@ -401,7 +401,8 @@ actor CExamples {
                ("retry", root + "/Tests/CPrograms/retry.c"), ("group", root + "/Tests/CPrograms/group.c"),
                ("cookies", root + "/Tests/CPrograms/cookies.c"), ("auth", root + "/Tests/CPrograms/auth.c"),
                ("proxy", root + "/Tests/CPrograms/proxy.c"), ("challenge", root + "/Tests/CPrograms/challenge.c"),
-               ("hooks", root + "/Tests/CPrograms/hooks.c"), ("chain", root + "/Tests/CPrograms/chain.c")]
+               ("hooks", root + "/Tests/CPrograms/hooks.c"), ("chain", root + "/Tests/CPrograms/chain.c"),
+               ("outbox", root + "/Tests/CPrograms/outbox.c")]
         for (example, source) in programs {
             let result = try await runProcess("/usr/bin/env", [compiler, "-std=c11", "-D_DEFAULT_SOURCE", "-Wall", "-Wextra", "-Werror", "-g",
                                                                "-I", root + "/include", source,

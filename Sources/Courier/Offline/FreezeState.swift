@@ -4,12 +4,12 @@ import CourierCore
 /// attempt carries), kind and sequence, and whether it is journaled yet. Touched by one thread at
 /// a time: the sender, then the loop.
 package final class FreezeState: @unchecked Sendable {
-    let id: String
-    let kind: String
-    var sequence: UInt64 = 0
-    var journaled = false
+    package let id: String
+    package let kind: String
+    package var sequence: UInt64 = 0
+    package var journaled = false
 
-    init(id: String = OutboxEntry.newID(), kind: String) {
+    package init(id: String = OutboxEntry.newID(), kind: String) {
         self.id = id
         self.kind = kind
     }

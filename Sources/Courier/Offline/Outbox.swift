@@ -45,8 +45,8 @@ public final class Outbox: @unchecked Sendable {
     private let lock = Lock()
     /// Ids of entries an operation of this process owns (replays skip them).
     @exclusivity(unchecked) private var owned: Set<String> = []
-    /// Operations waiting for the network, by id.
-    @exclusivity(unchecked) private var waitingOperations: [String: Operation] = [:]
+    /// Operations (or C requests) waiting for the network, by id.
+    @exclusivity(unchecked) private var waitingOperations: [String: any OutboxSender] = [:]
     @exclusivity(unchecked) private var kindHandlers: [String: [@Sendable (Outcome) -> Void]] = [:]
     @exclusivity(unchecked) private var idHandlers: [String: [@Sendable (Outcome) -> Void]] = [:]
     @exclusivity(unchecked) private var observation: NetworkObservation?
@@ -80,11 +80,11 @@ public final class Outbox: @unchecked Sendable {
 
     /// Tries every waiting operation again now (also what a network change does).
     public func flush() {
-        let operations = lock.withLock { () -> [Operation] in
+        let senders = lock.withLock { () -> [any OutboxSender] in
             defer { waitingOperations.removeAll() }
             return Array(waitingOperations.values)
         }
-        for operation in operations.sorted(by: { $0.outboxSequence < $1.outboxSequence }) { operation.start() }
+        for sender in senders.sorted(by: { $0.outboxSequence < $1.outboxSequence }) { sender.resendFromOutbox() }
         replayOrphans()
     }
 
@@ -97,7 +97,7 @@ public final class Outbox: @unchecked Sendable {
     // MARK: - For engines and operations
 
     /// The engine replays what earlier processes left, and the outbox starts watching the network.
-    func attach(_ engine: Engine) {
+    package func attach(_ engine: Engine) {
         let first = lock.withLock { () -> Bool in
             defer { if self.engine == nil { self.engine = engine } }
             return self.engine == nil
@@ -109,17 +109,19 @@ public final class Outbox: @unchecked Sendable {
         replayOrphans()
     }
 
-    /// Journals `entry` for an operation about to be sent.
-    func freeze(_ entry: OutboxEntry) throws(CourierError) -> OutboxEntry {
+    /// Journals the first attempt of a frozen operation (its transfer built, nothing sent yet).
+    package func freeze(_ transfer: Transfer, _ state: FreezeState) throws(CourierError) {
+        let entry = try OutboxRules.entry(for: transfer, id: state.id, kind: state.kind, now: wallClockSeconds())
         let stored = try journal.append(entry)
         lock.withLock { _ = owned.insert(stored.id) }
-        return stored
+        state.sequence = stored.sequence
+        state.journaled = true
     }
 
     /// An operation whose attempt got no answer waits for the network (or the retry interval).
-    func hold(_ operation: Operation, id: String) {
+    package func hold(_ sender: any OutboxSender, id: String) {
         let schedule = lock.withLock { () -> Bool in
-            waitingOperations[id] = operation
+            waitingOperations[id] = sender
             defer { retryScheduled = true }
             return !retryScheduled
         }
@@ -135,13 +137,13 @@ public final class Outbox: @unchecked Sendable {
     }
 
     /// A waiting operation was cancelled: true if it was waiting here (it leaves the journal).
-    func cancelWaiting(id: String) -> Bool {
+    package func cancelWaiting(id: String) -> Bool {
         lock.withLock { waitingOperations.removeValue(forKey: id) != nil }
     }
 
     /// The frozen operation `id` ended (answered, cancelled, or refused before sending): out of
     /// the journal, and to the handlers.
-    func finish(id: String, kind: String, result: Result<Response, CourierError>) {
+    package func finish(id: String, kind: String, result: Result<Response, CourierError>) {
         journal.remove(id)
         let handlers = lock.withLock { () -> [@Sendable (Outcome) -> Void] in
             owned.remove(id)
@@ -167,4 +169,16 @@ public final class Outbox: @unchecked Sendable {
             engine.enqueue(operation)
         }
     }
+}
+
+/// What waits in an outbox for the network: a Swift `Operation` or a C request.
+package protocol OutboxSender: AnyObject {
+    /// The journal's order, for sending in order.
+    var outboxSequence: UInt64 { get }
+    /// Sends the same request again (same Idempotency-Key).
+    func resendFromOutbox()
+}
+
+extension Operation: OutboxSender {
+    package func resendFromOutbox() { start() }
 }

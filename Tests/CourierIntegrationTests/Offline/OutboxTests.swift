@@ -109,6 +109,24 @@ struct OutboxTests {
         withExtendedLifetime(engine) {}
     }
 
+    @Test func fromC() async throws {
+        let server = await s.privateIdempotencyServer()
+        let bin = try await CExamples.shared.directory()
+        let checks = try await runProcess(bin + "/outbox", ["checks", server, scratch()])
+        #expect(checks.status == 0, "\(checks.stdout)\(checks.stderr)")
+
+        // A frozen request whose host is down waits, and goes out once the host is back.
+        let port = TestServers.unusedPort()
+        let directory = scratch()
+        async let waited = runProcess(bin + "/outbox", ["wait", "http://127.0.0.1:\(port)/submit", directory])
+        try await waitUntil { ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).contains { $0.hasSuffix(".entry") } }
+        let late = await s.privateIdempotencyServer(port: port)
+        let run = try await waited
+        #expect(run.status == 0 && run.stdout.hasPrefix("delivered 201 "), "\(run.stdout)\(run.stderr)")
+        let key = run.stdout.split(separator: "\n").first.map { String($0.split(separator: " ").last ?? "") } ?? ""
+        #expect(try await keys(late)[key]?.body == "waited")
+    }
+
     /// Polls `condition` every 10 ms for up to 10 s.
     func waitUntil(_ condition: @escaping @Sendable () -> Bool) async throws {
         for _ in 0..<1000 where !condition() { try await Task.sleep(for: .milliseconds(10)) }

@@ -1,0 +1,133 @@
+/*
+ * outbox: frozen requests and the network monitor from C, against
+ * Tests/Servers/idempotency_server.py.
+ *
+ *   outbox checks BASE_URL DIR   the outbox's rules: one owner, a frozen POST answered and
+ *                                removed, its key, the network status and override, NULL handles
+ *   outbox wait URL DIR          freezes a POST to URL (unreachable when it starts) and waits up
+ *                                to 60 s for it to go out: when the network or the host returns
+ *
+ * Exits 0 when every check holds (wait: prints "delivered STATUS KEY").
+ */
+#include <courier.h>
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static int failures = 0;
+
+#define CHECK(condition, ...)                                   \
+    do {                                                        \
+        if (!(condition)) {                                     \
+            fprintf(stderr, "outbox.c:%d: ", __LINE__);         \
+            fprintf(stderr, __VA_ARGS__);                       \
+            fputc('\n', stderr);                                \
+            failures++;                                         \
+        }                                                       \
+    } while (0)
+
+static volatile int finished = 0;
+static volatile int finished_status = 0;
+static char finished_id[64];
+
+static void on_finished(void *user, const char *id, const char *kind, int code, int status) {
+    (void)user;
+    if (strcmp(kind, "note") == 0 && code == COURIER_OK) {
+        snprintf(finished_id, sizeof finished_id, "%s", id);
+        finished_status = status;
+        finished = 1;
+    }
+}
+
+static int checks(const char *base, const char *directory) {
+    courier_outbox *outbox = NULL, *second = NULL;
+    CHECK(courier_outbox_open(directory, 0, &outbox) == COURIER_OK, "open");
+    CHECK(courier_outbox_open(directory, 0, &second) == COURIER_E_OUTBOX_LOCKED && second == NULL, "one owner");
+    CHECK(courier_outbox_open(NULL, 0, &second) == COURIER_E_INVALID_ARGUMENT, "NULL path");
+    CHECK(courier_outbox_count(NULL) == COURIER_E_MISUSE, "NULL outbox");
+    CHECK(courier_outbox_on_finished(outbox, "note", on_finished, NULL) == COURIER_OK, "handler");
+
+    courier_engine *engine = NULL;
+    CHECK(courier_engine_create(base, &engine) == COURIER_OK, "engine");
+    courier_request *request = NULL;
+    CHECK(courier_request_create(engine, "POST", "/submit", &request) == COURIER_OK, "create");
+    CHECK(courier_request_freeze(request, "note") == COURIER_E_MISUSE, "no outbox on the engine yet");
+    courier_request_free(request);
+
+    CHECK(courier_engine_set_outbox(engine, outbox) == COURIER_OK, "set outbox");
+    CHECK(courier_request_create(engine, "POST", "/submit", &request) == COURIER_OK, "create");
+    CHECK(courier_request_set_body(request, "from C", 6) == COURIER_OK, "body");
+    CHECK(courier_request_freeze(request, "note") == COURIER_OK, "freeze");
+    const char *id = courier_request_outbox_id(request);
+    CHECK(id != NULL && strlen(id) == 32, "an id");
+    courier_response *response = NULL;
+    CHECK(courier_request_perform(request, &response) == COURIER_OK, "perform: %s", courier_request_errmsg(request));
+    CHECK(courier_response_status(response) == 201, "created: %d", courier_response_status(response));
+    size_t length = 0;
+    const char *body = (const char *)courier_response_body(response, &length);
+    char expected[64];
+    snprintf(expected, sizeof expected, "created %s", id ? id : "");
+    CHECK(length == strlen(expected) && memcmp(body, expected, length) == 0, "the server saw the key");
+    for (int i = 0; i < 500 && !finished; i++) usleep(10000);
+    CHECK(finished && finished_status == 201 && id && strcmp(finished_id, id) == 0, "the outbox's handler");
+    CHECK(courier_outbox_count(outbox) == 0, "answered: removed");
+    courier_response_free(response);
+    courier_request_free(request);
+
+    int kind = -1;
+    char interface[64] = "x";
+    CHECK(courier_network_status(&kind, interface, sizeof interface) == COURIER_OK, "status");
+    CHECK(kind >= COURIER_NETWORK_NONE && kind <= COURIER_NETWORK_CELLULAR, "a kind: %d", kind);
+    CHECK(courier_network_set_override(COURIER_NETWORK_CELLULAR) == COURIER_OK, "override");
+    CHECK(courier_network_status(&kind, interface, sizeof interface) == COURIER_OK && kind == COURIER_NETWORK_CELLULAR, "forced");
+    CHECK(courier_queue_width() == 2, "the width follows: %d", courier_queue_width());
+    CHECK(courier_network_set_override(-1) == COURIER_OK, "back");
+    CHECK(courier_network_set_override(9) == COURIER_E_INVALID_ARGUMENT, "bad kind");
+    CHECK(courier_queue_follow_network(-1, 6, 2, 0) == COURIER_E_INVALID_ARGUMENT, "bad width");
+    courier_queue_set_width(4);
+    CHECK(courier_network_set_override(COURIER_NETWORK_WIFI) == COURIER_OK && courier_queue_width() == 4, "an application's width stays");
+
+    courier_engine_destroy(engine);
+    courier_outbox_close(outbox);
+    CHECK(courier_outbox_open(directory, 0, &outbox) == COURIER_OK, "reopened once closed");
+    courier_outbox_close(outbox);
+    return failures;
+}
+
+static int wait_for_network(const char *url, const char *directory) {
+    courier_outbox *outbox = NULL;
+    CHECK(courier_outbox_open(directory, 300, &outbox) == COURIER_OK, "open");
+    courier_engine *engine = NULL;
+    CHECK(courier_engine_create(NULL, &engine) == COURIER_OK, "engine");
+    CHECK(courier_engine_set_outbox(engine, outbox) == COURIER_OK, "set outbox");
+    courier_request *request = NULL;
+    CHECK(courier_request_create(engine, "POST", url, &request) == COURIER_OK, "create");
+    CHECK(courier_request_set_timeout(request, COURIER_TIMEOUT_CONNECT, 1000) == COURIER_OK, "timeout");
+    courier_request_set_body(request, "waited", 6);
+    CHECK(courier_request_freeze(request, "note") == COURIER_OK, "freeze");
+    courier_response *response = NULL;
+    int code = courier_request_perform(request, &response);
+    CHECK(code == COURIER_OK, "perform: %s", courier_request_errmsg(request));
+    if (code == COURIER_OK) printf("delivered %d %s\n", courier_response_status(response), courier_request_outbox_id(request));
+    CHECK(courier_outbox_count(outbox) == 0, "removed once answered");
+    courier_response_free(response);
+    courier_request_free(request);
+    courier_engine_destroy(engine);
+    courier_outbox_close(outbox);
+    return failures;
+}
+
+int main(int argc, char **argv) {
+    if (argc == 4 && strcmp(argv[1], "checks") == 0) {
+        if (checks(argv[2], argv[3])) return 1;
+    } else if (argc == 4 && strcmp(argv[1], "wait") == 0) {
+        if (wait_for_network(argv[2], argv[3])) return 1;
+    } else {
+        fprintf(stderr, "usage: outbox checks BASE_URL DIR | outbox wait URL DIR\n");
+        return 2;
+    }
+    fflush(stdout);
+    printf("outbox: all checks passed\n");
+    return 0;
+}
