@@ -262,6 +262,11 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
         }
     }
 
+    /// Ends a frozen operation that waits in its outbox with `error`, without sending it.
+    func abandon(_ error: CourierError) {
+        complete(.failure(error), response: nil)
+    }
+
     /// The outbox hears of the operation's end (not of a shutdown: the entry waits for the next
     /// process).
     private func watchFrozenOutcome(_ state: FreezeState, outbox: Outbox) {

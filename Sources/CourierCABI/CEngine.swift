@@ -124,6 +124,9 @@ final class CEngine: @unchecked Sendable {
         for entry in dropped.elements { if let response = entry.response { releaseHandle(response) } }
         let id = self.id
         Runtime.shared.cancelAll { $0.owner == id }
+        // Frozen requests waiting for the network end too (with COURIER_E_SHUTDOWN); their
+        // entries stay in the outbox for the next process.
+        outbox?.abandonWaiting { ($0 as? CRequest)?.engine === self }
     }
 
     /// Appends a finished request (loop thread). Returns false when the engine is gone, in which

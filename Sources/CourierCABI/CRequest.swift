@@ -358,4 +358,8 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
 extension CRequest: OutboxSender {
     var outboxSequence: UInt64 { draft.freezing?.sequence ?? 0 }
     func resendFromOutbox() { submitDraft() }
+    func abandonFromOutbox() {
+        let error = CourierError(.shutdown, "the engine was destroyed; the request waits in the outbox for the next process")
+        Runtime.shared.executeOrRunHere { self.deliver(nil, error: error) }
+    }
 }

@@ -208,6 +208,7 @@ struct CABITests {
                                                         "COURIER_TEST_CERTS": s.certs, "COURIER_TEST_STREAM": s.stream,
                                                         "COURIER_TEST_RETRY": await s.privateRetryServer(),
                                                         "COURIER_TEST_COOKIES": await s.privateCookieServer(),
+                                                        "COURIER_TEST_IDEMPOTENCY": await s.privateIdempotencyServer(),
                                                         "COURIER_TEST_PROXY": await s.privateProxy(),
                                                         "COURIER_TEST_TOKENS": await s.privateTokenServer()],
                                           directory: TestServers.packageRoot)

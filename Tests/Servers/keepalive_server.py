@@ -45,6 +45,10 @@ def serve(answer, port=0):
     headers, body), which writes the response and returns False when the connection is done."""
     listener = socket.socket()
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if port:
+        # The test reserved the port with a bound, never listening SO_REUSEPORT socket (refused
+        # until this server listens, and taken by nothing else meanwhile).
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     listener.bind(("127.0.0.1", port))
     listener.listen(256)
     print(listener.getsockname()[1], 0, flush=True)

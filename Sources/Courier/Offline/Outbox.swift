@@ -136,6 +136,17 @@ public final class Outbox: @unchecked Sendable {
         }
     }
 
+    /// Ends the waiting senders `predicate` selects with `.shutdown` (their engine is going
+    /// away); their entries stay for the next owner of the directory.
+    package func abandonWaiting(where predicate: (any OutboxSender) -> Bool) {
+        let abandoned = lock.withLock { () -> [any OutboxSender] in
+            let chosen = waitingOperations.filter { predicate($0.value) }
+            for id in chosen.keys { waitingOperations[id] = nil }
+            return Array(chosen.values)
+        }
+        for sender in abandoned { sender.abandonFromOutbox() }
+    }
+
     /// A waiting operation was cancelled: true if it was waiting here (it leaves the journal).
     package func cancelWaiting(id: String) -> Bool {
         lock.withLock { waitingOperations.removeValue(forKey: id) != nil }
@@ -177,8 +188,13 @@ package protocol OutboxSender: AnyObject {
     var outboxSequence: UInt64 { get }
     /// Sends the same request again (same Idempotency-Key).
     func resendFromOutbox()
+    /// Ends with `.shutdown` without sending (the entry stays in the journal).
+    func abandonFromOutbox()
 }
 
 extension Operation: OutboxSender {
     package func resendFromOutbox() { start() }
+    package func abandonFromOutbox() {
+        abandon(CourierError(.shutdown, "its engine went away; the request waits in the outbox for the next process"))
+    }
 }

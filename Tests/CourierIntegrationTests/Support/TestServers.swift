@@ -144,8 +144,25 @@ final class TestServers: @unchecked Sendable {
         await privateServer("idempotency_server.py", arguments: port.map { [String($0)] } ?? [])
     }
 
-    /// A port nothing listens on now (bound and released: a later server may take it).
-    static func unusedPort() -> Int { freePort() }
+    /// A port nothing listens on, reserved for the rest of the run: a socket bound to it with
+    /// SO_REUSEPORT that never listens (connections are refused) keeps every other bind and
+    /// outgoing connection off it, while a test server started later on it (SO_REUSEPORT too,
+    /// keepalive_server.py) can listen there. (Released and re-bound, the port was once taken by
+    /// another test's server meanwhile.)
+    static func unusedPort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
 
     /// Starts a token server (Tests/Servers/token_server.py) for one test.
     func privateTokenServer() async -> String {

@@ -37,10 +37,13 @@ from . import _auth
 from ._auth import Bearer, Challenge
 from . import _hooks
 from ._hooks import OutgoingRequest, Completed
+from ._offline import Outbox, network_status, watch_network, unwatch_network, set_network_override, follow_network
 
 __all__ = ["Engine", "Cache", "DataCache", "Request", "Response", "StreamedResponse", "FilePart", "Retry", "RetryReason",
            "ChainOutcome", "CookieJar", "Bearer", "Challenge", "OutgoingRequest", "Completed",
            "E_REJECTED", "E_REDIRECT_REFUSED",
+           "Outbox", "network_status", "watch_network", "unwatch_network", "set_network_override", "follow_network",
+           "E_OUTBOX", "E_OUTBOX_LOCKED", "E_OUTBOX_FULL", "E_OUTBOX_CORRUPT", "E_FILE_CHANGED",
            "CourierError", "E_DNS_PROXY", "E_CONNECT_PROXY", "E_PROXY", "E_PROXY_REFUSED", "E_PROXY_HANDSHAKE",
            "E_PROXY_CLOSED", "E_PROXY_UNSUPPORTED",
            "HTTPStatusError", "version",
@@ -54,6 +57,9 @@ from ._native import (E_DNS_PROXY, E_CONNECT_PROXY, E_PROXY, E_PROXY_REFUSED, E_
 #: An engine hook failed the request (``on_request`` or ``on_response`` raised or returned
 #: False), and a redirect ``on_redirect`` refused.
 from ._native import E_REJECTED, E_REDIRECT_REFUSED  # noqa: E402
+#: The outbox: another process owns it, it is full, an entry was damaged (set aside), a frozen
+#: request's file changed since it was frozen.
+from ._native import E_OUTBOX, E_OUTBOX_LOCKED, E_OUTBOX_FULL, E_OUTBOX_CORRUPT, E_FILE_CHANGED  # noqa: E402
 
 PRIORITIES = {"very_low": 0, "low": 1, "normal": 2, "high": 3, "very_high": 4}
 TIMEOUTS = {"queue": 1, "connect": 2, "first_byte": 3, "idle": 4, "total": 5}
@@ -446,7 +452,7 @@ class Engine:
 
     def __init__(self, base=None, headers=None, accepted_status=None, cache=None, cache_dir=None, cache_memory=None,
                  cookies=None, proxy=None, no_proxy=None, trust_env=True, auth=None, on_challenge=None,
-                 challenge_timeout=None, on_request=None, on_response=None, on_redirect=None, on_metrics=None):
+                 challenge_timeout=None, outbox=None, on_request=None, on_response=None, on_redirect=None, on_metrics=None):
         """``cache``: a Cache to share with other engines; or ``cache_dir`` and/or
         ``cache_memory`` (bytes) for a cache of the engine's own. Without any, nothing is cached.
         ``cookies``: a CookieJar every request of the engine uses (a request's own ``cookies=``
@@ -462,6 +468,8 @@ class Engine:
         requests); ``auth`` is what requests send until then, and the refreshed credentials after.
         ``challenge_timeout`` (seconds, default 30): how long refused requests wait for it before
         they get their refusal (what it returns later still serves the requests that follow).
+        ``outbox``: an ``Outbox`` where requests sent with ``freeze="kind"`` wait while their host
+        cannot be reached (what earlier processes left there is sent now).
 
         Hooks, for every request of the engine: ``on_request(OutgoingRequest)`` just before it is
         sent (final method, URL, headers and body; ``set_header`` to sign it); ``on_response(Response)``
@@ -497,6 +505,10 @@ class Engine:
         if accepted_status is not None:
             low, high = accepted_status
             _check(lib.courier_engine_set_accepted_status(handle, low, high))
+        #: The engine's Outbox, or None.
+        self.outbox = outbox
+        if outbox is not None:
+            _check(lib.courier_engine_set_outbox(handle, outbox._handle))
         if on_challenge is not None:
             callback = _auth.challenge_callback(on_challenge, _report_unraisable)
             # Kept for the process's life: a refresh may still be running when the engine goes.
@@ -548,7 +560,7 @@ class Engine:
                timeouts=None, priority=None, follow_redirects=True, max_redirects=None, decompress=True,
                max_body=None, output=None, verify=True, cafile=None, pins=None, cache=None, coalesce=None,
                files=None, content=None, content_length=None, resume=None, resume_attempts=0, expect_continue=None,
-               rate_limit=None, retry=None, cookies=None, auth=None, proxy=None, no_proxy=None):
+               rate_limit=None, retry=None, cookies=None, auth=None, proxy=None, no_proxy=None, freeze=None):
         """Options beyond httpx's: ``files=`` a multipart form streamed from disk (see
         ``apply_files``); ``content=`` bytes, a str, a path-backed file (streamed from disk), any
         iterable of bytes, or an async iterable with ``fetch``/``stream_async`` (sent chunked
@@ -558,7 +570,7 @@ class Engine:
         "never"; ``rate_limit`` most bytes per second each way; ``retry`` a ``Retry`` (or a count);
         ``cookies`` a CookieJar; ``auth`` ``(user, password)`` for Basic or ``Bearer(token)``;
         ``proxy`` this request's proxy (``""`` for none) and ``no_proxy`` its exceptions, as on
-        the engine."""
+        the engine; ``freeze`` a kind (or True) to send it through the engine's outbox."""
         if not self._handle:
             raise CourierError(_native.E_MISUSE, "the engine is closed")
         handle = _native.request_p()
@@ -629,6 +641,8 @@ class Engine:
                     raise CourierError(_native.E_INVALID_ARGUMENT, "auth is (user, password) or courier.Bearer(token)")
             if proxy is not None or no_proxy is not None:
                 apply(lib.courier_request_set_proxy(handle, _text(proxy), _text(no_proxy)))
+            if freeze:
+                apply(lib.courier_request_freeze(handle, (freeze if isinstance(freeze, str) else "").encode()))
             jar = cookies if cookies is not None else self.cookies
             if jar is not None:
                 apply(lib.courier_request_set_cookiejar(handle, jar._handle))

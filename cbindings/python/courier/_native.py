@@ -32,6 +32,9 @@ METRICS_HOOK_FN = ctypes.CFUNCTYPE(None, c_void_p, c_void_p, c_int, c_void_p)
 CHALLENGE_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_int, c_char_p, c_char_p, c_int, ctypes.POINTER(ctypes.c_char), c_size_t)
 group_p = c_void_p
 cookiejar_p = c_void_p
+outbox_p = c_void_p
+NETWORK_FN = ctypes.CFUNCTYPE(None, c_void_p, c_int, c_char_p)
+OUTBOX_FN = ctypes.CFUNCTYPE(None, c_void_p, c_char_p, c_char_p, c_int, c_int)
 
 WRITEFUNC_PAUSE = ctypes.c_size_t(-1).value
 READFUNC_ABORT = -1
@@ -56,6 +59,11 @@ E_PROXY_REFUSED = E_PROXY | (1 << 8)
 E_PROXY_HANDSHAKE = E_PROXY | (2 << 8)
 E_PROXY_CLOSED = E_PROXY | (3 << 8)
 E_PROXY_UNSUPPORTED = E_PROXY | (4 << 8)
+E_OUTBOX = 31
+E_OUTBOX_LOCKED = E_OUTBOX | (1 << 8)
+E_OUTBOX_FULL = E_OUTBOX | (2 << 8)
+E_OUTBOX_CORRUPT = E_OUTBOX | (3 << 8)
+E_FILE_CHANGED = 20 | (4 << 8)
 
 _SIGNATURES = {
     "courier_version_number": (c_int, []),
@@ -78,6 +86,20 @@ _SIGNATURES = {
     "courier_engine_set_proxy": (c_int, [engine_p, c_char_p, c_char_p]),
     "courier_engine_set_authenticator": (c_int, [engine_p, c_char_p, CHALLENGE_FN, c_void_p]),
     "courier_engine_set_challenge_timeout": (c_int, [engine_p, c_int64]),
+    "courier_network_status": (c_int, [P(c_int), ctypes.c_char_p, c_size_t]),
+    "courier_network_watch": (c_int, [NETWORK_FN, c_void_p, P(c_int)]),
+    "courier_network_unwatch": (None, [c_int]),
+    "courier_network_set_override": (c_int, [c_int]),
+    "courier_queue_follow_network": (c_int, [c_int, c_int, c_int, c_int]),
+    "courier_outbox_open": (c_int, [c_char_p, c_int64, P(outbox_p)]),
+    "courier_outbox_close": (None, [outbox_p]),
+    "courier_outbox_count": (c_int, [outbox_p]),
+    "courier_outbox_set_aside_count": (c_int, [outbox_p]),
+    "courier_outbox_flush": (c_int, [outbox_p]),
+    "courier_outbox_on_finished": (c_int, [outbox_p, c_char_p, OUTBOX_FN, c_void_p]),
+    "courier_engine_set_outbox": (c_int, [engine_p, outbox_p]),
+    "courier_request_freeze": (c_int, [request_p, c_char_p]),
+    "courier_request_outbox_id": (c_char_p, [request_p]),
     "courier_engine_set_hooks": (c_int, [engine_p, REQUEST_HOOK_FN, RESPONSE_HOOK_FN, REDIRECT_HOOK_FN, METRICS_HOOK_FN, c_void_p]),
     "courier_outgoing_method": (c_char_p, [c_void_p]),
     "courier_outgoing_url": (c_char_p, [c_void_p]),
