@@ -4,14 +4,18 @@
  *
  *   outbox checks BASE_URL DIR   the outbox's rules: one owner, a frozen POST answered and
  *                                removed, its key, the network status and override, NULL handles
- *   outbox wait URL DIR          freezes a POST to URL (unreachable when it starts) and waits up
- *                                to 60 s for it to go out: when the network or the host returns
+ *   outbox wait URL DIR [RETRY_MS]  freezes a POST to URL (unreachable when it starts) and waits
+ *                                for it to go out: when the network or the host returns (tried
+ *                                again every RETRY_MS, default 300, and on each network change)
+ *   outbox network               prints the network's kind (COURIER_NETWORK_*), interface and
+ *                                the queue width that follows it
  *
  * Exits 0 when every check holds (wait: prints "delivered STATUS KEY").
  */
 #include <courier.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -95,9 +99,9 @@ static int checks(const char *base, const char *directory) {
     return failures;
 }
 
-static int wait_for_network(const char *url, const char *directory) {
+static int wait_for_network(const char *url, const char *directory, long retry_ms) {
     courier_outbox *outbox = NULL;
-    CHECK(courier_outbox_open(directory, 300, &outbox) == COURIER_OK, "open");
+    CHECK(courier_outbox_open(directory, retry_ms, &outbox) == COURIER_OK, "open");
     courier_engine *engine = NULL;
     CHECK(courier_engine_create(NULL, &engine) == COURIER_OK, "engine");
     CHECK(courier_engine_set_outbox(engine, outbox) == COURIER_OK, "set outbox");
@@ -121,10 +125,16 @@ static int wait_for_network(const char *url, const char *directory) {
 int main(int argc, char **argv) {
     if (argc == 4 && strcmp(argv[1], "checks") == 0) {
         if (checks(argv[2], argv[3])) return 1;
-    } else if (argc == 4 && strcmp(argv[1], "wait") == 0) {
-        if (wait_for_network(argv[2], argv[3])) return 1;
+    } else if ((argc == 4 || argc == 5) && strcmp(argv[1], "wait") == 0) {
+        if (wait_for_network(argv[2], argv[3], argc == 5 ? atol(argv[4]) : 300)) return 1;
+    } else if (argc == 2 && strcmp(argv[1], "network") == 0) {
+        int kind = -1;
+        char interface[64] = "";
+        CHECK(courier_network_status(&kind, interface, sizeof interface) == COURIER_OK, "status");
+        printf("%d %s %d\n", kind, interface[0] ? interface : "-", courier_queue_width());
+        return failures ? 1 : 0;
     } else {
-        fprintf(stderr, "usage: outbox checks BASE_URL DIR | outbox wait URL DIR\n");
+        fprintf(stderr, "usage: outbox checks BASE_URL DIR | outbox wait URL DIR [RETRY_MS] | outbox network\n");
         return 2;
     }
     fflush(stdout);

@@ -9,7 +9,7 @@ honours the key would, and answers a repeated key with the first answer. Prints 
   GET /keys                           {"KEY": {"count": N, "body": "..."}, ...}
   GET /reset                          forgets every key
 
-  idempotency_server.py [PORT]   (default: an ephemeral port)
+  idempotency_server.py [PORT [ADDRESS]]   (default: an ephemeral port on 127.0.0.1)
 """
 import json
 import sys
@@ -54,4 +54,4 @@ def answer(conn, method, target, headers, body):
 
 if __name__ == "__main__":
     parent_guard.start()
-    serve(answer, int(sys.argv[1]) if len(sys.argv) > 1 else 0)
+    serve(answer, int(sys.argv[1]) if len(sys.argv) > 1 else 0, sys.argv[2] if len(sys.argv) > 2 else "127.0.0.1")

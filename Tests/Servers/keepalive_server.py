@@ -39,7 +39,7 @@ def send(conn, status, body=b"", extra=()):
     conn.sendall(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
 
 
-def serve(answer, port=0):
+def serve(answer, port=0, host="127.0.0.1"):
     """Listens on 127.0.0.1 (`port`, by default an ephemeral one, printed with a 0 as the other
     scripted servers print theirs), and for each request of each connection calls answer(conn, method, target,
     headers, body), which writes the response and returns False when the connection is done."""
@@ -49,7 +49,7 @@ def serve(answer, port=0):
         # The test reserved the port with a bound, never listening SO_REUSEPORT socket (refused
         # until this server listens, and taken by nothing else meanwhile).
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-    listener.bind(("127.0.0.1", port))
+    listener.bind((host, port))
     listener.listen(256)
     print(listener.getsockname()[1], 0, flush=True)
 

@@ -1,0 +1,112 @@
+import Foundation
+import Testing
+@testable import CourierCore
+
+/// Real network changes, in two network namespaces this test creates (and removes, also when it
+/// fails): a veth pair with addresses from 198.51.100.0/24 (TEST-NET-2, used only inside them),
+/// an Idempotency-Key server on the far end. The link goes down and up: the monitor reports
+/// each change, a frozen request waits while it is down and goes out when it returns (its retry
+/// interval is an hour: only the network's return can send it), and the width follows the kind
+/// of interface (renamed wwan0, it is a modem: width 2). Needs root (skipped otherwise).
+@Suite("Network changes in a namespace", .serialized)
+struct NetworkNamespaceTests {
+    let s = TestServers.shared
+    static let canCreateNamespaces = getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip")
+
+    /// Runs `ip` with `arguments`; throws with its stderr when it fails.
+    @discardableResult
+    func ip(_ arguments: [String]) async throws -> ProcessResult {
+        let run = try await runProcess("/usr/sbin/ip", arguments)
+        if run.status != 0 { throw NamespaceError(message: "ip \(arguments.joined(separator: " ")): \(run.stderr)") }
+        return run
+    }
+
+    struct NamespaceError: Error, CustomStringConvertible {
+        var message: String
+        var description: String { message }
+    }
+
+    @Test(.enabled(if: canCreateNamespaces, "creating network namespaces needs root and iproute2"))
+    func theMonitorTheOutboxAndTheWidthFollowTheLink() async throws {
+        let tag = String(getpid() % 100_000)
+        let client = "courier-c\(tag)", server = "courier-s\(tag)"
+        let clientLink = "cc\(tag)", serverLink = "cs\(tag)"
+        var serverProcess: Process?
+        do {
+            try await ip(["netns", "add", client])
+            try await ip(["netns", "add", server])
+            try await ip(["link", "add", clientLink, "type", "veth", "peer", "name", serverLink])
+            try await ip(["link", "set", clientLink, "netns", client])
+            try await ip(["link", "set", serverLink, "netns", server])
+            try await ip(["-n", client, "addr", "add", "198.51.100.1/24", "dev", clientLink])
+            try await ip(["-n", server, "addr", "add", "198.51.100.2/24", "dev", serverLink])
+            for (namespace, link) in [(client, clientLink), (server, serverLink)] {
+                try await ip(["-n", namespace, "link", "set", "lo", "up"])
+                try await ip(["-n", namespace, "link", "set", link, "up"])
+            }
+            try await ip(["-n", client, "route", "add", "default", "via", "198.51.100.2"])
+            serverProcess = try startServer(in: server)
+
+            try await body(client: client, clientLink: clientLink)
+        } catch {
+            Issue.record("\(error)")
+        }
+        serverProcess.map { kill($0.processIdentifier, SIGKILL) }
+        _ = try? await runProcess("/usr/sbin/ip", ["netns", "del", client])
+        _ = try? await runProcess("/usr/sbin/ip", ["netns", "del", server])
+        let left = try await runProcess("/usr/sbin/ip", ["netns", "list"])
+        #expect(!left.stdout.contains(client) && !left.stdout.contains(server), "the namespaces are removed")
+    }
+
+    /// The recording server, listening on 198.51.100.2:8080 inside `namespace`.
+    func startServer(in namespace: String) throws -> Process {
+        let process = TestServers.guardedServer(TestServers.packageRoot + "/Tests/Servers/idempotency_server.py", ["8080", "198.51.100.2"])
+        let python = process.executableURL!.path
+        process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+        process.arguments = ["netns", "exec", namespace, python] + (process.arguments ?? [])
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        _ = pipe.fileHandleForReading.availableData  // its port line: listening
+        return process
+    }
+
+    func body(client: String, clientLink: String) async throws {
+        let bin = try await CExamples.shared.directory()
+        let inClient = ["netns", "exec", client]
+        // The monitor, watched by hand: its first line, then one per change.
+        async let watched = runProcess("/usr/sbin/ip", inClient + [CLITests.binary, "--watch-network", "-m", "12"])
+        try await Task.sleep(for: .milliseconds(700))
+        try await ip(["-n", client, "link", "set", clientLink, "down"])
+
+        // Frozen while the link is down: journaled, then waiting (an hour between retries).
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-ns-outbox-\(UUID().uuidString)").path
+        async let delivered = runProcess("/usr/sbin/ip", inClient + [bin + "/outbox", "wait", "http://198.51.100.2:8080/submit", directory, "3600000"])
+        for _ in 0..<500 {
+            if ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).contains(where: { $0.hasSuffix(".entry") }) { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        try await Task.sleep(for: .milliseconds(700))
+        try await ip(["-n", client, "link", "set", clientLink, "up"])
+        try await ip(["-n", client, "route", "add", "default", "via", "198.51.100.2"])
+
+        let sent = try await delivered
+        #expect(sent.status == 0 && sent.stdout.hasPrefix("delivered 201 "), "sent when the link came back: \(sent.stdout)\(sent.stderr)")
+        let lines = try await watched.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first == "wired \(clientLink) reachable", "\(lines)")
+        #expect(lines.contains("none - unreachable"), "the link went down: \(lines)")
+        #expect(lines.last == "wired \(clientLink) reachable", "and came back: \(lines)")
+
+        // A modem's name: cellular, and the queue's width follows (2).
+        try await ip(["-n", client, "link", "set", clientLink, "down"])
+        try await ip(["-n", client, "link", "set", clientLink, "name", "wwan0"])
+        try await ip(["-n", client, "link", "set", "wwan0", "up"])
+        try await ip(["-n", client, "route", "add", "default", "via", "198.51.100.2"])
+        let modem = try await runProcess("/usr/sbin/ip", inClient + [bin + "/outbox", "network"])
+        #expect(modem.stdout == "3 wwan0 2\n", "cellular, width 2: \(modem.stdout)\(modem.stderr)")
+        try await ip(["-n", client, "link", "set", "wwan0", "down"])
+        let nothing = try await runProcess("/usr/sbin/ip", inClient + [bin + "/outbox", "network"])
+        #expect(nothing.stdout == "0 - 6\n", "no network: the width stays: \(nothing.stdout)")
+    }
+}
