@@ -72,5 +72,24 @@ proxy="http://127.0.0.1:$(cut -d' ' -f1 "$work/proxy.port")"
 "$bin/courier" -s -x "" "$proxy/log"; echo
 kill "$proxy_server"
 echo
+echo "== courier --outbox: POSTs queued while their host is down (exit 75), flushed in order once it is up"
+reserve_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+outbox_port=$(reserve_port)
+set +e
+"$bin/courier" -sS --outbox "$work/outbox" -d 'draft=1' "http://127.0.0.1:$outbox_port/submit"; echo "exit code $? (EX_TEMPFAIL: kept)"
+"$bin/courier" -s --outbox "$work/outbox" -X PUT -d 'draft=2' "http://127.0.0.1:$outbox_port/submit"; echo "exit code $?"
+echo "waiting in $work/outbox: $(ls "$work/outbox" | grep -c '\.entry$') requests"
+set -e
+python3 "$here/../Tests/Servers/idempotency_server.py" "$outbox_port" > "$work/outbox.port" &
+outbox_server=$!
+while [ ! -s "$work/outbox.port" ]; do sleep 0.05; done
+"$bin/courier" -s --outbox "$work/outbox" --flush; echo "flush: exit code $? (the outbox is empty)"
+echo "the server saw each request once, by its Idempotency-Key: $("$bin/courier" -s "http://127.0.0.1:$outbox_port/keys")"
+kill "$outbox_server"
+echo
+echo "== courier --watch-network: the network as the monitor sees it (netlink; COURIER_NETWORK forces a kind)"
+"$bin/courier" --watch-network -m 0.3
+COURIER_NETWORK=cellular "$bin/courier" --watch-network -m 0.2
+echo
 echo "== the library: an engine, callbacks and async/await through the same queue"
 "$bin/courier-demo" "$base"

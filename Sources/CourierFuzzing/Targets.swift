@@ -15,6 +15,7 @@ package enum FuzzTargets {
         ("retryafter", RetryAfterReading.run),
         ("cookies", CookieReading.run),
         ("proxy", ProxyReading.run),
+        ("outbox", OutboxReading.run),
     ]
 
     package static func named(_ name: String) -> (@Sendable (UnsafeRawBufferPointer) -> Void)? {
@@ -23,6 +24,10 @@ package enum FuzzTargets {
 
     /// Starting inputs a target builds itself (`courier-fuzz --seeds`), for formats nobody types.
     package static func generatedSeeds(_ name: String) -> [[UInt8]]? {
-        name == "cachefile" ? CacheFileReading.seeds() : nil
+        switch name {
+        case "cachefile": CacheFileReading.seeds()
+        case "outbox": OutboxReading.seeds()
+        default: nil
+        }
     }
 }
