@@ -276,8 +276,21 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
         }
     }
 
-    /// Journals a frozen operation's first attempt (false: the operation has failed).
-    private func journal(_ transfer: Transfer, _ state: FreezeState) -> Bool {
+    /// The engine's parts before a transfer is built: the credentials' generation, and a frozen
+    /// operation's Idempotency-Key.
+    @inline(never)
+    private func prepareEngineParts() {
+        if let challenge = draft.challenge { challenge.sent = draft.adoptCurrent(from: challenge.authenticator) }
+        if let frozen = draft.freezing, !frozen.journaled, !draft.headers.contains("Idempotency-Key") {
+            draft.headers.add(name: "Idempotency-Key", value: frozen.id)
+        }
+    }
+
+    /// Journals a frozen operation's first attempt (false: the operation has failed); true at
+    /// once for an operation that is not frozen or already journaled.
+    @inline(never)
+    private func journalIfFrozen(_ transfer: Transfer) -> Bool {
+        guard let state = draft.freezing, !state.journaled else { return true }
         guard let outbox = draft.outbox else {
             complete(.failure(CourierError(.misuse, "a freezable operation needs an engine with an outbox")), response: nil)
             return false
@@ -416,15 +429,13 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
             return !uploadHandlers.isEmpty || !downloadHandlers.isEmpty
         }
         guard let wantsProgress else { return }
-        if draft.hasEngineParts, let challenge = draft.challenge { challenge.sent = draft.adoptCurrent(from: challenge.authenticator) }
-        if draft.hasEngineParts, let frozen = draft.freezing, !frozen.journaled, !draft.headers.contains("Idempotency-Key") {
-            draft.headers.add(name: "Idempotency-Key", value: frozen.id)
-        }
+        let engineParts = draft.hasEngineParts
+        if engineParts { prepareEngineParts() }
         switch draft.makeTransfer() {
         case .failure(let error):
             complete(.failure(error), response: nil)
         case .success(let transfer):
-            if draft.hasEngineParts, let frozen = draft.freezing, !frozen.journaled, !journal(transfer, frozen) { return }
+            if engineParts, !journalIfFrozen(transfer) { return }
             transfer.reportsProgress = wantsProgress
             transfer.delegate = self
             if let channel, !attachStream(channel, to: transfer) { return }
@@ -743,7 +754,16 @@ extension Operation: TransferDelegate {
     }
 
     package func transferDidComplete(_ transfer: Transfer) {
-        if draft.hasEngineParts, let frozen = draft.freezing, frozen.journaled, transfer.head == nil,
+        if draft.hasEngineParts, engineCompletion(transfer) { return }
+        conclude(transfer)
+    }
+
+    /// What the engine's parts do with a completed transfer: a frozen operation without an answer
+    /// waits in its outbox, a refused one replays with new credentials. True when they took it
+    /// (it is not concluded now).
+    @inline(never)
+    private func engineCompletion(_ transfer: Transfer) -> Bool {
+        if let frozen = draft.freezing, frozen.journaled, transfer.head == nil,
            let error = transfer.error, error.code != .shutdown, error.code != .cancelled, let outbox = draft.outbox,
            lock.withLock({ () -> Bool in
                guard !cancelRequested else { return false }
@@ -754,9 +774,9 @@ extension Operation: TransferDelegate {
             // No answer: the operation waits in the outbox for the network (its entry stays).
             if transfer.sinkHasFiles { _ = transfer.finishSink(succeeded: false) }
             outbox.hold(self, id: frozen.id)
-            return
+            return true
         }
-        if draft.hasEngineParts, let challenge = draft.challenge, !challenge.replayed, let refused = Challenge.of(transfer),
+        if let challenge = draft.challenge, !challenge.replayed, let refused = Challenge.of(transfer),
            lock.withLock({ waiters?.bodyChannel == nil }) {
             challenge.replayed = true
             let sent = refused.isProxy ? challenge.sent.1 : challenge.sent.0
@@ -775,9 +795,9 @@ extension Operation: TransferDelegate {
                 }
                 start()
             }
-            return
+            return true
         }
-        conclude(transfer)
+        return false
     }
 
     /// Reports how `transfer` ended.

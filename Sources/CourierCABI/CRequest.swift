@@ -114,26 +114,17 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
 
     /// Builds the transfer from the draft and submits it (first sends, and a challenge's replay).
     private func submitDraft() {
-        if draft.hasEngineParts, let challenge = draft.challenge { challenge.sent = draft.adoptCurrent(from: challenge.authenticator) }
-        if draft.hasEngineParts, let frozen = draft.freezing, !frozen.journaled, !draft.headers.contains("Idempotency-Key") {
-            draft.headers.add(name: "Idempotency-Key", value: frozen.id)
-        }
-        var built = draft.makeTransfer()
-        // courier_request_freeze: journaled before anything is sent.
-        if draft.hasEngineParts, let frozen = draft.freezing, !frozen.journaled, case .success(let transfer) = built {
-            do throws(CourierError) {
-                guard let outbox = draft.outbox else { throw CourierError(.misuse, "a frozen request needs an engine with an outbox") }
-                try outbox.freeze(transfer, frozen)
-            } catch {
-                built = .failure(error)
-            }
-        }
-        switch built {
+        let engineParts = draft.hasEngineParts
+        if engineParts { prepareEngineParts() }
+        switch draft.makeTransfer() {
         case .failure(let error):
             // No I/O happened; reported like any other failure, from the loop thread.
-            let deferred = UncheckedSendable((self, error))
-            Runtime.shared.executeSoon { deferred.value.0.deliver(nil, error: deferred.value.1) }
+            deliverSoon(error)
         case .success(let transfer):
+            if engineParts, let failure = journalIfFrozen(transfer) {
+                deliverSoon(failure)
+                return
+            }
             transfer.reportsProgress = progress != nil
             transfer.delegate = self
             if _streams?.head != nil { transfer.reportsHead = true }
@@ -142,6 +133,64 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
             if cancelRequested { transfer.cancelBeforeSubmitting() }
             lock.unlock()
             Runtime.shared.submit(transfer)
+        }
+    }
+
+    /// A frozen request's end goes to its outbox's handlers (not a shutdown: the entry waits
+    /// for the next process).
+    @inline(never)
+    private func reportToOutbox(_ transfer: Transfer?, error: CourierError?) {
+        guard let frozen = draft.freezing, frozen.journaled, let outbox = draft.outbox else { return }
+        let failure = error ?? transfer?.error
+        guard failure?.code != .shutdown else { return }
+        let result: Result<Response, CourierError> = transfer.flatMap { $0.head != nil ? .success(Response(finished: $0)) : nil }
+            ?? .failure(failure ?? CourierError(.cancelled))
+        outbox.finish(id: frozen.id, kind: frozen.kind, result: result)
+    }
+
+    /// A frozen request without an answer waits in its outbox for the network (its entry stays);
+    /// true when it does.
+    @inline(never)
+    private func holdInOutbox(_ transfer: Transfer) -> Bool {
+        guard let frozen = draft.freezing, frozen.journaled, transfer.head == nil, let outbox = draft.outbox,
+              let error = transfer.error, error.code != .shutdown, error.code != .cancelled,
+              lock.withLock({ () -> Bool in
+                  guard !cancelRequested, !freed else { return false }
+                  self.transfer = nil
+                  return true
+              }) else { return false }
+        if transfer.sinkHasFiles { _ = transfer.finishSink(succeeded: false) }
+        outbox.hold(self, id: frozen.id)
+        return true
+    }
+
+    /// A failure known before any I/O, reported like any other, from the loop thread.
+    private func deliverSoon(_ error: CourierError) {
+        let deferred = UncheckedSendable((self, error))
+        Runtime.shared.executeSoon { deferred.value.0.deliver(nil, error: deferred.value.1) }
+    }
+
+    /// The engine's parts before a transfer is built: the credentials' generation, and a frozen
+    /// request's Idempotency-Key.
+    @inline(never)
+    private func prepareEngineParts() {
+        if let challenge = draft.challenge { challenge.sent = draft.adoptCurrent(from: challenge.authenticator) }
+        if let frozen = draft.freezing, !frozen.journaled, !draft.headers.contains("Idempotency-Key") {
+            draft.headers.add(name: "Idempotency-Key", value: frozen.id)
+        }
+    }
+
+    /// courier_request_freeze: the first attempt is journaled before anything is sent; the error
+    /// when it cannot be.
+    @inline(never)
+    private func journalIfFrozen(_ transfer: Transfer) -> CourierError? {
+        guard let frozen = draft.freezing, !frozen.journaled else { return nil }
+        guard let outbox = draft.outbox else { return CourierError(.misuse, "a frozen request needs an engine with an outbox") }
+        do {
+            try outbox.freeze(transfer, frozen)
+            return nil
+        } catch {
+            return error
         }
     }
 
@@ -258,18 +307,7 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
     }
 
     func transferDidComplete(_ transfer: Transfer) {
-        if draft.hasEngineParts, let frozen = draft.freezing, frozen.journaled, transfer.head == nil, let outbox = draft.outbox,
-           let error = transfer.error, error.code != .shutdown, error.code != .cancelled,
-           lock.withLock({ () -> Bool in
-               guard !cancelRequested, !freed else { return false }
-               self.transfer = nil
-               return true
-           }) {
-            // No answer: the request waits in the outbox for the network (its entry stays).
-            if transfer.sinkHasFiles { _ = transfer.finishSink(succeeded: false) }
-            outbox.hold(self, id: frozen.id)
-            return
-        }
+        if draft.hasEngineParts, holdInOutbox(transfer) { return }
         if draft.hasEngineParts, let challenge = draft.challenge, !challenge.replayed, _streams == nil,
            let refused = Challenge.of(transfer) {
             challenge.replayed = true
@@ -305,16 +343,7 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
     /// code — COURIER_OK, or why not (`TransferVerdict`, the rule Swift operations follow too).
     /// `error` without a transfer is a failure before any I/O.
     private func deliver(_ transfer: Transfer?, error: CourierError?) {
-        if draft.hasEngineParts, let frozen = draft.freezing, frozen.journaled, let outbox = draft.outbox {
-            // The outbox's handlers hear of the end (not of a shutdown: the entry waits for the
-            // next process).
-            let failure = error ?? transfer?.error
-            if failure?.code != .shutdown {
-                let result: Result<Response, CourierError> = transfer?.head != nil ? .success(Response(finished: transfer!))
-                    : .failure(failure ?? CourierError(.cancelled))
-                outbox.finish(id: frozen.id, kind: frozen.kind, result: result)
-            }
-        }
+        if draft.hasEngineParts { reportToOutbox(transfer, error: error) }
         lock.lock()
         ended = true
         self.transfer = nil
