@@ -34,8 +34,9 @@ package struct RequestDraft: Sendable {
         var retryHandler: (@Sendable (RetryReason, Int) -> Bool)?
         var hooks: HookSet?
         var challenge: ChallengeState?
-        var outbox: Outbox?
-        var freezing: FreezeState?
+        /// The engine's outbox and, once frozen, the operation's dealings with it (one field:
+        /// one reference to destroy for the many drafts that have neither).
+        var offline: OfflineParts?
 
         func copy() -> Extras {
             let copy = Extras()
@@ -53,8 +54,7 @@ package struct RequestDraft: Sendable {
             copy.retryHandler = retryHandler
             copy.hooks = hooks
             copy.challenge = challenge
-            copy.outbox = outbox
-            copy.freezing = freezing
+            copy.offline = offline
             return copy
         }
     }
@@ -140,16 +140,24 @@ package struct RequestDraft: Sendable {
     }
     /// The engine's outbox (nil for none), where `freezing` operations are journaled.
     package var outbox: Outbox? {
-        get { extras?.outbox }
-        set { ownExtras().outbox = newValue }
+        get { extras?.offline?.outbox }
+        set { offlineParts().outbox = newValue }
     }
     /// Set by `Operation.freeze`: the operation goes through the outbox.
     package var freezing: FreezeState? {
-        get { extras?.freezing }
+        get { extras?.offline?.freezing }
         set {
-            ownExtras().freezing = newValue
+            offlineParts().freezing = newValue
             if newValue != nil { hasEngineParts = true }
         }
+    }
+
+    private mutating func offlineParts() -> OfflineParts {
+        let extras = ownExtras()
+        if let parts = extras.offline { return parts }
+        let parts = OfflineParts()
+        extras.offline = parts
+        return parts
     }
     /// Whether hooks, a challenge state or freezing were set, as a stored flag: the paths every
     /// request takes test it without touching the extras.

@@ -30,13 +30,7 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
     /// Fields added with courier_request_add_form_field, in order (the body is re-made from them).
     @exclusivity(unchecked) var formFields: FormFields?
     @exclusivity(unchecked) private var errorMessage: OwnedCString?
-    @exclusivity(unchecked) private var outboxIDString: OwnedCString?
 
-    /// courier_request_outbox_id's text, owned by the request.
-    func outboxIDText(_ id: String) -> UnsafePointer<CChar> {
-        if outboxIDString == nil { outboxIDString = OwnedCString(id) }
-        return UnsafePointer(outboxIDString!.pointer)
-    }
     /// Where the outcome goes; set by `send` before the transfer is handed over.
     @exclusivity(unchecked) private(set) var delivery = Delivery.none
 
@@ -230,6 +224,7 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
     }
 
     /// The C handle is gone: cancel what is in flight, and report nothing more.
+    @inline(__always)
     func markFreed() {
         lock.lock()
         freed = true
@@ -241,12 +236,19 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
 
     /// Refused and waiting for the authenticator's refresh (no transfer to cancel, and the
     /// refresh may take long): the request ends now as cancelled; the answer is dropped.
+    @inline(__always)
     private func endChallengeWait() {
-        if draft.hasEngineParts, let frozen = draft.freezing, let outbox = draft.outbox, outbox.cancelWaiting(id: frozen.id) {
+        if draft.hasEngineParts { endEngineWaits() }
+    }
+
+    /// Ends a wait for an authenticator's refresh or for the network (in the outbox).
+    @inline(never)
+    private func endEngineWaits() {
+        if let frozen = draft.freezing, let outbox = draft.outbox, outbox.cancelWaiting(id: frozen.id) {
             Runtime.shared.executeOrRunHere { self.deliver(nil, error: CourierError(.cancelled, "cancelled while waiting in the outbox")) }
             return
         }
-        guard draft.hasEngineParts, let challenge = draft.challenge, challenge.endWaiting() else { return }
+        guard let challenge = draft.challenge, challenge.endWaiting() else { return }
         Runtime.shared.executeOrRunHere { self.deliver(nil, error: CourierError(.cancelled, "cancelled while waiting for new credentials")) }
     }
 
@@ -343,14 +345,15 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
     /// code — COURIER_OK, or why not (`TransferVerdict`, the rule Swift operations follow too).
     /// `error` without a transfer is a failure before any I/O.
     private func deliver(_ transfer: Transfer?, error: CourierError?) {
-        if draft.hasEngineParts { reportToOutbox(transfer, error: error) }
+        let engineParts = draft.hasEngineParts
+        if engineParts { reportToOutbox(transfer, error: error) }
         lock.lock()
         ended = true
         self.transfer = nil
         let gone = freed
         lock.unlock()
         let verdict = transfer.map { transfer in
-            draft.hasEngineParts && draft.hooks != nil ? draft.hooks!.judge(transfer, accepting: acceptedStatus).0 : TransferVerdict(transfer, accepting: acceptedStatus)
+            engineParts && draft.hooks != nil ? draft.hooks!.judge(transfer, accepting: acceptedStatus).0 : TransferVerdict(transfer, accepting: acceptedStatus)
         }
         if gone {
             // A group still counts its members: one freed while running ends as cancelled.

@@ -108,6 +108,6 @@ public func courier_request_freeze(_ handle: OpaquePointer?, _ kind: UnsafePoint
 
 @_cdecl("courier_request_outbox_id")
 public func courier_request_outbox_id(_ handle: OpaquePointer?) -> UnsafePointer<CChar>? {
-    guard let request = request(handle), let id = request.draft.freezing?.id else { return nil }
-    return request.outboxIDText(id)
+    guard let request = request(handle), let frozen = request.draft.freezing else { return nil }
+    return frozen.cID
 }

@@ -1,4 +1,5 @@
 import CourierCore
+import Glibc
 
 /// A freezable operation's dealings with its outbox: its entry's id (the Idempotency-Key every
 /// attempt carries), kind and sequence, and whether it is journaled yet. Touched by one thread at
@@ -13,4 +14,21 @@ package final class FreezeState: @unchecked Sendable {
         self.id = id
         self.kind = kind
     }
+
+    /// The id as a C string for courier_request_outbox_id, made on first use and owned here.
+    package var cID: UnsafePointer<CChar> {
+        if cIDStorage == nil { cIDStorage = strdup(id) }
+        return UnsafePointer(cIDStorage!)
+    }
+    private var cIDStorage: UnsafeMutablePointer<CChar>?
+
+    deinit {
+        free(cIDStorage)
+    }
+}
+
+/// A draft's outbox and freezing state, in one box.
+package final class OfflineParts: @unchecked Sendable {
+    var outbox: Outbox?
+    var freezing: FreezeState?
 }
