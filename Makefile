@@ -16,7 +16,7 @@ SUDO          := $(if $(filter 0,$(shell id -u)),,sudo)
 SWIFT         ?= swift
 
 CORE_PACKAGES  := libuv1-dev libssl-dev zlib1g-dev pkg-config gcc make
-TEST_PACKAGES  := nginx openssl valgrind python3
+TEST_PACKAGES  := nginx openssl valgrind python3 iproute2
 DEMO_PACKAGES  := nginx python3
 BENCH_PACKAGES := nginx wrk libcurl4-openssl-dev gnuplot-nox valgrind strace python3
 

@@ -11,7 +11,15 @@ import Testing
 @Suite("Network changes in a namespace", .serialized)
 struct NetworkNamespaceTests {
     let s = TestServers.shared
-    static let canCreateNamespaces = getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip")
+    /// Whether this machine lets the run make a namespace: root, iproute2, and a kernel or
+    /// container that allows it (probed once by making and removing one).
+    static let canCreateNamespaces: Bool = {
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip") else { return false }
+        let probe = "courier-probe-\(getpid())"
+        guard (try? runProcessBlocking("/usr/sbin/ip", ["netns", "add", probe]))?.status == 0 else { return false }
+        _ = try? runProcessBlocking("/usr/sbin/ip", ["netns", "del", probe])
+        return true
+    }()
 
     /// Runs `ip` with `arguments`; throws with its stderr when it fails.
     @discardableResult
@@ -26,7 +34,7 @@ struct NetworkNamespaceTests {
         var description: String { message }
     }
 
-    @Test(.enabled(if: canCreateNamespaces, "creating network namespaces needs root and iproute2"))
+    @Test(.enabled(if: canCreateNamespaces, "creating network namespaces needs root, iproute2 and a kernel that allows it"))
     func theMonitorTheOutboxAndTheWidthFollowTheLink() async throws {
         let tag = String(getpid() % 100_000)
         let client = "courier-c\(tag)", server = "courier-s\(tag)"
