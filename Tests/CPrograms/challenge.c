@@ -12,6 +12,7 @@
 
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -66,8 +67,8 @@ static int decline(void *user, int status, const char *url, const char *challeng
 }
 
 /* A token endpoint that hangs: blocks until `release` is set (checked every 10 ms). */
-static volatile int release = 0;
-static volatile int hanging = 0;
+static atomic_int release = 0;
+static atomic_int hanging = 0;
 static int hang(void *user, int status, const char *url, const char *challenges, int is_proxy,
                 char *credentials, size_t capacity) {
     (void)user; (void)status; (void)url; (void)challenges; (void)is_proxy;

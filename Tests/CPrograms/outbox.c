@@ -14,6 +14,7 @@
  */
 #include <courier.h>
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,8 +32,8 @@ static int failures = 0;
         }                                                       \
     } while (0)
 
-static volatile int finished = 0;
-static volatile int finished_status = 0;
+static atomic_int finished = 0;
+static int finished_status = 0;  /* written before `finished` is set, read after it is seen */
 static char finished_id[64];
 
 static void on_finished(void *user, const char *id, const char *kind, int code, int status) {

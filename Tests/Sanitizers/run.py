@@ -93,12 +93,16 @@ class Harness:
         self.token_process = subprocess.Popen([sys.executable, os.path.join(ROOT, "Tests", "Servers", "token_server.py")],
                                               stdout=subprocess.PIPE, text=True)
         self.tokens = f"http://127.0.0.1:{self.token_process.stdout.readline().split()[0]}"
+        self.idempotency_process = subprocess.Popen([sys.executable, os.path.join(ROOT, "Tests", "Servers", "idempotency_server.py")],
+                                                    stdout=subprocess.PIPE, text=True)
+        self.idempotency = f"http://127.0.0.1:{self.idempotency_process.stdout.readline().split()[0]}"
 
     def stop_servers(self):
         subprocess.run([os.path.join(ROOT, "benchmarks", "nginx.sh"), "stop", self.work], capture_output=True)
         self.scripted_process.terminate()
         self.stream_process.terminate()
-        for process in self.retry_processes + [self.cookie_process, self.proxy_process, self.token_process]:
+        for process in self.retry_processes + [self.cookie_process, self.proxy_process, self.token_process,
+                                               self.idempotency_process]:
             process.terminate()
         self.scripted_process.wait()
 
@@ -235,6 +239,21 @@ def composition(h):
     h.run("c hooks", [hooks, h.scripted])
     chain = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "chain.c"), "chain")
     h.run("c chain", [chain, h.scripted])
+    offline(h)
+
+
+def offline(h):
+    """The outbox (journal writes and reads, freezing, waiting, replays) and the network monitor
+    (netlink on the loop), through C and the CLI."""
+    cli = os.path.join(h.build, "courier")
+    program = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "outbox.c"), "outbox")
+    h.run("c outbox", [program, "checks", h.idempotency, os.path.join(h.work, "outbox-c")])
+    h.run("c network", [program, "network"])
+    outbox = os.path.join(h.work, "outbox-cli")
+    h.run("cli --outbox kept", [cli, "-s", "--outbox", outbox, "-d", "x", "http://127.0.0.1:1/submit"], expect=75)
+    h.run("cli --outbox sent", [cli, "-s", "--outbox", outbox, "-d", "y", h.idempotency + "/submit"])
+    h.run("cli --flush kept", [cli, "-s", "--outbox", outbox, "--flush"], expect=75)
+    h.run("cli --watch-network", [cli, "--watch-network", "-m", "0.2"])
 
 
 def streams(h):
