@@ -84,6 +84,9 @@ package final class Journal: @unchecked Sendable {
         lock.withLock {
             guard !closed else { return }
             closed = true
+            // Unlocked explicitly: a child forked meanwhile holds a copy of the descriptor until
+            // it execs (close-on-exec), and the lock would last as long as that copy.
+            flock(lockDescriptor, LOCK_UN)
             Glibc.close(lockDescriptor)
         }
     }

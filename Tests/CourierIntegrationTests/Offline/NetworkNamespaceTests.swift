@@ -83,9 +83,15 @@ struct NetworkNamespaceTests {
     func body(client: String, clientLink: String) async throws {
         let bin = try await CExamples.shared.directory()
         let inClient = ["netns", "exec", client]
-        // The monitor, watched by hand: its first line, then one per change.
-        async let watched = runProcess("/usr/sbin/ip", inClient + [CLITests.binary, "--watch-network", "-m", "12"])
-        try await Task.sleep(for: .milliseconds(700))
+        // The monitor, watched by hand: its first line, then one per change. The link goes down
+        // only once the first line is out (under load the watcher can start late).
+        let watchOutput = FileManager.default.temporaryDirectory.appendingPathComponent("courier-watch-\(UUID().uuidString)").path
+        async let watched = runProcess("/bin/sh", ["-c", "exec \"$0\" \"$@\" > \"\(watchOutput)\"", "/usr/sbin/ip"]
+                                                  + inClient + [CLITests.binary, "--watch-network", "-m", "12"])
+        for _ in 0..<1000 {
+            if ((try? String(contentsOfFile: watchOutput, encoding: .utf8)) ?? "").contains("\n") { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
         try await ip(["-n", client, "link", "set", clientLink, "down"])
 
         // Frozen while the link is down: journaled, then waiting (an hour between retries).
@@ -101,7 +107,8 @@ struct NetworkNamespaceTests {
 
         let sent = try await delivered
         #expect(sent.status == 0 && sent.stdout.hasPrefix("delivered 201 "), "sent when the link came back: \(sent.stdout)\(sent.stderr)")
-        let lines = try await watched.stdout.split(separator: "\n").map(String.init)
+        _ = try await watched
+        let lines = ((try? String(contentsOfFile: watchOutput, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
         #expect(lines.first == "wired \(clientLink) reachable", "\(lines)")
         #expect(lines.contains("none - unreachable"), "the link went down: \(lines)")
         #expect(lines.last == "wired \(clientLink) reachable", "and came back: \(lines)")
