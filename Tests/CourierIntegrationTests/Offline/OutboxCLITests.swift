@@ -119,7 +119,8 @@ struct OutboxCLITests {
         var snapshots = Set<String>()
         var generator = SystemRandomNumberGenerator()
         for run in 0..<runs {
-            let delay = UInt32.random(in: 0...60_000, using: &generator)
+            // Up to 250 ms: a debug build under the full run's load takes tens of milliseconds to start.
+            let delay = UInt32.random(in: 0...250_000, using: &generator)
             let process = Process()
             process.executableURL = URL(fileURLWithPath: CLITests.binary)
             process.arguments = ["-s", "--outbox", outbox] + (0..<3).flatMap { _ in ["-d", "run \(run)", server + "/submit?delay=20"] }
