@@ -272,8 +272,17 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
     private func watchFrozenOutcome(_ state: FreezeState, outbox: Outbox) {
         onFinish { result in
             if case .failure(let error) = result, error.code == .shutdown { return }
-            outbox.finish(id: state.id, kind: state.kind, result: result)
+            outbox.notify(id: state.id, kind: state.kind, result: result)
         }
+    }
+
+    /// A frozen operation is ending: its entry leaves the journal before anyone hears of the end
+    /// (a caller that saw the outcome finds the outbox without it); a shutdown keeps it.
+    @inline(never)
+    private func leaveOutbox(_ result: Result<Response, CourierError>) {
+        guard let frozen = draft.freezing, frozen.journaled, let outbox = draft.outbox else { return }
+        if case .failure(let error) = result, error.code == .shutdown { return }
+        outbox.forget(id: frozen.id)
     }
 
     /// The engine's parts before a transfer is built: the credentials' generation, and a frozen
@@ -533,6 +542,7 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
     /// `onLoopThread`: the outcome comes from the loop (false: from the caller's thread, a cache
     /// answer or a failure before submission).
     fileprivate func complete(_ result: Result<Response, CourierError>, response: Response?, onLoopThread: Bool = false) {
+        if draft.hasEngineParts { leaveOutbox(result) }
         // Handlers are moved out (swapped with empty lists), not copied: no retain/release pairs.
         var completions = HandlerList<@Sendable (Response) -> Void>()
         var errors = HandlerList<@Sendable (CourierError, Response?) -> Void>()

@@ -155,10 +155,20 @@ public final class Outbox: @unchecked Sendable {
     /// The frozen operation `id` ended (answered, cancelled, or refused before sending): out of
     /// the journal, and to the handlers.
     package func finish(id: String, kind: String, result: Result<Response, CourierError>) {
+        forget(id: id)
+        notify(id: id, kind: kind, result: result)
+    }
+
+    /// The entry `id` leaves the journal (its operation ended).
+    package func forget(id: String) {
         journal.remove(id)
+        lock.withLock { _ = owned.remove(id) }
+    }
+
+    /// The handlers registered for `id` and `kind` hear of the end.
+    package func notify(id: String, kind: String, result: Result<Response, CourierError>) {
         let handlers = lock.withLock { () -> [@Sendable (Outcome) -> Void] in
-            owned.remove(id)
-            return (idHandlers.removeValue(forKey: id) ?? []) + (kindHandlers[kind] ?? [])
+            (idHandlers.removeValue(forKey: id) ?? []) + (kindHandlers[kind] ?? [])
         }
         let outcome = Outcome(id: id, kind: kind, result: result)
         for handler in handlers { handler(outcome) }
