@@ -132,7 +132,9 @@ struct OutboxCLITests {
                         try process.run()
                         usleep(delay)
                         kill(process.processIdentifier, SIGKILL)
-                        process.waitUntilExit()
+                        // Reaped with waitpid, not waitUntilExit: Foundation sometimes misses a
+                        // child's end, and one such zombie hung a whole run.
+                        guard reap(process, within: 60) != nil else { throw ChildTimedOut(command: "courier --outbox", stderr: "") }
                         continuation.resume()
                     } catch { continuation.resume(throwing: error) }
                 }

@@ -111,7 +111,7 @@ private let childDeadline = 300.0
 /// after `seconds`. Waits with waitpid itself: Foundation's own reaping sometimes never notices a
 /// child (one run left zombies and its termination handlers uncalled), so it is only a fallback,
 /// for a child Foundation reaped first.
-private func reap(_ process: Process, within seconds: Double) -> Int32? {
+func reap(_ process: Process, within seconds: Double) -> Int32? {
     let pid = process.processIdentifier
     let end = Date().addingTimeInterval(seconds)
     while Date() < end {
