@@ -121,7 +121,10 @@ func reap(_ process: Process, within seconds: Double) -> Int32? {
             let signal = status & 0x7F
             return signal == 0 ? (status >> 8) & 0xFF : 128 + signal
         }
-        if reaped < 0, errno == ECHILD, !process.isRunning { return process.terminationStatus }
+        if reaped < 0, errno == ECHILD, !process.isRunning {
+            // Foundation reaped it first: its figures, in the same form (128 + a signal).
+            return process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+        }
         usleep(2_000)
     }
     return nil
