@@ -30,14 +30,7 @@ public final class Outbox: @unchecked Sendable {
     }
 
     /// How much the journal may hold (`.outboxFull` beyond).
-    public struct Limits: Sendable {
-        public var entries: Int
-        public var bytes: Int
-        public init(entries: Int = 1000, bytes: Int = 64 << 20) {
-            self.entries = entries
-            self.bytes = bytes
-        }
-    }
+    public typealias Limits = OutboxLimits
 
     let journal: Journal
     /// How long a waiting operation waits before it is tried again without a network change.
@@ -56,7 +49,7 @@ public final class Outbox: @unchecked Sendable {
 
     /// Opens (creating it) and owns `directory`: `.outboxLocked` while another process does.
     public init(directory: String, limits: Limits = Limits(), retryInterval: Duration = .seconds(30)) throws(CourierError) {
-        journal = try Journal(directory: directory, limits: .init(entries: limits.entries, bytes: limits.bytes))
+        journal = try Journal(directory: directory, limits: limits)
         self.retryInterval = retryInterval
     }
 

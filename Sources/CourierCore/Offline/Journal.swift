@@ -17,15 +17,7 @@ import Glibc
 ///
 /// Thread-safe; each call does its I/O on the caller's thread (never call it on the loop).
 package final class Journal: @unchecked Sendable {
-    /// How much the journal may hold.
-    package struct Limits: Sendable {
-        package var entries: Int
-        package var bytes: Int
-        package init(entries: Int = 1000, bytes: Int = 64 << 20) {
-            self.entries = entries
-            self.bytes = bytes
-        }
-    }
+    package typealias Limits = OutboxLimits
 
     package let directory: String
     package let limits: Limits
@@ -40,7 +32,7 @@ package final class Journal: @unchecked Sendable {
 
     /// Opens (creating it, mode 0700) and takes ownership of `directory`, reading what an earlier
     /// process left there.
-    package init(directory: String, limits: Limits = Limits()) throws(CourierError) {
+    package init(directory: String, limits: OutboxLimits = OutboxLimits()) throws(CourierError) {
         self.directory = directory
         self.limits = limits
         if mkdir(directory, 0o700) != 0, errno != EEXIST {
@@ -64,10 +56,13 @@ package final class Journal: @unchecked Sendable {
                 continue
             }
             guard name.hasSuffix(".entry") else { continue }
-            if let bytes = Self.read(path), let entry = OutboxEntryFormat.decode(bytes), Self.fileName(entry) == name {
+            // A file larger than the journal may hold is not one it wrote: set aside unread (a
+            // multi-gigabyte stray must not be read into memory).
+            if let bytes = Self.read(path, limit: limits.bytes), let entry = OutboxEntryFormat.decode(bytes), Self.fileName(entry) == name {
                 found.append((entry, bytes.count))
-            } else if rename(path, path + ".corrupt") == 0 {
-                damaged.append(name + ".corrupt")
+            } else {
+                // Listed even when it cannot be renamed (a read-only directory): never silently dropped.
+                damaged.append(rename(path, path + ".corrupt") == 0 ? name + ".corrupt" : name)
             }
         }
         found.sort { $0.entry.sequence < $1.entry.sequence }
@@ -127,7 +122,8 @@ package final class Journal: @unchecked Sendable {
     @discardableResult
     package func remove(_ id: String) -> Bool {
         lock.withLock {
-            guard let index = held.firstIndex(where: { $0.entry.id == id }) else { return false }
+            // Once closed the directory is another owner's to change.
+            guard !closed, let index = held.firstIndex(where: { $0.entry.id == id }) else { return false }
             unlink(directory + "/" + Self.fileName(held[index].entry))
             Self.syncDirectory(directory)
             held.remove(at: index)
@@ -154,12 +150,13 @@ package final class Journal: @unchecked Sendable {
         return names.sorted()
     }
 
-    private static func read(_ path: String) -> [UInt8]? {
+    /// The whole file, or nil when it cannot be read or is larger than `limit` bytes.
+    private static func read(_ path: String, limit: Int) -> [UInt8]? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { Glibc.close(descriptor) }
         var status = stat()
-        guard fstat(descriptor, &status) == 0, status.st_size >= 0, status.st_size < 1 << 40 else { return nil }
+        guard fstat(descriptor, &status) == 0, status.st_size >= 0, status.st_size <= limit else { return nil }
         var bytes = [UInt8](repeating: 0, count: Int(status.st_size))
         var offset = 0
         while offset < bytes.count {

@@ -67,3 +67,13 @@ public struct OutboxEntry: Sendable, Equatable {
         text.utf8.count == 32 && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }
 }
+
+/// How much an outbox may hold: `.outboxFull` beyond (entries, and bytes on disk).
+public struct OutboxLimits: Sendable {
+    public var entries: Int
+    public var bytes: Int
+    public init(entries: Int = 1000, bytes: Int = 64 << 20) {
+        self.entries = entries
+        self.bytes = bytes
+    }
+}

@@ -91,6 +91,22 @@ struct JournalTests {
         #expect(names.contains(reopened.setAside[0]), "the damaged file is kept for inspection")
     }
 
+    /// A stray file far larger than the journal may hold is set aside without being read, and a
+    /// closed journal no longer changes the directory (its next owner's).
+    @Test func strayGiantsAreNotReadAndAClosedJournalTouchesNothing() throws {
+        let directory = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let giant = directory + "/0000000000000001-0123456789abcdef0123456789abcdef.entry"
+        FileManager.default.createFile(atPath: giant, contents: nil)
+        #expect(truncate(giant, 8 << 30) == 0, "an 8 GiB sparse file")
+        let journal = try Journal(directory: directory, limits: .init(entries: 10, bytes: 1 << 20))
+        #expect(journal.entries.isEmpty && journal.setAside == ["0000000000000001-0123456789abcdef0123456789abcdef.entry.corrupt"])
+        let kept = try journal.append(entry(1))
+        journal.close()
+        #expect(!journal.remove(kept.id), "closed: nothing removed")
+        #expect(try Journal(directory: directory).entries == [kept])
+    }
+
     @Test func theLimitsAreEnforcedAndSaidSo() throws {
         let directory = try scratch()
         defer { try? FileManager.default.removeItem(atPath: directory) }
