@@ -285,32 +285,15 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
         outbox.forget(id: frozen.id)
     }
 
-    /// The engine's parts before a transfer is built: the credentials' generation, and a frozen
-    /// operation's Idempotency-Key.
-    @inline(never)
-    private func prepareEngineParts() {
-        if let challenge = draft.challenge { challenge.sent = draft.adoptCurrent(from: challenge.authenticator) }
-        if let frozen = draft.freezing, !frozen.journaled, !draft.headers.contains("Idempotency-Key") {
-            draft.headers.add(name: "Idempotency-Key", value: frozen.id)
-        }
-    }
-
-    /// Journals a frozen operation's first attempt (false: the operation has failed); true at
-    /// once for an operation that is not frozen or already journaled.
+    /// Journals a frozen operation's first attempt (false: the operation has failed).
     @inline(never)
     private func journalIfFrozen(_ transfer: Transfer) -> Bool {
         guard let state = draft.freezing, !state.journaled else { return true }
-        guard let outbox = draft.outbox else {
-            complete(.failure(CourierError(.misuse, "a freezable operation needs an engine with an outbox")), response: nil)
+        if let failure = draft.journalIfFrozen(transfer) {
+            complete(.failure(failure), response: nil)
             return false
         }
-        do {
-            try outbox.freeze(transfer, state)
-        } catch {
-            complete(.failure(error), response: nil)
-            return false
-        }
-        watchFrozenOutcome(state, outbox: outbox)
+        if let outbox = draft.outbox { watchFrozenOutcome(state, outbox: outbox) }
         return true
     }
 
@@ -439,7 +422,7 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
         }
         guard let wantsProgress else { return }
         let engineParts = draft.hasEngineParts
-        if engineParts { prepareEngineParts() }
+        if engineParts { draft.prepareEngineParts() }
         switch draft.makeTransfer() {
         case .failure(let error):
             complete(.failure(error), response: nil)
@@ -773,8 +756,7 @@ extension Operation: TransferDelegate {
     /// (it is not concluded now).
     @inline(never)
     private func engineCompletion(_ transfer: Transfer) -> Bool {
-        if let frozen = draft.freezing, frozen.journaled, transfer.head == nil,
-           let error = transfer.error, error.code != .shutdown, error.code != .cancelled, let outbox = draft.outbox,
+        if let waiting = draft.outboxToWaitIn(after: transfer),
            lock.withLock({ () -> Bool in
                guard !cancelRequested else { return false }
                _transfer = nil
@@ -783,7 +765,7 @@ extension Operation: TransferDelegate {
            }) {
             // No answer: the operation waits in the outbox for the network (its entry stays).
             if transfer.sinkHasFiles { _ = transfer.finishSink(succeeded: false) }
-            outbox.hold(self, id: frozen.id)
+            waiting.outbox.hold(self, id: waiting.id)
             return true
         }
         if let challenge = draft.challenge, !challenge.replayed, let refused = Challenge.of(transfer),

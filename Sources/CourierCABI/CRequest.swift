@@ -109,13 +109,13 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
     /// Builds the transfer from the draft and submits it (first sends, and a challenge's replay).
     private func submitDraft() {
         let engineParts = draft.hasEngineParts
-        if engineParts { prepareEngineParts() }
+        if engineParts { draft.prepareEngineParts() }
         switch draft.makeTransfer() {
         case .failure(let error):
             // No I/O happened; reported like any other failure, from the loop thread.
             deliverSoon(error)
         case .success(let transfer):
-            if engineParts, let failure = journalIfFrozen(transfer) {
+            if engineParts, let failure = draft.journalIfFrozen(transfer) {
                 deliverSoon(failure)
                 return
             }
@@ -146,15 +146,14 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
     /// true when it does.
     @inline(never)
     private func holdInOutbox(_ transfer: Transfer) -> Bool {
-        guard let frozen = draft.freezing, frozen.journaled, transfer.head == nil, let outbox = draft.outbox,
-              let error = transfer.error, error.code != .shutdown, error.code != .cancelled,
+        guard let waiting = draft.outboxToWaitIn(after: transfer),
               lock.withLock({ () -> Bool in
                   guard !cancelRequested, !freed else { return false }
                   self.transfer = nil
                   return true
               }) else { return false }
         if transfer.sinkHasFiles { _ = transfer.finishSink(succeeded: false) }
-        outbox.hold(self, id: frozen.id)
+        waiting.outbox.hold(self, id: waiting.id)
         return true
     }
 
@@ -162,30 +161,6 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
     private func deliverSoon(_ error: CourierError) {
         let deferred = UncheckedSendable((self, error))
         Runtime.shared.executeSoon { deferred.value.0.deliver(nil, error: deferred.value.1) }
-    }
-
-    /// The engine's parts before a transfer is built: the credentials' generation, and a frozen
-    /// request's Idempotency-Key.
-    @inline(never)
-    private func prepareEngineParts() {
-        if let challenge = draft.challenge { challenge.sent = draft.adoptCurrent(from: challenge.authenticator) }
-        if let frozen = draft.freezing, !frozen.journaled, !draft.headers.contains("Idempotency-Key") {
-            draft.headers.add(name: "Idempotency-Key", value: frozen.id)
-        }
-    }
-
-    /// courier_request_freeze: the first attempt is journaled before anything is sent; the error
-    /// when it cannot be.
-    @inline(never)
-    private func journalIfFrozen(_ transfer: Transfer) -> CourierError? {
-        guard let frozen = draft.freezing, !frozen.journaled else { return nil }
-        guard let outbox = draft.outbox else { return CourierError(.misuse, "a frozen request needs an engine with an outbox") }
-        do {
-            try outbox.freeze(transfer, frozen)
-            return nil
-        } catch {
-            return error
-        }
     }
 
     /// `courier_request_perform`: send and wait (never on the loop thread).
