@@ -100,8 +100,8 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         // curl's `-H 'Expect:'` sends no Expect, and waits for no 100.
         if options.headers.contains(where: { $0.name.lowercased() == "expect" && $0.value == nil }) { draft.options.expectContinue = .never }
         // --outbox: every attempt carries the entry's stable key (a -H Idempotency-Key wins).
-        let outboxKey = OutboxEntry.newID()
-        if journal != nil, !draft.headers.contains("Idempotency-Key") { draft.headers.add(name: "Idempotency-Key", value: outboxKey) }
+        let outboxKey = journal != nil && outboxID == nil ? OutboxEntry.newID() : ""
+        if !outboxKey.isEmpty, !draft.headers.contains("Idempotency-Key") { draft.headers.add(name: "Idempotency-Key", value: outboxKey) }
         let transfer: Transfer
         switch draft.makeTransfer() {
         case .success(let made): transfer = made
