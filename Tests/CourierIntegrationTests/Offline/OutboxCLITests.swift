@@ -9,15 +9,10 @@ import Testing
 struct OutboxCLITests {
     let s = TestServers.shared
 
-    struct Seen: Decodable { var count: Int; var body: String; var method: String }
-
-    func keys(_ server: String) async throws -> [String: Seen] {
-        let (t, _) = await fetch(server + "/keys")
-        return try JSONDecoder().decode([String: Seen].self, from: Data(t.responseBody))
-    }
+    func keys(_ server: String) async throws -> [String: OutboxTestSupport.Seen] { try await OutboxTestSupport.keys(server) }
 
     func scratch() throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("courier-outbox-\(UUID().uuidString)").path
+        let path = OutboxTestSupport.scratchPath()
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
     }

@@ -9,16 +9,9 @@ import Testing
 struct OutboxTests {
     let s = TestServers.shared
 
-    struct Seen: Decodable { var count: Int; var body: String; var method: String }
+    func keys(_ server: String) async throws -> [String: OutboxTestSupport.Seen] { try await OutboxTestSupport.keys(server) }
 
-    func keys(_ server: String) async throws -> [String: Seen] {
-        let (t, _) = await fetch(server + "/keys")
-        return try JSONDecoder().decode([String: Seen].self, from: Data(t.responseBody))
-    }
-
-    func scratch() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("courier-outbox-\(UUID().uuidString)").path
-    }
+    func scratch() -> String { OutboxTestSupport.scratchPath() }
 
     /// Collects outcomes from any thread.
     final class Outcomes: Sendable {

@@ -150,18 +150,9 @@ final class TestServers: @unchecked Sendable {
     /// keepalive_server.py) can listen there. (Released and re-bound, the port was once taken by
     /// another test's server meanwhile.)
     static func unusedPort() -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        let (fd, port) = boundSocket(reusePort: true)
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        return Int(UInt16(bigEndian: address.sin_port))
+        return port
     }
 
     /// Starts a token server (Tests/Servers/token_server.py) for one test.
@@ -246,8 +237,16 @@ final class TestServers: @unchecked Sendable {
     }
 
     private static func freePort() -> Int {
+        let (fd, port) = boundSocket(reusePort: false)
+        close(fd)
+        return port
+    }
+
+    /// A TCP socket bound to an ephemeral port of 127.0.0.1 (not listening), and the port.
+    private static func boundSocket(reusePort: Bool) -> (fd: Int32, port: Int) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
+        var one: Int32 = 1
+        if reusePort { setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<Int32>.size)) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -255,7 +254,7 @@ final class TestServers: @unchecked Sendable {
         _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        return Int(UInt16(bigEndian: address.sin_port))
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
 
     private static func startNginx(root: String, certs: String, processes: inout [Process]) -> (Int, [String: Int]) {
