@@ -843,7 +843,8 @@ void courier_response_free(courier_response *response);
 int courier_network_status(int *kind, char *interface, size_t capacity);
 
 /* Calls `callback` with each new status, on Courier's loop thread (keep it short; the interface
- * string is valid during the call), until courier_network_unwatch(*id). Any thread but the loop's. */
+ * string is valid during the call), until courier_network_unwatch(*id); a watch outlives
+ * courier_shutdown (the next loop reports to it). Any thread. */
 typedef void (*courier_network_fn)(void *user, int kind, const char *interface);
 int courier_network_watch(courier_network_fn callback, void *user, int *id);
 void courier_network_unwatch(int id);

@@ -34,18 +34,12 @@ public func courier_network_status(_ kind: UnsafeMutablePointer<Int32>?, _ inter
 
 @_cdecl("courier_network_watch")
 public func courier_network_watch(_ callback: courier_network_fn?, _ user: UnsafeMutableRawPointer?, _ id: UnsafeMutablePointer<Int32>?) -> Int32 {
-    guard let callback, !Runtime.shared.isOnLoopThread else { return CourierError.Code.misuse.c }
+    guard let callback else { return CourierError.Code.misuse.c }
     let context = UncheckedSendable((callback, user))
-    let done = DispatchSemaphore(value: 0)
-    nonisolated(unsafe) var assigned = 0
-    Runtime.shared.addNetworkObserver({ status in
+    let assigned = Runtime.shared.addNetworkObserver { status in
         let (callback, user) = context.value
         callback(user, code(of: status.kind), status.interface)
-    }, added: { value in
-        assigned = value
-        done.signal()
-    })
-    done.wait()
+    }
     id?.pointee = Int32(assigned)
     return COURIER_OK
 }

@@ -13,8 +13,7 @@ enum NetworkWatch {
             ready.signal()
         }
         ready.wait()
-        Runtime.shared.addNetworkObserver({ status in Terminal.write("\(status)\n") }, added: { _ in ready.signal() })
-        ready.wait()
+        _ = Runtime.shared.addNetworkObserver { status in Terminal.write("\(status)\n") }
         if let seconds {
             usleep(UInt32(min(seconds, 4000) * 1_000_000))
             Runtime.shared.shutdown()

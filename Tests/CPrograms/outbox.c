@@ -45,6 +45,12 @@ static void on_finished(void *user, const char *id, const char *kind, int code, 
     }
 }
 
+static atomic_int seen_kind = -1;
+static void on_network(void *user, int kind, const char *interface) {
+    (void)user; (void)interface;
+    seen_kind = kind;
+}
+
 static int checks(const char *base, const char *directory) {
     courier_outbox *outbox = NULL, *second = NULL;
     CHECK(courier_outbox_open(directory, 0, &outbox) == COURIER_OK, "open");
@@ -84,7 +90,14 @@ static int checks(const char *base, const char *directory) {
     char interface[64] = "x";
     CHECK(courier_network_status(&kind, interface, sizeof interface) == COURIER_OK, "status");
     CHECK(kind >= COURIER_NETWORK_NONE && kind <= COURIER_NETWORK_CELLULAR, "a kind: %d", kind);
+    /* A watch outlives a shutdown: the next loop's monitor reports to it. */
+    int watch = 0;
+    CHECK(courier_network_watch(on_network, NULL, &watch) == COURIER_OK, "watch");
+    courier_shutdown();
     CHECK(courier_network_set_override(COURIER_NETWORK_CELLULAR) == COURIER_OK, "override");
+    for (int i = 0; i < 500 && seen_kind != COURIER_NETWORK_CELLULAR; i++) usleep(10000);
+    CHECK(seen_kind == COURIER_NETWORK_CELLULAR, "the watch heard of the change after a shutdown: %d", (int)seen_kind);
+    courier_network_unwatch(watch);
     CHECK(courier_network_status(&kind, interface, sizeof interface) == COURIER_OK && kind == COURIER_NETWORK_CELLULAR, "forced");
     CHECK(courier_queue_width() == 2, "the width follows: %d", courier_queue_width());
     CHECK(courier_network_set_override(-1) == COURIER_OK, "back");

@@ -15,9 +15,7 @@ public enum Network {
     /// Calls `handler` with each new status, on Courier's loop thread (keep it short). Keep the
     /// returned observation alive for as long as you want updates.
     public static func observe(_ handler: @escaping @Sendable (NetworkStatus) -> Void) -> NetworkObservation {
-        let observation = NetworkObservation()
-        Runtime.shared.addNetworkObserver(handler) { observation.attach($0) }
-        return observation
+        NetworkObservation(id: Runtime.shared.addNetworkObserver(handler))
     }
 
     /// Each new status, as an async sequence.
@@ -37,31 +35,13 @@ public enum Network {
 }
 
 /// A registration for network changes; cancelled by `cancel()` or when released.
-public final class NetworkObservation: @unchecked Sendable {
-    private let lock = Lock()
-    private var id: Int?
-    private var cancelled = false
+public final class NetworkObservation: Sendable {
+    private let id: Int
 
-    init() {}
-
-    func attach(_ id: Int) {
-        let stale = lock.withLock { () -> Bool in
-            if cancelled { return true }
-            self.id = id
-            return false
-        }
-        if stale { Runtime.shared.removeNetworkObserver(id) }
-    }
+    init(id: Int) { self.id = id }
 
     /// Stops the updates.
-    public func cancel() {
-        let id = lock.withLock { () -> Int? in
-            cancelled = true
-            defer { self.id = nil }
-            return self.id
-        }
-        if let id { Runtime.shared.removeNetworkObserver(id) }
-    }
+    public func cancel() { Runtime.shared.removeNetworkObserver(id) }
 
     deinit { cancel() }
 }

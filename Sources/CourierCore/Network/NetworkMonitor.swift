@@ -4,14 +4,15 @@ import Glibc
 /// Watches the network from the loop: a NETLINK_ROUTE socket subscribed to link, address and
 /// route changes wakes the loop (no polling), and 50 ms after the last message of a burst (an
 /// interface going down sends several) the state is read again (`NetworkProbe`); a different
-/// status goes to `onChange` and the observers, on the loop thread.
+/// status goes to `onChange`, on the loop thread (the runtime's observers hear of it from there).
 ///
 /// The kind can be forced: `override` (the application's configuration), else the environment's
 /// `COURIER_NETWORK` (`wired`, `wifi`, `cellular` or `none`), read once when the monitor starts.
 /// Without netlink (a sandbox that refuses the socket) the status is read once and kept.
 package final class NetworkMonitor {
     package private(set) var status: NetworkStatus
-    /// Called with each new status before the observers (the executor applies the queue width).
+    /// Called with each new status (the runtime drops idle connections, applies the queue width
+    /// and tells its observers).
     package var onChange: ((NetworkStatus) -> Void)?
     /// Changes seen since the monitor started (tests).
     package private(set) var changes = 0
@@ -24,8 +25,6 @@ package final class NetworkMonitor {
     private var socket: Int32 = -1
     private var poll: UnsafeMutablePointer<uv_poll_t>?
     private var timer: UnsafeMutablePointer<uv_timer_t>?
-    private var observers: [(id: Int, handler: (NetworkStatus) -> Void)] = []
-    private var nextObserver = 1
 
     /// Starts watching on `uvLoop` (loop thread). `root` prefixes procfs and sysfs paths (tests).
     package init(uvLoop: UnsafeMutablePointer<uv_loop_t>, root: String = "",
@@ -70,19 +69,6 @@ package final class NetworkMonitor {
         timer = nil
         if socket >= 0 { Glibc.close(socket) }
         socket = -1
-        observers.removeAll()
-    }
-
-    /// Calls `handler` with each new status (loop thread); returns the id `removeObserver` takes.
-    package func addObserver(_ handler: @escaping (NetworkStatus) -> Void) -> Int {
-        let id = nextObserver
-        nextObserver += 1
-        observers.append((id, handler))
-        return id
-    }
-
-    package func removeObserver(_ id: Int) {
-        observers.removeAll { $0.id == id }
     }
 
     /// Reads the state again now (after an override, or when told of a change another way).
@@ -92,7 +78,6 @@ package final class NetworkMonitor {
         status = now
         changes += 1
         onChange?(now)
-        for observer in observers { observer.handler(now) }
     }
 
     private func current() -> NetworkStatus {

@@ -22,6 +22,11 @@ package final class Runtime: @unchecked Sendable {
     @exclusivity(unchecked) private var loop: EventLoop?
     @exclusivity(unchecked) private var stopping = false
     @exclusivity(unchecked) private var configuration = QueueConfiguration()
+    /// Who hears of network changes (`addNetworkObserver`), under `lock`.
+    @exclusivity(unchecked) private var networkObservers: [(id: Int, handler: @Sendable (NetworkStatus) -> Void)] = []
+    @exclusivity(unchecked) private var nextNetworkObserver = 0
+    /// The status observers last heard of (nil before the first loop), under `lock`.
+    @exclusivity(unchecked) private var reportedNetwork: NetworkStatus?
     private let loopThreadID = Atomic<UInt>(0)
     private let notifier = ActivityNotifier()
 
@@ -144,9 +149,10 @@ package final class Runtime: @unchecked Sendable {
     /// Forces the kind of network (nil: what netlink and sysfs say, or COURIER_NETWORK).
     package func setNetworkOverride(_ kind: NetworkKind?) {
         lock.withLock { configuration.networkOverride = kind }
+        // Starts the loop: observers hear of the change now, not when a request next starts it.
         post(.run { [self] in
             executor.network.override = kind ?? Self.environmentNetwork
-        }, startingLoop: false)
+        }, startingLoop: true)
     }
 
     private static let environmentNetwork = getenv("COURIER_NETWORK").flatMap { NetworkKind(rawValue: String(cString: $0).lowercased()) }
@@ -157,12 +163,41 @@ package final class Runtime: @unchecked Sendable {
     }
 
     /// Calls `handler` on the loop thread with each new network status until the id is removed.
-    package func addNetworkObserver(_ handler: @escaping @Sendable (NetworkStatus) -> Void, added: @escaping @Sendable (Int) -> Void) {
-        execute { [self] in added(executor.network.addObserver(handler)) }
+    /// The observers are the runtime's, not the monitor's: they outlive a shutdown, and the next
+    /// loop's monitor reports to them too. Starts the loop (the monitor runs with it).
+    package func addNetworkObserver(_ handler: @escaping @Sendable (NetworkStatus) -> Void) -> Int {
+        let id = lock.withLock { () -> Int in
+            nextNetworkObserver += 1
+            networkObservers.append((nextNetworkObserver, handler))
+            return nextNetworkObserver
+        }
+        execute {}
+        return id
     }
 
     package func removeNetworkObserver(_ id: Int) {
-        post(.run { [self] in executor.network?.removeObserver(id) }, startingLoop: false)
+        lock.withLock { networkObservers.removeAll { $0.id == id } }
+    }
+
+    /// A new network status (loop thread): idle connections, the width, then the observers.
+    private func networkChanged(_ status: NetworkStatus) {
+        executor.networkChanged()
+        applyNetworkWidth(status)
+        let observers = lock.withLock { () -> [(id: Int, handler: @Sendable (NetworkStatus) -> Void)] in
+            reportedNetwork = status
+            return networkObservers
+        }
+        for observer in observers { observer.handler(status) }
+    }
+
+    /// A new loop's monitor (loop thread, as the loop starts): its status is a change when it
+    /// differs from the last one reported (the network, or an override, changed while no loop ran).
+    private func networkMonitorStarted(_ status: NetworkStatus) {
+        let changed = lock.withLock { () -> Bool in
+            defer { reportedNetwork = status }
+            return reportedNetwork.map { $0 != status } ?? false
+        }
+        if changed { networkChanged(status) } else { applyNetworkWidth(status) }
     }
 
     /// The width the network asks for, when the queue follows it (loop thread).
@@ -279,11 +314,8 @@ package final class Runtime: @unchecked Sendable {
         try newLoop.start { [self, unowned newLoop] in
             loopThreadID.store(pthread_self(), ordering: .relaxed)
             executor = Executor(loop: newLoop, notifier: notifier, configuration: settings)
-            executor.network.onChange = { [unowned self] status in
-                executor.networkChanged()
-                applyNetworkWidth(status)
-            }
-            applyNetworkWidth(executor.network.status)
+            executor.network.onChange = { [unowned self] status in networkChanged(status) }
+            networkMonitorStarted(executor.network.status)
         }
         return newLoop
     }
