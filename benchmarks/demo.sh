@@ -87,8 +87,9 @@ while [ ! -s "$work/outbox.port" ]; do sleep 0.05; done
 echo "the server saw each request once, by its Idempotency-Key: $("$bin/courier" -s "http://127.0.0.1:$outbox_port/keys")"
 kill "$outbox_server"
 echo
-echo "== courier --watch-network: the network as the monitor sees it (netlink; COURIER_NETWORK forces a kind)"
-"$bin/courier" --watch-network -m 0.3
+echo "== courier --watch-network: the network as the monitor sees it (netlink; COURIER_NETWORK forces a kind),"
+echo "   and per host: the kernel's route, then the latest connection attempt"
+"$bin/courier" --watch-network -m 0.3 "http://127.0.0.1:$outbox_port/" "http://nowhere.invalid/"
 COURIER_NETWORK=cellular "$bin/courier" --watch-network -m 0.2
 echo
 echo "== the library: an engine, callbacks and async/await through the same queue"

@@ -851,6 +851,33 @@ void courier_network_unwatch(int id);
 int courier_network_set_override(int kind);
 int courier_queue_follow_network(int wifi, int wired, int cellular, int wifi_only);
 
+/* The same changes through an engine's descriptor, for programs that poll rather than take
+ * callbacks on Courier's thread: after courier_engine_watch_network(engine, 1) each new status is
+ * queued on the engine (the latest 32 are kept) and courier_engine_fd is readable until they are
+ * taken (along with finished requests: take both). courier_engine_watch_network(engine, 0) stops
+ * and drops what was not taken; courier_engine_destroy stops it too. Any thread. */
+int courier_engine_watch_network(courier_engine *engine, int enable);
+
+/* Takes the oldest queued network change: COURIER_OK with its kind and interface (as
+ * courier_network_status), COURIER_E_NOT_FOUND when none waits. Never blocks. Any thread. */
+int courier_engine_next_network(courier_engine *engine, int *kind, char *interface, size_t capacity);
+
+/* Per-host reachability: why a host can or cannot be reached now (append only). */
+#define COURIER_REACH_CONNECTED      0  /* a connection to it succeeded since the network last changed */
+#define COURIER_REACH_ROUTED         1  /* the kernel has a route to its address; no recent attempt failed */
+#define COURIER_REACH_NO_ROUTE       2  /* no route to any of its addresses (no network, or none going there) */
+#define COURIER_REACH_UNRESOLVABLE   3  /* its name does not resolve */
+#define COURIER_REACH_CONNECT_FAILED 4  /* the latest connection attempt (within a minute) was refused */
+#define COURIER_REACH_TIMED_OUT      5  /* the latest connection attempt (within a minute) timed out */
+
+/* Whether `host` (a name or an IP literal) can be reached: the kernel's route to its addresses
+ * (every routing table, as `ip route get`), then the latest connection attempt to it since the
+ * network changed. Sets *reachable (1 for CONNECTED and ROUTED), *reason (COURIER_REACH_*) and the
+ * route's interface (NUL-terminated, truncated to `capacity`; "" when none); any may be NULL. A
+ * name is resolved first, so this blocks as long as a lookup may. COURIER_E_MISUSE for a NULL
+ * host or on Courier's loop thread. Any other thread. */
+int courier_network_reachability(const char *host, int *reachable, int *reason, char *interface, size_t capacity);
+
 /* The outbox: freezable requests journaled on disk (one fsynced file each, in `path`) before
  * anything is sent, kept there while their host cannot be reached, sent again when the network
  * returns (or every `retry_ms`, 30000 for <= 0), and removed when their server answered (any

@@ -9,6 +9,11 @@ static inline void courier_name_thread(const char *name) { prctl(PR_SET_NAME, na
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <sys/socket.h>
+#include <sys/time.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <errno.h>
+#include <string.h>
 #include <unistd.h>
 
 /* A non-blocking NETLINK_ROUTE socket subscribed to link, address and route changes (IPv4 and
@@ -25,4 +30,69 @@ static inline int courier_netlink_route_socket(void) {
         return -1;
     }
     return fd;
+}
+
+/* Asks the kernel which way it would send a packet to `destination` (what `ip route get` does:
+ * every routing table and rule, the local table included), on a short-lived NETLINK_ROUTE socket
+ * the kernel answers at once. 0 with the outgoing interface's name in `interface`; a positive
+ * errno when there is no way there (ENETUNREACH, EHOSTUNREACH, EACCES for a prohibit route);
+ * -1 when netlink is refused (a sandbox) and the question cannot be asked. */
+static inline int courier_route_lookup(const struct sockaddr *destination, char *interface, size_t capacity) {
+    const void *bytes;
+    size_t length;
+    unsigned char family = (unsigned char)destination->sa_family;
+    if (family == AF_INET) {
+        bytes = &((const struct sockaddr_in *)destination)->sin_addr;
+        length = 4;
+    } else if (family == AF_INET6) {
+        bytes = &((const struct sockaddr_in6 *)destination)->sin6_addr;
+        length = 16;
+    } else {
+        return EAFNOSUPPORT;
+    }
+    int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+    if (fd < 0) return -1;
+    struct timeval patience = { .tv_sec = 1, .tv_usec = 0 };
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
+    struct { struct nlmsghdr header; struct rtmsg route; char attributes[32]; } ask;
+    memset(&ask, 0, sizeof ask);
+    ask.header.nlmsg_type = RTM_GETROUTE;
+    ask.header.nlmsg_flags = NLM_F_REQUEST;
+    ask.header.nlmsg_seq = 1;
+    ask.route.rtm_family = family;
+    ask.route.rtm_dst_len = (unsigned char)(length * 8);
+    struct rtattr *target = (struct rtattr *)ask.attributes;
+    target->rta_type = RTA_DST;
+    target->rta_len = (unsigned short)RTA_LENGTH(length);
+    memcpy(RTA_DATA(target), bytes, length);
+    ask.header.nlmsg_len = (unsigned)(NLMSG_LENGTH(sizeof ask.route) + RTA_ALIGN(target->rta_len));
+    struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+    if (sendto(fd, &ask, ask.header.nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof kernel) < 0) {
+        close(fd);
+        return -1;
+    }
+    union { struct nlmsghdr header; char bytes[4096]; } answer;
+    ssize_t received;
+    do { received = recv(fd, &answer, sizeof answer, 0); } while (received < 0 && errno == EINTR);
+    close(fd);
+    if (received < (ssize_t)sizeof(struct nlmsghdr) || !NLMSG_OK(&answer.header, (unsigned)received)) return -1;
+    if (answer.header.nlmsg_type == NLMSG_ERROR) {
+        const struct nlmsgerr *failure = NLMSG_DATA(&answer.header);
+        return failure->error < 0 ? -failure->error : -1;
+    }
+    if (answer.header.nlmsg_type != RTM_NEWROUTE) return -1;
+    const struct rtmsg *route = NLMSG_DATA(&answer.header);
+    if (route->rtm_type == RTN_UNREACHABLE || route->rtm_type == RTN_BLACKHOLE) return EHOSTUNREACH;
+    if (route->rtm_type == RTN_PROHIBIT) return EACCES;
+    int attributes_length = (int)RTM_PAYLOAD(&answer.header);
+    if (capacity > 0) interface[0] = 0;
+    for (const struct rtattr *attribute = RTM_RTA(route); RTA_OK(attribute, attributes_length);
+         attribute = RTA_NEXT(attribute, attributes_length)) {
+        if (attribute->rta_type == RTA_OIF && RTA_PAYLOAD(attribute) >= sizeof(int) && capacity >= IF_NAMESIZE) {
+            int index;
+            memcpy(&index, RTA_DATA(attribute), sizeof index);
+            if (if_indextoname((unsigned)index, interface) == NULL) interface[0] = 0;
+        }
+    }
+    return 0;
 }

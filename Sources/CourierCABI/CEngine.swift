@@ -37,11 +37,17 @@ final class CEngine: @unchecked Sendable {
     @exclusivity(unchecked) private(set) var composed = false
 
     private func updateComposed() { composed = authenticator != nil || hooks != nil || cHooks != nil || outbox != nil }
-    /// An eventfd whose counter is non-zero exactly while `completed` is not empty.
+    /// An eventfd whose counter is non-zero exactly while `completed` or `networkChanges` is not
+    /// empty.
     let completionFD: Int32
     private let lock = Lock()
     private var completed = Deque<Completed>()
     private var destroyed = false
+    /// courier_engine_watch_network: network statuses not yet taken (the latest
+    /// `maxNetworkChanges`), and the runtime observer that queues them.
+    private var networkChanges = Deque<NetworkStatus>()
+    private var networkWatch: Int?
+    static let maxNetworkChanges = 32
 
     /// A finished request waiting in the completion queue, holding its response reference.
     struct Completed {
@@ -122,6 +128,7 @@ final class CEngine: @unchecked Sendable {
             return taken
         }
         for entry in dropped.elements { if let response = entry.response { releaseHandle(response) } }
+        watchNetwork(false)
         let id = self.id
         Runtime.shared.cancelAll { $0.owner == id }
         // Frozen requests waiting for the network end too (with COURIER_E_SHUTDOWN); their
@@ -135,10 +142,7 @@ final class CEngine: @unchecked Sendable {
         lock.withLock {
             if destroyed { return false }
             completed.append(entry)
-            if completed.count == 1 {
-                var one: UInt64 = 1
-                _ = write(completionFD, &one, 8)
-            }
+            if completed.count == 1, networkChanges.isEmpty { markReadable() }
             return true
         }
     }
@@ -149,11 +153,7 @@ final class CEngine: @unchecked Sendable {
         defer { for response in skipped { releaseHandle(response) } }
         return lock.withLock {
             while let entry = completed.popFirst() {
-                if completed.isEmpty {
-                    // Reset the counter: the descriptor reads as idle again.
-                    var value: UInt64 = 0
-                    _ = read(completionFD, &value, 8)
-                }
+                if completed.isEmpty, networkChanges.isEmpty { markIdle() }
                 if entry.request.isFreed {
                     if let response = entry.response { skipped.append(response) }
                     continue
@@ -161,6 +161,64 @@ final class CEngine: @unchecked Sendable {
                 return entry
             }
             return nil
+        }
+    }
+
+    /// Sets the counter (under `lock`, when the first item arrives): the descriptor is readable.
+    private func markReadable() {
+        var one: UInt64 = 1
+        _ = write(completionFD, &one, 8)
+    }
+
+    /// Resets the counter (under `lock`, when the last item is taken): it reads as idle again.
+    private func markIdle() {
+        var value: UInt64 = 0
+        _ = read(completionFD, &value, 8)
+    }
+
+    /// courier_engine_watch_network: queue each network change for `popNetworkChange`, or stop
+    /// (dropping what was not taken).
+    func watchNetwork(_ on: Bool) {
+        if on {
+            guard lock.withLock({ networkWatch == nil && !destroyed }) else { return }
+            let id = Runtime.shared.addNetworkObserver { [weak self] status in self?.pushNetworkChange(status) }
+            let kept = lock.withLock { () -> Bool in
+                guard networkWatch == nil, !destroyed else { return false }
+                networkWatch = id
+                return true
+            }
+            if !kept { Runtime.shared.removeNetworkObserver(id) }
+            return
+        }
+        let previous = lock.withLock { () -> Int? in
+            defer {
+                networkWatch = nil
+                if !networkChanges.isEmpty {
+                    networkChanges = Deque()
+                    if completed.isEmpty { markIdle() }
+                }
+            }
+            return networkWatch
+        }
+        if let previous { Runtime.shared.removeNetworkObserver(previous) }
+    }
+
+    /// A new network status for the descriptor (loop thread); the oldest is dropped past the bound.
+    private func pushNetworkChange(_ status: NetworkStatus) {
+        lock.withLock {
+            guard networkWatch != nil, !destroyed else { return }
+            if networkChanges.count == CEngine.maxNetworkChanges { _ = networkChanges.popFirst() }
+            networkChanges.append(status)
+            if networkChanges.count == 1, completed.isEmpty { markReadable() }
+        }
+    }
+
+    /// The oldest network change not yet taken.
+    func popNetworkChange() -> NetworkStatus? {
+        lock.withLock {
+            guard let status = networkChanges.popFirst() else { return nil }
+            if networkChanges.isEmpty, completed.isEmpty { markIdle() }
+            return status
         }
     }
 }

@@ -160,7 +160,7 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
     /// A failure known before any I/O, reported like any other, from the loop thread.
     private func deliverSoon(_ error: CourierError) {
         let deferred = UncheckedSendable((self, error))
-        Runtime.shared.executeSoon { deferred.value.0.deliver(nil, error: deferred.value.1) }
+        Runtime.shared.executeSoon { deferred.value.0.finish(nil, error: deferred.value.1) }
     }
 
     /// `courier_request_perform`: send and wait (never on the loop thread).
@@ -203,8 +203,10 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
     func markFreed() {
         lock.lock()
         freed = true
-        let target = ended ? nil : transfer
+        let running = !ended
+        let target = running ? transfer : nil
         lock.unlock()
+        guard running else { return }
         if let target { Runtime.shared.cancel(target) }
         endChallengeWait()
     }
@@ -220,11 +222,11 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
     @inline(never)
     private func endEngineWaits() {
         if let frozen = draft.freezing, let outbox = draft.outbox, outbox.cancelWaiting(id: frozen.id) {
-            Runtime.shared.executeOrRunHere { self.deliver(nil, error: CourierError(.cancelled, "cancelled while waiting in the outbox")) }
+            Runtime.shared.executeOrRunHere { self.finish(nil, error: CourierError(.cancelled, "cancelled while waiting in the outbox")) }
             return
         }
         guard let challenge = draft.challenge, challenge.endWaiting() else { return }
-        Runtime.shared.executeOrRunHere { self.deliver(nil, error: CourierError(.cancelled, "cancelled while waiting for new credentials")) }
+        Runtime.shared.executeOrRunHere { self.finish(nil, error: CourierError(.cancelled, "cancelled while waiting for new credentials")) }
     }
 
     // MARK: TransferDelegate (loop thread)
@@ -284,25 +286,7 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
     }
 
     func transferDidComplete(_ transfer: Transfer) {
-        if draft.hasEngineParts, holdInOutbox(transfer) { return }
-        if draft.hasEngineParts, let challenge = draft.challenge, !challenge.replayed, _streams == nil,
-           let refused = Challenge.of(transfer) {
-            challenge.replayed = true
-            let sent = refused.isProxy ? challenge.sent.1 : challenge.sent.0
-            challenge.beginWaiting()
-            challenge.authenticator.challenged(refused, sentGeneration: sent) { [self] credentials in
-                guard challenge.endWaiting() else { return }  // cancelled or freed meanwhile
-                guard let credentials, !isFreed, draft.adopt(credentials, forProxy: refused.isProxy) else {
-                    let deferred = UncheckedSendable((self, transfer))
-                    Runtime.shared.executeOrRunHere { deferred.value.0.deliver(deferred.value.1, error: nil) }
-                    return
-                }
-                // The refusal is dropped (a download's staged file with it) and the request goes again.
-                if transfer.sinkHasFiles { _ = transfer.finishSink(succeeded: false) }
-                submitDraft()
-            }
-            return
-        }
+        if draft.hasEngineParts, engineCompletion(transfer) { return }
         lock.lock()
         let deferToLoop = starting
         lock.unlock()
@@ -316,12 +300,46 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
         deliver(transfer, error: nil)
     }
 
+    /// What the engine's parts make of a completed transfer: a frozen request without an answer
+    /// waits in its outbox, a refusal goes to the authenticator (true: it is not delivered now);
+    /// otherwise a frozen request's outcome reaches its outbox first (false: deliver it).
+    @inline(never)
+    private func engineCompletion(_ transfer: Transfer) -> Bool {
+        if holdInOutbox(transfer) { return true }
+        if let challenge = draft.challenge, !challenge.replayed, _streams == nil,
+           let refused = Challenge.of(transfer) {
+            challenge.replayed = true
+            let sent = refused.isProxy ? challenge.sent.1 : challenge.sent.0
+            challenge.beginWaiting()
+            challenge.authenticator.challenged(refused, sentGeneration: sent) { [self] credentials in
+                guard challenge.endWaiting() else { return }  // cancelled or freed meanwhile
+                guard let credentials, !isFreed, draft.adopt(credentials, forProxy: refused.isProxy) else {
+                    let deferred = UncheckedSendable((self, transfer))
+                    Runtime.shared.executeOrRunHere { deferred.value.0.finish(deferred.value.1, error: nil) }
+                    return
+                }
+                // The refusal is dropped (a download's staged file with it) and the request goes again.
+                if transfer.sinkHasFiles { _ = transfer.finishSink(succeeded: false) }
+                submitDraft()
+            }
+            return true
+        }
+        reportToOutbox(transfer, error: nil)
+        return false
+    }
+
+    /// `deliver`, after telling the outbox of a frozen request's end (the paths that skip
+    /// `transferDidComplete`: failures before I/O, cancellations while waiting, refusals).
+    private func finish(_ transfer: Transfer?, error: CourierError?) {
+        if draft.hasEngineParts { reportToOutbox(transfer, error: error) }
+        deliver(transfer, error: error)
+    }
+
     /// Reports the outcome (loop thread): a response handle when a response arrived, and the
     /// code — COURIER_OK, or why not (`TransferVerdict`, the rule Swift operations follow too).
     /// `error` without a transfer is a failure before any I/O.
     private func deliver(_ transfer: Transfer?, error: CourierError?) {
         let engineParts = draft.hasEngineParts
-        if engineParts { reportToOutbox(transfer, error: error) }
         lock.lock()
         ended = true
         self.transfer = nil

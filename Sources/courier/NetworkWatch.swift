@@ -3,22 +3,40 @@ import CourierCore
 import Dispatch
 import Glibc
 
-/// `courier --watch-network`: the status now, then one line per change as netlink reports it
-/// (`wired eth0 reachable`, `none - unreachable`), flushed at once so a pipe sees it live.
+/// `courier --watch-network [URL...]`: the status now, then one line per change as netlink
+/// reports it (`wired eth0 reachable`, `none - unreachable`), flushed at once so a pipe sees it
+/// live. With URLs, each status line is followed by one per URL's host saying whether it can be
+/// reached and why (`  198.51.100.2 unreachable no-route`, `  example.com reachable routed eth0`).
 enum NetworkWatch {
-    static func run(seconds: Double?) -> Never {
+    static func run(seconds: Double?, urls: [String]) -> Never {
+        let hosts = urls.compactMap { (try? CourierURL(parsing: $0))?.host }
         let ready = DispatchSemaphore(value: 0)
         Runtime.shared.networkStatus { status in
-            Terminal.write("\(status)\n")
+            report(status, hosts: hosts)
             ready.signal()
         }
         ready.wait()
-        _ = Runtime.shared.addNetworkObserver { status in Terminal.write("\(status)\n") }
+        _ = Runtime.shared.addNetworkObserver { status in report(status, hosts: hosts) }
         if let seconds {
             usleep(UInt32(min(seconds, 4000) * 1_000_000))
             Runtime.shared.shutdown()
             exit(0)
         }
         while true { pause() }
+    }
+
+    /// The status line, then the hosts' lines, one host after the other (each answer may wait
+    /// for a name lookup; the loop thread runs this and the answers).
+    private static func report(_ status: NetworkStatus, hosts: [String]) {
+        Terminal.write("\(status)\n")
+        ask(hosts[...])
+    }
+
+    private static func ask(_ hosts: ArraySlice<String>) {
+        guard let host = hosts.first else { return }
+        Runtime.shared.hostReachability(host) { answer in
+            Terminal.write("  \(answer)\n")
+            ask(hosts.dropFirst())
+        }
     }
 }

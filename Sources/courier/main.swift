@@ -45,7 +45,8 @@ Usage: courier [options...] <url>...
      --flush                With --outbox: send every waiting request, in order; exit
                             0 only when the outbox is empty
      --watch-network        Print the network (kind, interface, reachable) and each
-                            change as it happens (for -m seconds, else until killed)
+                            change as it happens (for -m seconds, else until killed);
+                            with URLs, whether each one's host can be reached, and why
  -s, --silent               Silent mode (no progress, no error messages)
  -S, --show-error           Show errors even when silent
  -u, --user <user:password> Basic authentication
@@ -95,7 +96,7 @@ if options.version {
     exit(0)
 }
 if options.watchNetwork {
-    NetworkWatch.run(seconds: options.maxTime)
+    NetworkWatch.run(seconds: options.maxTime, urls: options.urls)
 }
 guard !options.urls.isEmpty || options.flush else {
     Terminal.error("courier: no URL specified!\ncourier: try 'courier --help' for more information\n")

@@ -9,11 +9,15 @@
  *                                again every RETRY_MS, default 300, and on each network change)
  *   outbox network               prints the network's kind (COURIER_NETWORK_*), interface and
  *                                the queue width that follows it
+ *   outbox reach BASE_URL        per-host reachability (routes, refusals, names that do not
+ *                                resolve, what a network change forgets), network changes read
+ *                                from the engine's descriptor, idle connections dropped on a change
  *
  * Exits 0 when every check holds (wait: prints "delivered STATUS KEY").
  */
 #include <courier.h>
 
+#include <poll.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,11 +140,94 @@ static int wait_for_network(const char *url, const char *directory, long retry_m
     return failures;
 }
 
+/* The reachability of `host`: its reason (COURIER_REACH_*), and the interface in `interface`. */
+static int reach(const char *host, int *reachable, char *interface, size_t capacity) {
+    int reason = -1;
+    CHECK(courier_network_reachability(host, reachable, &reason, interface, capacity) == COURIER_OK, "reachability of %s", host);
+    return reason;
+}
+
+static int readable(int fd, int ms) {
+    struct pollfd entry = { .fd = fd, .events = POLLIN };
+    return poll(&entry, 1, ms) == 1 && (entry.revents & POLLIN);
+}
+
+/* A GET to `url` on `engine`: its code, and whether it went over a reused connection. */
+static int get(courier_engine *engine, const char *url, int *reused) {
+    courier_request *request = NULL;
+    CHECK(courier_request_create(engine, "GET", url, &request) == COURIER_OK, "create %s", url);
+    courier_request_set_timeout(request, COURIER_TIMEOUT_CONNECT, 2000);
+    courier_response *response = NULL;
+    int code = courier_request_perform(request, &response);
+    if (reused) *reused = response ? courier_response_reused_connection(response) : -1;
+    courier_response_free(response);
+    courier_request_free(request);
+    return code;
+}
+
+static int reachability_checks(const char *base) {
+    int reachable = -1;
+    char interface[64] = "x", url[256];
+    CHECK(courier_network_reachability(NULL, &reachable, NULL, NULL, 0) == COURIER_E_MISUSE, "NULL host");
+    /* Before any attempt: the kernel's route decides (127.0.0.0/8 leaves through lo). */
+    CHECK(reach("127.0.0.9", &reachable, interface, sizeof interface) == COURIER_REACH_ROUTED && reachable == 1
+          && strcmp(interface, "lo") == 0, "routed through lo: %d %s", reachable, interface);
+    CHECK(reach("no-such-host.invalid", &reachable, interface, sizeof interface) == COURIER_REACH_UNRESOLVABLE
+          && reachable == 0 && interface[0] == 0, "a name that does not resolve");
+
+    courier_engine *engine = NULL;
+    CHECK(courier_engine_create(NULL, &engine) == COURIER_OK, "engine");
+    /* A refusal makes a routed host unreachable; a success makes one "connected". */
+    CHECK(get(engine, "http://127.0.0.9:1/", NULL) == COURIER_E_CONNECT, "refused");
+    CHECK(reach("127.0.0.9", &reachable, interface, sizeof interface) == COURIER_REACH_CONNECT_FAILED && reachable == 0,
+          "refused a moment ago: unreachable (%d)", reachable);
+    int reused = -1;
+    snprintf(url, sizeof url, "%s/keys", base);
+    CHECK(get(engine, url, &reused) == COURIER_OK && reused == 0, "answered on a new connection");
+    CHECK(reach("127.0.0.1", &reachable, interface, sizeof interface) == COURIER_REACH_CONNECTED && reachable == 1,
+          "connected: %d", reachable);
+    CHECK(get(engine, url, &reused) == COURIER_OK && reused == 1, "the idle connection is reused while nothing changes");
+
+    /* Network changes through the engine's descriptor. */
+    CHECK(courier_engine_watch_network(NULL, 1) == COURIER_E_MISUSE, "NULL engine");
+    CHECK(courier_engine_next_network(NULL, NULL, NULL, 0) == COURIER_E_MISUSE, "NULL engine");
+    int fd = courier_engine_fd(engine), kind = -1;
+    CHECK(courier_engine_watch_network(engine, 1) == COURIER_OK, "watch through the descriptor");
+    CHECK(!readable(fd, 0), "idle before a change");
+    CHECK(courier_engine_next_network(engine, &kind, interface, sizeof interface) == COURIER_E_NOT_FOUND, "nothing yet");
+    CHECK(courier_network_set_override(COURIER_NETWORK_CELLULAR) == COURIER_OK, "override");
+    CHECK(readable(fd, 5000), "readable after a change");
+    CHECK(courier_engine_next_network(engine, &kind, interface, sizeof interface) == COURIER_OK
+          && kind == COURIER_NETWORK_CELLULAR && strcmp(interface, "override") == 0, "the change: %d %s", kind, interface);
+    CHECK(courier_engine_next_network(engine, &kind, interface, sizeof interface) == COURIER_E_NOT_FOUND, "taken");
+    CHECK(!readable(fd, 0), "idle again once taken");
+
+    /* The change dropped the idle connection and what was learned of hosts on the old network. */
+    CHECK(get(engine, url, &reused) == COURIER_OK && reused == 0, "a new connection after the change: reused %d", reused);
+    CHECK(reach("127.0.0.9", &reachable, interface, sizeof interface) == COURIER_REACH_ROUTED && reachable == 1,
+          "the refusal belonged to the old network");
+
+    /* Stopped: changes no longer queue. */
+    CHECK(courier_engine_watch_network(engine, 0) == COURIER_OK, "unwatch");
+    CHECK(courier_network_set_override(-1) == COURIER_OK, "back");
+    usleep(100000);
+    CHECK(!readable(fd, 0) && courier_engine_next_network(engine, &kind, NULL, 0) == COURIER_E_NOT_FOUND, "not watched");
+    /* Watching again, then destroying the engine with a change queued: nothing leaks or hangs. */
+    CHECK(courier_engine_watch_network(engine, 1) == COURIER_OK, "watch again");
+    CHECK(courier_network_set_override(COURIER_NETWORK_WIFI) == COURIER_OK, "another change");
+    CHECK(readable(fd, 5000), "queued");
+    courier_engine_destroy(engine);
+    CHECK(courier_network_set_override(-1) == COURIER_OK, "back");
+    return failures;
+}
+
 int main(int argc, char **argv) {
     if (argc == 4 && strcmp(argv[1], "checks") == 0) {
         if (checks(argv[2], argv[3])) return 1;
     } else if ((argc == 4 || argc == 5) && strcmp(argv[1], "wait") == 0) {
         if (wait_for_network(argv[2], argv[3], argc == 5 ? atol(argv[4]) : 300)) return 1;
+    } else if (argc == 3 && strcmp(argv[1], "reach") == 0) {
+        if (reachability_checks(argv[2])) return 1;
     } else if (argc == 2 && strcmp(argv[1], "network") == 0) {
         int kind = -1;
         char interface[64] = "";
@@ -148,7 +235,7 @@ int main(int argc, char **argv) {
         printf("%d %s %d\n", kind, interface[0] ? interface : "-", courier_queue_width());
         return failures ? 1 : 0;
     } else {
-        fprintf(stderr, "usage: outbox checks BASE_URL DIR | outbox wait URL DIR [RETRY_MS] | outbox network\n");
+        fprintf(stderr, "usage: outbox checks BASE_URL DIR | outbox wait URL DIR [RETRY_MS] | outbox reach BASE_URL | outbox network\n");
         return 2;
     }
     fflush(stdout);

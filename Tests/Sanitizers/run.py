@@ -249,11 +249,12 @@ def offline(h):
     program = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "outbox.c"), "outbox")
     h.run("c outbox", [program, "checks", h.idempotency, os.path.join(h.work, "outbox-c")])
     h.run("c network", [program, "network"])
+    h.run("c reachability and descriptor", [program, "reach", h.idempotency])
     outbox = os.path.join(h.work, "outbox-cli")
     h.run("cli --outbox kept", [cli, "-s", "--outbox", outbox, "-d", "x", "http://127.0.0.1:1/submit"], expect=75)
     h.run("cli --outbox sent", [cli, "-s", "--outbox", outbox, "-d", "y", h.idempotency + "/submit"])
     h.run("cli --flush kept", [cli, "-s", "--outbox", outbox, "--flush"], expect=75)
-    h.run("cli --watch-network", [cli, "--watch-network", "-m", "0.2"])
+    h.run("cli --watch-network", [cli, "--watch-network", "-m", "0.2", "http://127.0.0.1:1/", "http://nowhere.invalid/"])
 
 
 def streams(h):

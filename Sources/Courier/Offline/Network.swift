@@ -12,6 +12,21 @@ public enum Network {
         }
     }
 
+    /// Whether `host` (a name or an IP literal) can be reached now: the kernel's route to its
+    /// addresses (every routing table, as `ip route get`), then the latest connection attempt to
+    /// it since the network changed — a host that refused or timed out a minute ago is
+    /// unreachable though a route exists. A name is resolved first (as a connection would be).
+    public static func reachability(of host: String) async -> HostReachability {
+        await withCheckedContinuation { continuation in
+            Runtime.shared.hostReachability(host) { continuation.resume(returning: $0) }
+        }
+    }
+
+    /// `reachability(of:)` with a callback, called on Courier's loop thread.
+    public static func reachability(of host: String, _ reply: @escaping @Sendable (HostReachability) -> Void) {
+        Runtime.shared.hostReachability(host, reply)
+    }
+
     /// Calls `handler` with each new status, on Courier's loop thread (keep it short). Keep the
     /// returned observation alive for as long as you want updates.
     public static func observe(_ handler: @escaping @Sendable (NetworkStatus) -> Void) -> NetworkObservation {

@@ -63,6 +63,9 @@ package struct PoolKeys {
         return key
     }
 
+    /// The key of a host name already seen, without making one (reachability questions).
+    package func existingHostKey(for host: String) -> Int? { hostKeys[host] }
+
     /// The pool key of `transfer`'s request; `isNew` when it was just made (the caller applies
     /// its host's limit). Fails when the TLS configuration cannot be used (a CA file or client
     /// key that does not load), or when the proxy settings cannot be used.

@@ -47,6 +47,8 @@ final class Executor: HTTP1ConnectionDelegate, RetryApproval {
     @exclusivity(unchecked) private var pressureWatcher: MemoryPressureWatcher?
     /// The network as netlink reports it; its changes go to `onNetworkChange` (the runtime).
     @exclusivity(unchecked) private(set) var network: NetworkMonitor!
+    /// The latest connection outcome per host, for per-host reachability.
+    @exclusivity(unchecked) private var outcomes = HostOutcomes()
 
     init(loop: EventLoop, notifier: ActivityNotifier, configuration: QueueConfiguration) {
         self.loop = loop
@@ -67,9 +69,30 @@ final class Executor: HTTP1ConnectionDelegate, RetryApproval {
     /// Pooled connections leave through interfaces that may be gone: after a network change
     /// idle ones are closed rather than reused into a timeout (running exchanges are left alone).
     func networkChanged() {
+        // Outcomes and DNS answers of the old network say nothing about the new one.
+        outcomes.networkChanged()
+        resolver.forgetAnswers()
         for ref in pool.drainIdle() {
             connections[ref.connection.id] = nil
             ref.connection.closeFromPool()
+        }
+    }
+
+    /// Whether `host` can be reached (loop thread; the reply may come before this returns, or
+    /// after a name lookup): the kernel's routes to its addresses, then the latest connection
+    /// outcome since the network changed.
+    func reachability(of host: String, reply: @escaping (HostReachability) -> Void) {
+        var name = host.lowercased()
+        if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
+        resolver.resolve(name) { [self] result in
+            guard case .success(let found) = result, !found.isEmpty else {
+                return reply(HostReachability(host: host, reason: .unresolvable))
+            }
+            let addresses = found.map(\.ipDescription)
+            let routes = found.map(RouteLookup.route(to:))
+            let outcome = outcomes.outcome(host: keys.existingHostKey(for: name), nowMillis: loop.nowMillis)
+            reply(HostReachability.decide(host: host, addresses: addresses, routes: routes, outcome: outcome,
+                                          networkUp: network.status.isReachable))
         }
     }
 
@@ -385,6 +408,7 @@ final class Executor: HTTP1ConnectionDelegate, RetryApproval {
     }
 
     func connectionEstablished(_ connection: HTTP1Connection) {
+        outcomes.record(.connected, host: keys.hostOfPoolKey[connection.poolKey], nowMillis: loop.nowMillis)
         switch pool.connected(ConnectionRef(connection), key: connection.poolKey) {
         case .serve(let ref):
             assign(connection, to: ref.transfer)
@@ -397,6 +421,7 @@ final class Executor: HTTP1ConnectionDelegate, RetryApproval {
     }
 
     func connectionFailed(_ connection: HTTP1Connection, error: CourierError) {
+        outcomes.record(HostOutcomes.outcome(of: error), host: keys.hostOfPoolKey[connection.poolKey], nowMillis: loop.nowMillis)
         connections[connection.id] = nil
         let (failed, count) = pool.connectFailed(key: connection.poolKey)
         openConnections(count, key: connection.poolKey)

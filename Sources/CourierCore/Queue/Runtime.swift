@@ -162,6 +162,13 @@ package final class Runtime: @unchecked Sendable {
         execute { [self] in reply(executor.network.status) }
     }
 
+    /// Whether `host` can be reached, reported on the loop thread (after a name lookup when it is
+    /// not an IP literal and not cached): the kernel's routes to its addresses and the latest
+    /// connection outcome since the network changed (`HostReachability`).
+    package func hostReachability(_ host: String, _ reply: @escaping @Sendable (HostReachability) -> Void) {
+        execute { [self] in executor.reachability(of: host, reply: reply) }
+    }
+
     /// Calls `handler` on the loop thread with each new network status until the id is removed.
     /// The observers are the runtime's, not the monitor's: they outlive a shutdown, and the next
     /// loop's monitor reports to them too. Starts the loop (the monitor runs with it).

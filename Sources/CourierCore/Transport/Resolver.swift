@@ -25,6 +25,10 @@ package final class Resolver {
         self.loop = loop
     }
 
+    /// Drops the cached answers (the network changed: its DNS may answer differently). Lookups in
+    /// flight still complete.
+    package func forgetAnswers() { cache.removeAll() }
+
     /// Resolves `host`; addresses come back with port 0 (the caller sets it). The completion runs
     /// on the loop thread, possibly before this call returns (cache hits and literals).
     package func resolve(_ host: String, completion: @escaping Completion) {

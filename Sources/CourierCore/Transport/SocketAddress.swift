@@ -68,6 +68,11 @@ package struct SocketAddress: Sendable, CustomStringConvertible {
     }
 
     package var description: String {
+        family == AF_INET6 ? "[\(ipDescription)]:\(port)" : "\(ipDescription):\(port)"
+    }
+
+    /// The address alone ("127.0.0.1", "::1").
+    package var ipDescription: String {
         var buffer = [CChar](repeating: 0, count: 64)
         withSockaddr { address in
             if family == AF_INET6 {
@@ -76,7 +81,6 @@ package struct SocketAddress: Sendable, CustomStringConvertible {
                 address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { _ = uv_ip4_name($0, &buffer, buffer.count) }
             }
         }
-        let ip = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-        return family == AF_INET6 ? "[\(ip)]:\(port)" : "\(ip):\(port)"
+        return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }
 }

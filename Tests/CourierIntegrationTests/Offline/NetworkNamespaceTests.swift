@@ -87,7 +87,7 @@ struct NetworkNamespaceTests {
         // only once the first line is out (under load the watcher can start late).
         let watchOutput = FileManager.default.temporaryDirectory.appendingPathComponent("courier-watch-\(UUID().uuidString)").path
         async let watched = runProcess("/bin/sh", ["-c", "exec \"$0\" \"$@\" > \"\(watchOutput)\"", "/usr/sbin/ip"]
-                                                  + inClient + [CLITests.binary, "--watch-network", "-m", "12"])
+                                                  + inClient + [CLITests.binary, "--watch-network", "-m", "12", "http://198.51.100.2:8080/"])
         for _ in 0..<1000 {
             if ((try? String(contentsOfFile: watchOutput, encoding: .utf8)) ?? "").contains("\n") { break }
             try await Task.sleep(for: .milliseconds(10))
@@ -108,10 +108,17 @@ struct NetworkNamespaceTests {
         let sent = try await delivered
         #expect(sent.status == 0 && sent.stdout.hasPrefix("delivered 201 "), "sent when the link came back: \(sent.stdout)\(sent.stderr)")
         _ = try await watched
-        let lines = ((try? String(contentsOfFile: watchOutput, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
-        #expect(lines.first == "wired \(clientLink) reachable", "\(lines)")
-        #expect(lines.contains("none - unreachable"), "the link went down: \(lines)")
-        #expect(lines.last == "wired \(clientLink) reachable", "and came back: \(lines)")
+        let output = ((try? String(contentsOfFile: watchOutput, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        let lines = output.filter { !$0.hasPrefix("  ") }
+        let hosts = output.filter { $0.hasPrefix("  ") }
+        #expect(lines.first == "wired \(clientLink) reachable", "\(output)")
+        #expect(lines.contains("none - unreachable"), "the link went down: \(output)")
+        #expect(lines.last == "wired \(clientLink) reachable", "and came back: \(output)")
+        // The host's own line after each: no route while the link is down, routed when it is up.
+        #expect(hosts.count == lines.count, "one host line per change: \(output)")
+        #expect(hosts.first == "  198.51.100.2 reachable routed \(clientLink)", "\(output)")
+        #expect(hosts.contains("  198.51.100.2 unreachable no-route"), "\(output)")
+        #expect(hosts.last == "  198.51.100.2 reachable routed \(clientLink)", "\(output)")
 
         // A modem's name: cellular, and the queue's width follows (2).
         try await ip(["-n", client, "link", "set", clientLink, "down"])

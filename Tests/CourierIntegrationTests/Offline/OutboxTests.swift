@@ -120,6 +120,15 @@ struct OutboxTests {
         #expect(try await keys(late)[key]?.body == "waited")
     }
 
+    /// Per-host reachability, network changes through the engine's descriptor and idle
+    /// connections dropped on a change, from C (a process of its own: it forces network changes).
+    @Test func reachabilityAndTheDescriptorFromC() async throws {
+        let server = await s.privateIdempotencyServer()
+        let bin = try await CExamples.shared.directory()
+        let run = try await runProcess(bin + "/outbox", ["reach", server])
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+    }
+
     /// Polls `condition` every 10 ms for up to 10 s.
     func waitUntil(_ condition: @escaping @Sendable () -> Bool) async throws {
         for _ in 0..<1000 where !condition() { try await Task.sleep(for: .milliseconds(10)) }

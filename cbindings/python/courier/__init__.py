@@ -37,12 +37,15 @@ from . import _auth
 from ._auth import Bearer, Challenge
 from . import _hooks
 from ._hooks import OutgoingRequest, Completed
-from ._offline import Outbox, network_status, watch_network, unwatch_network, set_network_override, follow_network
+from . import _offline
+from ._offline import (Outbox, Reachability, follow_network, host_reachability, network_status, set_network_override,
+                       unwatch_network, watch_network)
 
 __all__ = ["Engine", "Cache", "DataCache", "Request", "Response", "StreamedResponse", "FilePart", "Retry", "RetryReason",
            "ChainOutcome", "CookieJar", "Bearer", "Challenge", "OutgoingRequest", "Completed",
            "E_REJECTED", "E_REDIRECT_REFUSED",
            "Outbox", "network_status", "watch_network", "unwatch_network", "set_network_override", "follow_network",
+           "host_reachability", "Reachability",
            "E_OUTBOX", "E_OUTBOX_LOCKED", "E_OUTBOX_FULL", "E_OUTBOX_CORRUPT", "E_FILE_CHANGED",
            "CourierError", "E_DNS_PROXY", "E_CONNECT_PROXY", "E_PROXY", "E_PROXY_REFUSED", "E_PROXY_HANDSHAKE",
            "E_PROXY_CLOSED", "E_PROXY_UNSUPPORTED",
@@ -483,6 +486,7 @@ class Engine:
         self.cookies = cookies
         self._futures = {}
         self._streams = {}
+        self._network_queues = []
         self._loop = None
         handle = _native.engine_p()
         _check(lib.courier_engine_create(base.encode() if base else None, ctypes.byref(handle)))
@@ -828,20 +832,49 @@ class Engine:
             if not finished:
                 lib.courier_request_cancel(handle)
 
-    def _enqueue(self, loop, method, url, options):
+    def _busy(self):
+        """Whether anything waits on the engine's descriptor (its reader stays registered)."""
+        return bool(self._futures or self._streams or self._network_queues)
+
+    def _serve(self, loop):
         if self._loop is not loop:
-            if self._loop is not None and (self._futures or self._streams):
+            if self._loop is not None and self._busy():
                 raise RuntimeError("an Engine serves one event loop at a time")
             self._loop = loop
+
+    def _enqueue(self, loop, method, url, options):
+        self._serve(loop)
         handle = self._build(method, url, **options)
         code = lib.courier_request_enqueue(handle)
         if code:
             message = lib.courier_request_errmsg(handle).decode()
             _free_request(handle)
             raise _error(code, message)
-        if not self._futures and not self._streams:
+        if not self._busy():
             loop.add_reader(lib.courier_engine_fd(self._handle), self._collect)
         return handle
+
+    async def network_changes(self):
+        """Each network change as ``(kind, interface)`` (as ``network_status()``), an async
+        iterator read from the engine's descriptor: no Courier thread runs Python code for it.
+        Changes from when it starts; leaving the loop stops watching."""
+        loop = asyncio.get_running_loop()
+        self._serve(loop)
+        queue = asyncio.Queue()
+        if not self._busy():
+            loop.add_reader(lib.courier_engine_fd(self._handle), self._collect)
+        if not self._network_queues:
+            _check(lib.courier_engine_watch_network(self._handle, 1))
+        self._network_queues.append(queue)
+        try:
+            while True:
+                yield await queue.get()
+        finally:
+            self._network_queues.remove(queue)
+            if self._handle and not self._network_queues:
+                lib.courier_engine_watch_network(self._handle, 0)
+            if self._handle and not self._busy() and not self._loop.is_closed():
+                self._loop.remove_reader(lib.courier_engine_fd(self._handle))
 
     def _collect(self):
         request, response, code = _native.request_p(), _native.response_p(), ctypes.c_int()
@@ -866,7 +899,12 @@ class Engine:
                     future.set_result(result)
             if stream is not None:
                 stream.put_nowait((result, error, True))
-        if not self._futures and not self._streams and self._handle:
+        kind, interface = ctypes.c_int(), ctypes.create_string_buffer(64)
+        while self._handle and lib.courier_engine_next_network(self._handle, ctypes.byref(kind), interface,
+                                                               len(interface)) == 0:
+            for queue in self._network_queues:
+                queue.put_nowait((_offline.KINDS[kind.value], interface.value.decode()))
+        if not self._busy() and self._handle:
             self._loop.remove_reader(lib.courier_engine_fd(self._handle))
 
     async def get_async(self, url, **options):

@@ -2,6 +2,7 @@
 width that follows it, and the outbox of frozen requests (``Outbox(path)``, ``Engine(outbox=...)``
 and ``freeze="kind"`` on a request): journaled before sending, kept while the host cannot be
 reached, sent when the network returns, removed once answered, with a stable Idempotency-Key."""
+import collections
 import ctypes
 import os
 
@@ -28,6 +29,27 @@ def network_status():
     interface = ctypes.create_string_buffer(64)
     _raise(lib.courier_network_status(ctypes.byref(kind), interface, len(interface)), "network status")
     return KINDS[kind.value], interface.value.decode()
+
+
+#: Why a host can or cannot be reached, by the C ABI's COURIER_REACH_* value.
+REASONS = ("connected", "routed", "no-route", "unresolvable", "connect-failed", "timed-out")
+
+#: ``host_reachability``'s answer: ``reachable`` is True for "connected" and "routed";
+#: ``interface`` is the route's ("" when none).
+Reachability = collections.namedtuple("Reachability", "host reachable reason interface")
+
+
+def host_reachability(host):
+    """Whether ``host`` (a name or an IP literal) can be reached now, and why: the kernel's route
+    to its addresses (every routing table, as ``ip route get``), then the latest connection attempt
+    to it since the network changed (a host that refused within the last minute is
+    unreachable). Resolves a name first, so it may block as long as a lookup; from asyncio use
+    ``loop.run_in_executor``."""
+    reachable, reason = ctypes.c_int(), ctypes.c_int()
+    interface = ctypes.create_string_buffer(64)
+    _raise(lib.courier_network_reachability(host.encode(), ctypes.byref(reachable), ctypes.byref(reason),
+                                            interface, len(interface)), "reachability of %s" % host)
+    return Reachability(host, bool(reachable.value), REASONS[reason.value], interface.value.decode())
 
 
 def watch_network(callback):

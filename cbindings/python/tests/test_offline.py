@@ -1,5 +1,6 @@
 """The outbox and the network monitor from Python, against Tests/Servers/idempotency_server.py
 (COURIER_TEST_IDEMPOTENCY); one test starts its own copy on a port nothing listened on."""
+import asyncio
 import os
 import socket
 import subprocess
@@ -103,6 +104,42 @@ class OutboxTests(unittest.TestCase):
         self.assertEqual(courier.network_status()[0], kind)
         with self.assertRaises(courier.CourierError):
             courier.set_network_override("carrier pigeon")
+
+
+    def test_host_reachability(self):
+        before = courier.host_reachability("127.0.0.13")
+        self.assertEqual((before.host, before.reachable, before.reason), ("127.0.0.13", True, "routed"))
+        self.assertIn(before.interface, ("lo", ""))
+        with courier.Engine() as engine:
+            with self.assertRaises(courier.CourierError):
+                engine.get("http://127.0.0.13:1/")
+        after = courier.host_reachability("127.0.0.13")
+        self.assertEqual((after.reachable, after.reason), (False, "connect-failed"))
+        self.assertEqual(courier.host_reachability("nowhere.invalid"),
+                         courier.Reachability("nowhere.invalid", False, "unresolvable", ""))
+
+    def test_network_changes_through_the_engines_descriptor(self):
+        async def watch():
+            with courier.Engine() as engine:
+                changes = engine.network_changes()
+                first = asyncio.ensure_future(changes.__anext__())
+                await asyncio.sleep(0.1)  # the watch is on once the generator has started
+                courier.set_network_override("wifi")
+                seen = await asyncio.wait_for(first, 10)
+                # Requests and changes share the descriptor.
+                response = await engine.fetch("GET", IDEMPOTENCY + "/keys")
+                courier.set_network_override(None)
+                back = await asyncio.wait_for(changes.__anext__(), 10)
+                await changes.aclose()
+                return seen, response.status, back
+
+        try:
+            seen, status, back = asyncio.run(watch())
+        finally:
+            courier.set_network_override(None)
+        self.assertEqual(seen, ("wifi", "override"))
+        self.assertEqual(status, 200)
+        self.assertEqual(back, courier.network_status())
 
 
 if __name__ == "__main__":
