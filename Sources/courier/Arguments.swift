@@ -80,11 +80,27 @@ struct CommandLineOptions {
     var proxy: String?
     var noProxy: String?
     var proxyUser: String?
+    /// -G/--get: the -d data goes into the URL's query of a GET.
+    var get = false
+    /// -e/--referer.
+    var referer: String?
+    /// -r/--range: `Range: bytes=<value>`.
+    var range: String?
+    /// --fail-with-body: exit 22 on an error status, with the body written all the same.
+    var failWithBody = false
+    /// --output-dir: where relative -o/-O files go.
+    var outputDirectory: String?
+    /// -R/--remote-time: the file's time is the response's Last-Modified.
+    var remoteTime = false
+    /// -J/--remote-header-name: -O takes the name from Content-Disposition; --clobber lets it
+    /// overwrite an existing file.
+    var remoteHeaderName = false
+    var clobber = false
 }
 
 /// A `-d` / `--data-binary` / `--json` value: literal text or `@file` (`@-` is stdin).
 struct DataArgument {
-    enum Kind { case urlencodedAscii, binary, raw }
+    enum Kind { case urlencodedAscii, binary, raw, urlencode }
     var text: String
     var kind: Kind
 }
@@ -92,17 +108,23 @@ struct DataArgument {
 /// A command-line mistake; curl exits 2 for these.
 struct UsageError: Error {
     var message: String
+    /// The exit code (2, or curl's 4 for a feature this build does not have).
+    var code: Int32 = ExitCode.usage
 }
 
 /// Parses curl-style arguments: `-X POST`, `-XPOST`, `--request POST`, `-sS` (combined flags).
 enum ArgumentParser {
     /// Flags without a value.
-    static let shortFlags: Set<Character> = ["j", "i", "I", "L", "f", "s", "S", "v", "O", "Z", "h", "V", "#", "g", "k"]
+    static let shortFlags: Set<Character> = ["j", "i", "I", "L", "f", "s", "S", "v", "O", "Z", "h", "V", "#", "g", "k",
+                                             "G", "R", "J"]
     /// Flags that take a value.
-    static let shortWithValue: Set<Character> = ["X", "H", "d", "o", "m", "w", "A", "u", "E", "D", "F", "T", "C", "b", "c", "x", "U"]
+    static let shortWithValue: Set<Character> = ["X", "H", "d", "o", "m", "w", "A", "u", "E", "D", "F", "T", "C", "b", "c", "x", "U",
+                                                 "e", "r", "K"]
 
-    static func parse(_ arguments: [String]) throws(UsageError) -> CommandLineOptions {
+    static func parse(_ given: [String]) throws(UsageError) -> CommandLineOptions {
         var options = CommandLineOptions()
+        // -K/--config files are read where they appear, their options in place of the flag.
+        let arguments = try ConfigFile.expand(given)
         var index = 0
         func value(for name: String) throws(UsageError) -> String {
             index += 1
@@ -170,6 +192,11 @@ enum ArgumentParser {
         case "C": try continueAt(value!, &o)
         case "x": o.proxy = value
         case "U": o.proxyUser = value
+        case "G": o.get = true
+        case "e": o.referer = value
+        case "r": o.range = value
+        case "R": o.remoteTime = true
+        case "J": o.remoteHeaderName = true
         default: throw UsageError(message: "option -\(flag): is unknown")
         }
     }
@@ -181,6 +208,19 @@ enum ArgumentParser {
         case "--data", "--data-ascii": o.data.append(DataArgument(text: try value(argument), kind: .urlencodedAscii))
         case "--data-binary": o.data.append(DataArgument(text: try value(argument), kind: .binary))
         case "--data-raw": o.data.append(DataArgument(text: try value(argument), kind: .raw))
+        case "--data-urlencode": o.data.append(DataArgument(text: try value(argument), kind: .urlencode))
+        case "--get": o.get = true
+        case "--referer": o.referer = try value(argument)
+        case "--range": o.range = try value(argument)
+        case "--fail-with-body": o.failWithBody = true
+        case "--output-dir": o.outputDirectory = try value(argument)
+        case "--remote-time": o.remoteTime = true
+        case "--remote-header-name": o.remoteHeaderName = true
+        case "--clobber": o.clobber = true
+        case "--no-clobber": o.clobber = false
+        case "--http1.1", "--http1.0": break  // HTTP/1.1 is what Courier speaks (a 1.0 server is answered in kind)
+        case "--http2", "--http2-prior-knowledge", "--http3", "--http3-only":
+            throw UsageError(message: "option \(argument): Courier speaks HTTP/1.1 only", code: ExitCode.notBuiltIn)
         case "--json": o.json.append(DataArgument(text: try value(argument), kind: .binary))
         case "--output": o.outputs.append(try value(argument))
         case "--remote-name": o.remoteNameCount += 1

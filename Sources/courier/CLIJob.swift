@@ -5,8 +5,17 @@ import Glibc
 
 /// One URL of the command line: builds the transfer, writes its output, reports its outcome.
 final class CLIJob: TransferDelegate, @unchecked Sendable {
+    /// Where the body goes: stdout, a file (-o, its `#N` already filled in), or a file named after
+    /// the URL (-O).
+    enum Output: Equatable {
+        case stdout
+        case file(String)
+        case remoteName
+    }
+
     let index: Int
     let rawURL: String
+    let output: Output
     let options: CommandLineOptions
     private let body: (body: RequestBody, contentType: String?)?
     private let done = DispatchSemaphore(value: 0)
@@ -20,6 +29,8 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
     /// The -o/-O destination's staged file, committed or discarded when the transfer is reported.
     private var outputFile: FileSink?
     private var failedHTTPStatus: Int?
+    /// The status of the last head received (a redirect's, when redirects ran out).
+    private var lastStatus = 0
     private let cache: ResponseCache?
     private let headerDump: HeaderDump?
     private let cookies: CookieJar?
@@ -28,7 +39,7 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
     private let journal: Journal?
     private var outboxID: String?
 
-    init(index: Int, rawURL: String, options: CommandLineOptions, body: (body: RequestBody, contentType: String?)?, showProgress: Bool,
+    init(index: Int, rawURL: String, output: Output, options: CommandLineOptions, body: (body: RequestBody, contentType: String?)?, showProgress: Bool,
          cache: ResponseCache?, headerDump: HeaderDump?, cookies: CookieJar? = nil, cookieHeader: String? = nil,
          journal: Journal? = nil, resending entry: OutboxEntry? = nil) {
         self.journal = journal
@@ -37,6 +48,7 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         self.cookieHeader = cookieHeader
         self.index = index
         self.rawURL = rawURL
+        self.output = output
         self.options = options
         self.body = body
         self.cache = cache
@@ -57,7 +69,10 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
 
         // curl's own headers (User-Agent, Accept, and the body's type) come first; -H values
         // replace them, "-H 'Name:'" removes them.
-        var defaults: HTTPHeaders = ["User-Agent": options.userAgent ?? "courier/\(CourierVersion.string)", "Accept": "*/*"]
+        // -A '' sends no User-Agent at all (curl's documented way to remove it).
+        var defaults = HTTPHeaders()
+        if options.userAgent != "" { defaults.add(name: "User-Agent", value: options.userAgent ?? "courier/\(CourierVersion.string)") }
+        defaults.add(name: "Accept", value: "*/*")
         if !options.json.isEmpty {
             defaults.replaceOrAdd(name: "Accept", value: "application/json")
             defaults.add(name: "Content-Type", value: "application/json")
@@ -93,6 +108,12 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
                 if header.name.lowercased() == "accept-encoding" { suppressAcceptEncoding = true }
             }
         }
+        // -e and -r: a -H of the same name wins.
+        if let referer = options.referer, !draft.headers.contains("Referer") {
+            let url = referer.hasSuffix(";auto") ? String(referer.dropLast(5)) : referer
+            if !url.isEmpty { draft.headers.add(name: "Referer", value: url) }
+        }
+        if let range = options.range, !draft.headers.contains("Range") { draft.headers.add(name: "Range", value: "bytes=" + range) }
         draft.options.decompress = options.compressed && !suppressAcceptEncoding
         draft.credentials = options.user
         if let token = options.bearer { draft.authorization = .bearer(token) }
@@ -123,17 +144,19 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         transfer.delegate = self
         transfer.reportsHead = true
 
-        // Output: -o files in order, then -O remote names, then stdout.
-        let remoteIndex = index - options.outputs.count
-        if index < options.outputs.count {
-            outputPath = options.outputs[index]
-        } else if options.remoteNameAll || (remoteIndex >= 0 && remoteIndex < options.remoteNameCount) {
+        switch output {
+        case .stdout: break
+        case .file(let path): outputPath = path
+        case .remoteName:
             let name = url.path.split(separator: "/").last.map(String.init) ?? ""
             guard !name.isEmpty else {
                 setupError = CourierError(.fileWrite, "remote file name has no length")
                 return
             }
             outputPath = name
+        }
+        if let directory = options.outputDirectory, let path = outputPath, path != "-", !path.hasPrefix("/") {
+            outputPath = directory + "/" + path
         }
         if let outputPath, outputPath != "-", options.createDirs, let error = Self.createDirectories(for: outputPath) {
             setupError = error
@@ -274,12 +297,18 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
 
     func transferDidReceiveHead(_ transfer: Transfer) {
         guard let head = transfer.head else { return }
+        lastStatus = head.status
         // Every head of the exchange, redirects included, as received (or as the cache served it).
         headerDump?.write(headText(head))
         if options.fail, head.status >= 400 {
             failedHTTPStatus = head.status
             transfer.sink = .discard
             return
+        }
+        if options.failWithBody, head.status >= 400 { failedHTTPStatus = head.status }
+        if options.remoteHeaderName, output == .remoteName, !transfer.machine.followsRedirect,
+           let name = head.headers["Content-Disposition"].flatMap(Self.dispositionFileName) {
+            takeRemoteHeaderName(name, transfer)
         }
         let headText = headText(head)
         headerBytes += headText.utf8.count
@@ -338,9 +367,13 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         }
         if let file = outputFile {
             outputFile = nil
-            if let failure = file.finish(succeeded: exitCode == 0) {
+            // --fail-with-body keeps the error's body (curl writes it too).
+            let keep = exitCode == 0 || (options.failWithBody && exitCode == ExitCode.httpError)
+            if let failure = file.finish(succeeded: keep) {
                 error = failure
                 exitCode = ExitCode.forError(failure)
+            } else if keep, options.remoteTime, let path = outputPath, let head = transfer?.head {
+                Self.setRemoteTime(path, head)
             }
         }
         if options.parallel, let transfer, outputPath == nil || outputPath == "-" {
@@ -374,12 +407,64 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         if let format = options.writeOut {
             let t = transfer
             let report = TransferReport(url: rawURL, effectiveURL: t?.url.description ?? rawURL,
-                                        status: t?.head?.status ?? 0, head: t?.head,
+                                        status: t?.head?.status ?? lastStatus, head: t?.head,
                                         metrics: t?.metrics ?? TransferMetrics(), exitCode: exitCode,
                                         errorMessage: error?.message ?? (failedHTTPStatus.map { "The requested URL returned error: \($0)" } ?? ""),
-                                        headerBytes: headerBytes, cacheStatus: t?.cacheStatus ?? "bypass")
-            Terminal.write(WriteOut.render(format, report))
+                                        headerBytes: headerBytes, cacheStatus: t?.cacheStatus ?? "bypass",
+                                        method: t?.method.rawValue ?? options.method ?? "GET", filename: outputPath ?? "",
+                                        urlIndex: index, referer: t?.headers["Referer"])
+            for piece in WriteOut.render(format, report) {
+                if piece.fd == 2 { Terminal.error(piece.text) } else { Terminal.write(piece.text) }
+            }
         }
+    }
+
+    /// -J: the file is named by Content-Disposition instead of the URL (its last path segment,
+    /// without directories); an existing file is kept unless --clobber.
+    private func takeRemoteHeaderName(_ name: String, _ transfer: Transfer) {
+        let path = options.outputDirectory.map { $0 + "/" + name } ?? name
+        var info = stat()
+        if !options.clobber, stat(path, &info) == 0 {
+            setupError = CourierError(.fileWrite, "Refusing to overwrite \(path): File exists")
+            transfer.sink = .discard
+            return
+        }
+        do {
+            let file = try FileSink(download: path)
+            _ = outputFile?.finish(succeeded: false)
+            outputFile = file
+            outputPath = path
+            transfer.sink = .file(file)
+        } catch {
+            setupError = error
+            transfer.sink = .discard
+        }
+    }
+
+    /// The file name a Content-Disposition field gives (`filename="a.txt"` or `filename=a.txt`),
+    /// reduced to its last path segment; nil when there is none.
+    static func dispositionFileName(_ field: String) -> String? {
+        for parameter in field.split(separator: ";").dropFirst() {
+            let trimmed = parameter.drop { $0 == " " || $0 == "\t" }
+            guard trimmed.lowercased().hasPrefix("filename=") else { continue }
+            var value = trimmed.dropFirst("filename=".count)
+            if value.hasPrefix("\"") {
+                value = value.dropFirst()
+                value = value.prefix { $0 != "\"" }
+            } else {
+                value = value.prefix { $0 != " " && $0 != "\t" }
+            }
+            let name = value.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
+            return name.isEmpty || name == "." || name == ".." ? nil : name
+        }
+        return nil
+    }
+
+    /// -R: the file's access and modification times become the response's Last-Modified.
+    private static func setRemoteTime(_ path: String, _ head: ResponseHead) {
+        guard let text = head.headers["Last-Modified"], let seconds = HTTPDate.parse(text) else { return }
+        var times = [timespec(tv_sec: Int(seconds), tv_nsec: 0), timespec(tv_sec: Int(seconds), tv_nsec: 0)]
+        _ = utimensat(AT_FDCWD, path, &times, 0)
     }
 
     private func headText(_ head: ResponseHead) -> String {

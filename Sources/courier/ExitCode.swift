@@ -5,6 +5,8 @@ import CourierCore
 /// written against curl keep working.
 enum ExitCode {
     static let usage: Int32 = 2
+    /// curl's CURLE_NOT_BUILT_IN: a feature this build does not have (HTTP/2, HTTP/3).
+    static let notBuiltIn: Int32 = 4
     static let httpError: Int32 = 22
     /// sysexits' EX_TEMPFAIL: --outbox kept a request its host did not answer; try again later
     /// (`--outbox DIR --flush`).

@@ -26,7 +26,7 @@ enum OutboxFlush {
                 Terminal.write("\(entry.id) \(entry.method) \(entry.url) kept (\(ExitCode.forError(error))): \(error.message)\n")
                 continue
             }
-            let job = CLIJob(index: 0, rawURL: entry.url, options: resend, body: body, showProgress: false, cache: cache,
+            let job = CLIJob(index: 0, rawURL: entry.url, output: .file("/dev/null"), options: resend, body: body, showProgress: false, cache: cache,
                              headerDump: nil, cookies: cookies, journal: journal, resending: entry)
             job.start()
             job.wait()

@@ -76,11 +76,40 @@ enum RequestData {
     }
 
     private static func load(_ piece: DataArgument) throws -> [UInt8] {
+        if piece.kind == .urlencode { return try urlencoded(piece.text) }
         guard piece.kind != .raw, piece.text.hasPrefix("@") else { return Array(piece.text.utf8) }
         let path = String(piece.text.dropFirst())
         var bytes = try readFile(path)
         if piece.kind == .urlencodedAscii { bytes.removeAll { $0 == 13 || $0 == 10 } }
         return bytes
+    }
+
+    /// `--data-urlencode`, curl's forms: `content`, `=content`, `name=content`, `@file`,
+    /// `name@file` (the name is sent as given, the content percent-encoded).
+    static func urlencoded(_ text: String) throws -> [UInt8] {
+        let separator = text.firstIndex { $0 == "=" || $0 == "@" }
+        guard let separator else { return percentEncoded(Array(text.utf8)) }
+        let name = Array(text[..<separator].utf8)
+        let rest = String(text[text.index(after: separator)...])
+        let content = text[separator] == "@" ? try readFile(rest) : Array(rest.utf8)
+        return name.isEmpty ? percentEncoded(content) : name + [UInt8(ascii: "=")] + percentEncoded(content)
+    }
+
+    /// RFC 3986 percent-encoding of everything but the unreserved characters (curl_easy_escape).
+    static func percentEncoded(_ bytes: [UInt8]) -> [UInt8] {
+        let hex = Array("0123456789ABCDEF".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        for byte in bytes {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                out.append(byte)
+            default:
+                out += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 15)]]
+            }
+        }
+        return out
     }
 
     static func readFile(_ path: String) throws -> [UInt8] {

@@ -1,25 +1,71 @@
 /// curl's URL globbing: `[1-100]`, `[001-100]` (zero-padded), `[a-z]`, `[1-10:2]` (step) and
-/// `{one,two}` expand one argument into many URLs, in order. `-g` turns it off.
+/// `{one,two}` expand one argument into many URLs, in order; each expansion keeps the values its
+/// globs took, for `-o 'file_#1.txt'`. A bracketed IPv6 address (`[::1]`, `[fe80::1%25eth0]`) is
+/// not a glob, as in curl. `-g` turns globbing off.
 enum URLGlob {
     struct GlobError: Error { var message: String }
 
-    static func expand(_ pattern: String) throws(GlobError) -> [String] {
-        var results = [""]
+    /// One URL of an expansion and the value of each glob in it (`#1` is `values[0]`).
+    struct Expansion: Equatable {
+        var url: String
+        var values: [String]
+    }
+
+    static func expand(_ pattern: String) throws(GlobError) -> [Expansion] {
+        var results = [Expansion(url: "", values: [])]
         var chars = Substring(pattern)
+        var literal = ""
         while let open = chars.firstIndex(where: { $0 == "[" || $0 == "{" }) {
-            let literal = String(chars[..<open])
-            results = results.map { $0 + literal }
+            literal += chars[..<open]
             let closer: Character = chars[open] == "[" ? "]" : "}"
             guard let close = chars[open...].firstIndex(of: closer) else {
                 throw GlobError(message: "unmatched \(chars[open]) in URL")
             }
             let inner = String(chars[chars.index(after: open)..<close])
-            let choices = chars[open] == "[" ? try range(inner) : inner.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            if closer == "]", isIPv6Literal(inner) {
+                literal += chars[open...close]
+                chars = chars[chars.index(after: close)...]
+                continue
+            }
+            let choices = closer == "]" ? try range(inner) : inner.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
             guard results.count * choices.count <= 10_000_000 else { throw GlobError(message: "URL glob expands to too many URLs") }
-            results = results.flatMap { prefix in choices.map { prefix + $0 } }
+            results = results.flatMap { prefix in
+                choices.map { Expansion(url: prefix.url + literal + $0, values: prefix.values + [$0]) }
+            }
+            literal = ""
             chars = chars[chars.index(after: close)...]
         }
-        return results.map { $0 + chars }
+        return results.map { Expansion(url: $0.url + literal + chars, values: $0.values) }
+    }
+
+    /// `-o` names: `#N` is the N-th glob's value in this URL (curl leaves `#N` without such a glob).
+    static func outputName(_ template: String, values: [String]) -> String {
+        guard template.contains("#") else { return template }
+        var out = ""
+        var chars = Substring(template)
+        while let hash = chars.firstIndex(of: "#") {
+            out += chars[..<hash]
+            let digits = chars[chars.index(after: hash)...].prefix { $0.isASCII && $0.isNumber }
+            if let n = Int(digits), n >= 1, n <= values.count {
+                out += values[n - 1]
+            } else {
+                out += "#" + digits
+            }
+            chars = chars[digits.endIndex...]
+        }
+        return out + chars
+    }
+
+    /// Whether a bracket's content is an IPv6 address (hex digits, colons, dots for an embedded
+    /// IPv4 tail), optionally with a zone id (`%25eth0` or `%eth0`): a host, not a range.
+    static func isIPv6Literal(_ inner: String) -> Bool {
+        var address = Substring(inner)
+        if let percent = address.firstIndex(of: "%") {
+            let zone = address[address.index(after: percent)...]
+            guard !zone.isEmpty, zone.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-._~%".contains($0)) }) else { return false }
+            address = address[..<percent]
+        }
+        return address.contains(":") && address.allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." }
     }
 
     private static func range(_ spec: String) throws(GlobError) -> [String] {

@@ -5,6 +5,7 @@ import CourierCore
 struct TransferReport {
     var url: String
     var effectiveURL: String
+    /// The last status received (a redirect's when redirects ran out), 0 for none.
     var status: Int
     var head: ResponseHead?
     var metrics: TransferMetrics
@@ -13,20 +14,105 @@ struct TransferReport {
     var headerBytes: Int
     /// hit, miss, revalidated, stale or bypass.
     var cacheStatus: String
+    var method = "GET"
+    /// Where the body went ("" for stdout).
+    var filename = ""
+    /// The URL's position on the command line, after globbing (curl's urlnum).
+    var urlIndex = 0
+    var referer: String?
 }
 
-/// curl's `--write-out` format: `%{variable}`, `%%`, and `\n`, `\r`, `\t` escapes.
+/// curl's `--write-out` format: `%{variable}`, `%%`, `\n`, `\r`, `\t`; `%{stderr}` and
+/// `%{stdout}` switch where the rest goes; `%{json}` is every variable as one JSON object and
+/// `%{header_json}` the response's fields; `%header{name}` one field. An unknown variable prints
+/// nothing and a warning on stderr, as in curl.
 enum WriteOut {
-    static func render(_ format: String, _ r: TransferReport) -> String {
-        var out = ""
-        var chars = Array(format)
-        var i = 0
-        func seconds(_ start: UInt64, _ end: UInt64) -> String {
-            guard start > 0, end >= start else { return "0.000000" }
-            return formatSeconds(Double(end - start) / 1e9)
+    /// A variable's value, typed for `%{json}` (numbers unquoted, absent ones null).
+    enum Value {
+        case text(String?)
+        case integer(Int64)
+        case seconds(Double)
+
+        var plain: String {
+            switch self {
+            case .text(let text): return text ?? ""
+            case .integer(let n): return String(n)
+            case .seconds(let s): return formatSeconds(s)
+            }
         }
+
+        var json: String {
+            switch self {
+            case .text(let text): return text.map(jsonString) ?? "null"
+            case .integer(let n): return String(n)
+            case .seconds(let s): return formatSeconds(s)
+            }
+        }
+    }
+
+    /// The variables, in the order `%{json}` lists them (curl's, alphabetical).
+    static let names = ["cache_status", "content_type", "errormsg", "exitcode", "filename_effective", "http_code",
+                        "http_version", "method", "num_connects", "num_headers", "num_redirects", "referer", "remote_ip",
+                        "remote_port", "response_code", "reused", "scheme", "size_download", "size_header", "size_upload",
+                        "speed_download", "speed_upload", "ssl_verify_result", "time_appconnect", "time_connect",
+                        "time_namelookup", "time_pretransfer", "time_queue", "time_starttransfer", "time_total",
+                        "tls_resumed", "url", "url_effective", "urlnum"]
+
+    static func value(_ name: String, _ r: TransferReport) -> Value? {
         let m = r.metrics
         let start = m.startedAt
+        func since(_ end: UInt64) -> Value { .seconds(start > 0 && end >= start ? Double(end - start) / 1e9 : 0) }
+        let total = start > 0 && m.completedAt >= start ? Double(m.completedAt - start) / 1e9 : 0
+        switch name {
+        case "http_code", "response_code": return .integer(Int64(r.status))
+        case "size_download": return .integer(Int64(m.bodyBytesReceived))
+        case "size_upload": return .integer(Int64(m.bytesSent))
+        case "size_header": return .integer(Int64(r.headerBytes))
+        case "time_total": return since(m.completedAt)
+        case "time_namelookup": return m.dnsEnd > 0 ? since(m.dnsEnd) : .seconds(0)
+        case "time_connect": return m.connectEnd > 0 ? since(m.connectEnd) : .seconds(0)
+        case "time_appconnect": return m.tlsEnd > 0 ? since(m.tlsEnd) : .seconds(0)
+        case "time_pretransfer": return m.requestStart > 0 ? since(m.requestStart) : .seconds(0)
+        case "time_starttransfer": return m.firstByte > 0 ? since(m.firstByte) : .seconds(0)
+        case "time_queue": return .seconds(m.enqueuedAt > 0 && start >= m.enqueuedAt ? Double(start - m.enqueuedAt) / 1e9 : 0)
+        case "num_connects": return .integer(Int64(m.connectionsOpened))
+        case "num_redirects": return .integer(Int64(m.redirects))
+        case "num_headers": return .integer(Int64(r.head?.headers.count ?? 0))
+        case "url_effective": return .text(r.effectiveURL)
+        case "url": return .text(r.url)
+        case "urlnum": return .integer(Int64(r.urlIndex))
+        case "method": return .text(r.method)
+        case "scheme": return .text(r.effectiveURL.hasPrefix("https:") ? "HTTPS" : "HTTP")
+        case "http_version": return .text(r.head == nil ? "0" : "1.1")
+        case "content_type": return .text(r.head?.headers["Content-Type"])
+        case "exitcode": return .integer(Int64(r.exitCode))
+        case "errormsg": return .text(r.errorMessage.isEmpty ? nil : r.errorMessage)
+        case "filename_effective": return .text(r.filename.isEmpty ? nil : r.filename)
+        case "referer": return .text(r.referer)
+        case "remote_ip": return .text(remoteIP(m.remoteAddress))
+        case "remote_port": return .integer(Int64(m.remoteAddress.split(separator: ":").last.flatMap { Int($0) } ?? 0))
+        case "speed_download": return .integer(total > 0 ? Int64(Double(m.bodyBytesReceived) / total) : 0)
+        case "speed_upload": return .integer(total > 0 ? Int64(Double(m.bytesSent) / total) : 0)
+        case "ssl_verify_result": return .integer(Int64(m.tlsVerifyResult))
+        case "reused": return .integer(m.reusedConnection ? 1 : 0)
+        case "tls_resumed": return .integer(m.tlsResumed ? 1 : 0)
+        case "cache_status": return .text(r.cacheStatus)
+        default: return nil
+        }
+    }
+
+    /// The output, in pieces for stdout (fd 1) and stderr (fd 2), in order.
+    static func render(_ format: String, _ r: TransferReport) -> [(fd: Int32, text: String)] {
+        var pieces: [(fd: Int32, text: String)] = []
+        var out = ""
+        var fd: Int32 = 1
+        func switchTo(_ next: Int32) {
+            if !out.isEmpty { pieces.append((fd, out)) }
+            out = ""
+            fd = next
+        }
+        let chars = Array(format)
+        var i = 0
         while i < chars.count {
             let c = chars[i]
             if c == "%", i + 1 < chars.count, chars[i + 1] == "%" {
@@ -35,35 +121,22 @@ enum WriteOut {
             } else if c == "%", i + 1 < chars.count, chars[i + 1] == "{", let close = chars[(i + 2)...].firstIndex(of: "}") {
                 let name = String(chars[(i + 2)..<close])
                 switch name {
-                case "http_code", "response_code": out += String(format3(r.status))
-                case "size_download": out += String(m.bodyBytesReceived)
-                case "size_upload": out += String(max(0, Int64(m.bytesSent)))
-                case "size_header": out += String(r.headerBytes)
-                case "time_total": out += seconds(start, m.completedAt)
-                case "time_namelookup": out += m.dnsEnd > 0 ? seconds(start, m.dnsEnd) : "0.000000"
-                case "time_connect": out += m.connectEnd > 0 ? seconds(start, m.connectEnd) : "0.000000"
-                case "time_appconnect": out += m.tlsEnd > 0 ? seconds(start, m.tlsEnd) : "0.000000"
-                case "time_pretransfer": out += m.requestStart > 0 ? seconds(start, m.requestStart) : "0.000000"
-                case "time_starttransfer": out += m.firstByte > 0 ? seconds(start, m.firstByte) : "0.000000"
-                case "time_queue": out += seconds(m.enqueuedAt, m.startedAt)
-                case "num_connects": out += String(m.connectionsOpened)
-                case "num_redirects": out += String(m.redirects)
-                case "url_effective": out += r.effectiveURL
-                case "url": out += r.url
-                case "content_type": out += r.head?.headers["Content-Type"] ?? ""
-                case "exitcode": out += String(r.exitCode)
-                case "errormsg": out += r.errorMessage
-                case "remote_ip": out += remoteIP(m.remoteAddress)
-                case "remote_port": out += m.remoteAddress.split(separator: ":").last.map(String.init) ?? ""
-                case "speed_download":
-                    let total = Double(m.completedAt &- start) / 1e9
-                    out += total > 0 ? String(Int(Double(m.bodyBytesReceived) / total)) : "0"
-                case "ssl_verify_result": out += String(m.tlsVerifyResult)
-                case "reused": out += m.reusedConnection ? "1" : "0"
-                case "tls_resumed": out += m.tlsResumed ? "1" : "0"
-                case "cache_status": out += r.cacheStatus
-                default: out += "%{" + name + "}"
+                case "stdout": switchTo(1)
+                case "stderr": switchTo(2)
+                case "json": out += json(r)
+                case "header_json": out += headerJSON(r.head)
+                case "http_code", "response_code": out += format3(r.status)
+                default:
+                    if let value = value(name, r) {
+                        out += value.plain
+                    } else {
+                        switchTo(fd)
+                        pieces.append((2, "courier: unknown --write-out variable: '\(name)'\n"))
+                    }
                 }
+                i = close + 1
+            } else if c == "%", String(chars[i...].prefix(8)) == "%header{", let close = chars[(i + 8)...].firstIndex(of: "}") {
+                out += r.head?.headers[String(chars[(i + 8)..<close])] ?? ""
                 i = close + 1
             } else if c == "\\", i + 1 < chars.count {
                 switch chars[i + 1] {
@@ -79,8 +152,47 @@ enum WriteOut {
                 i += 1
             }
         }
-        chars.removeAll()
-        return out
+        switchTo(fd)
+        return pieces
+    }
+
+    /// `%{json}`: every variable, one object.
+    static func json(_ r: TransferReport) -> String {
+        "{" + names.compactMap { name in value(name, r).map { "\"\(name)\":\($0.json)" } }.joined(separator: ",") + "}"
+    }
+
+    /// `%{header_json}`: the final response's fields, names lower-cased, each with its values in order.
+    static func headerJSON(_ head: ResponseHead?) -> String {
+        guard let head else { return "{}" }
+        var order: [String] = []
+        var values: [String: [String]] = [:]
+        for (name, value) in head.headers {
+            let key = name.lowercased()
+            if values[key] == nil { order.append(key) }
+            values[key, default: []].append(value)
+        }
+        return "{" + order.map { "\(jsonString($0)):[\(values[$0]!.map(jsonString).joined(separator: ","))]" }.joined(separator: ",\n") + "\n}"
+    }
+
+    static func jsonString(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 {
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "\""
     }
 
     static func format3(_ status: Int) -> String {

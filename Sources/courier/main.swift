@@ -80,11 +80,24 @@ Usage: courier [options...] <url>...
 
 """
 
-let options: CommandLineOptions
+var options: CommandLineOptions
 do {
     options = try ArgumentParser.parse(Array(CommandLine.arguments.dropFirst()))
 } catch {
     Terminal.error("courier: \(error.message)\ncourier: try 'courier --help' for more information\n")
+    exit(error.code)
+}
+// -w @file reads the format from a file (@- from stdin), as curl does.
+if let format = options.writeOut, format.hasPrefix("@") {
+    do {
+        options.writeOut = String(decoding: try RequestData.readFile(String(format.dropFirst())), as: UTF8.self)
+    } catch {
+        Terminal.error("courier: (26) \((error as? CourierError)?.message ?? "\(error)")\n")
+        exit(26)
+    }
+}
+if options.fail, options.failWithBody {
+    Terminal.error("courier: You must select either --fail or --fail-with-body, not both.\n")
     exit(ExitCode.usage)
 }
 if options.help {
@@ -103,8 +116,14 @@ guard !options.urls.isEmpty || options.flush else {
     exit(ExitCode.usage)
 }
 
-let requestBody: (body: RequestBody, contentType: String?)?
+var requestBody: (body: RequestBody, contentType: String?)?
+// -G: the data is the query of a GET (HEAD with -I) instead of a body.
+var getQuery: String?
 do {
+    if options.get, options.forms.isEmpty, options.uploadFile == nil, options.json.isEmpty {
+        getQuery = try RequestData.body(options).map { String(decoding: $0, as: UTF8.self) }
+        options.data = []
+    }
     requestBody = try RequestData.requestBody(options)
 } catch let error as CourierError {
     Terminal.error("courier: (26) \(error.message)\n")
@@ -195,14 +214,29 @@ if options.flush {
     exit(OutboxFlush.run(journal, options: options, cache: cache, cookies: cookieJar))
 }
 
-var urls: [String] = []
-for pattern in options.urls {
+// Each URL argument pairs with its output in order (curl): the -o names first, then -O; a
+// globbed argument's expansions share it, `#N` in an -o name taking the N-th glob's value.
+var urls: [(url: String, output: CLIJob.Output)] = []
+for (position, pattern) in options.urls.enumerated() {
+    let remote = position - options.outputs.count
+    let template: String? = position < options.outputs.count ? options.outputs[position] : nil
+    let named = options.remoteNameAll || (remote >= 0 && remote < options.remoteNameCount)
+    func output(_ values: [String]) -> CLIJob.Output {
+        if let template { return .file(URLGlob.outputName(template, values: values)) }
+        return named ? .remoteName : .stdout
+    }
+    func withQuery(_ url: String) -> String {
+        guard let getQuery, !getQuery.isEmpty else { return url }
+        let fragment = url.firstIndex(of: "#").map { url[$0...] } ?? ""
+        let base = url.dropLast(fragment.count)
+        return base + (base.contains("?") ? "&" : "?") + getQuery + fragment
+    }
     if options.globOff {
-        urls.append(pattern)
+        urls.append((withQuery(pattern), output([])))
         continue
     }
     do {
-        urls += try URLGlob.expand(pattern)
+        urls += try URLGlob.expand(pattern).map { (withQuery($0.url), output($0.values)) }
     } catch {
         Terminal.error("courier: (3) \(error.message)\n")
         exit(3)
@@ -217,7 +251,7 @@ var nextURL = 0
 var exitCode: Int32 = 0
 while nextURL < urls.count || !inFlight.isEmpty {
     while nextURL < urls.count, inFlight.count < window {
-        let job = CLIJob(index: nextURL, rawURL: urls[nextURL], options: options, body: requestBody,
+        let job = CLIJob(index: nextURL, rawURL: urls[nextURL].url, output: urls[nextURL].output, options: options, body: requestBody,
                          showProgress: progressAllowed && !options.parallel, cache: cache, headerDump: headerDump,
                          cookies: cookieJar, cookieHeader: cookieHeader, journal: journal)
         job.start()

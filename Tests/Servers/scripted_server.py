@@ -315,6 +315,11 @@ def serve(conn, port, method, path, query, headers, raw_headers, body):
         code = int(query.get("code", "302"))
         conn.sendall(response(code, b"", [("Location", query.get("to", "/echo"))], reason="Redirect"))
         return True
+    if path == "/disposition":
+        # -J and -R: a file name from Content-Disposition, a fixed Last-Modified.
+        conn.sendall(response(200, b"named body", [("Content-Disposition", 'attachment; filename="%s"' % query.get("name", "named.txt")),
+                                                   ("Last-Modified", "Wed, 21 Oct 2015 07:28:00 GMT")]))
+        return True
     if path == "/redirect-loop":
         conn.sendall(response(302, b"", [("Location", "/redirect-loop")], reason="Found"))
         return True

@@ -59,7 +59,7 @@ struct NetworkNamespaceTests {
         } catch {
             Issue.record("\(error)")
         }
-        serverProcess.map { kill($0.processIdentifier, SIGKILL) }
+        if let serverProcess { kill(serverProcess.processIdentifier, SIGKILL) }
         _ = try? await runProcess("/usr/sbin/ip", ["netns", "del", client])
         _ = try? await runProcess("/usr/sbin/ip", ["netns", "del", server])
         let left = try await runProcess("/usr/sbin/ip", ["netns", "list"])
