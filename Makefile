@@ -15,7 +15,7 @@ LLHTTP_PREFIX ?= /usr/local
 SUDO          := $(if $(filter 0,$(shell id -u)),,sudo)
 SWIFT         ?= swift
 
-CORE_PACKAGES  := libuv1-dev libssl-dev zlib1g-dev pkg-config gcc make
+CORE_PACKAGES  := libuv1-dev libssl-dev zlib1g-dev libbrotli-dev libzstd-dev pkg-config gcc make
 TEST_PACKAGES  := nginx openssl valgrind python3 iproute2
 DEMO_PACKAGES  := nginx python3
 BENCH_PACKAGES := nginx wrk libcurl4-openssl-dev gnuplot-nox valgrind strace python3
@@ -140,7 +140,7 @@ soak: bench-deps
 # add it to Tests/Fuzz/<target>/ and it becomes a test). FUZZ_TARGETS picks targets. Swift's own
 # backtracer is off so that libFuzzer records the crashing input.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= response url chunked headers cachefile cachefields cabi tls resume multipart retryafter cookies proxy outbox
+FUZZ_TARGETS ?= response url chunked headers cachefile cachefields cabi tls resume multipart retryafter cookies proxy outbox codings
 fuzz: deps
 	$(SWIFT) build -c release --sanitize=fuzzer -Xswiftc -DFUZZING --scratch-path .build/fuzz --product courier-fuzz
 	@for target in $(FUZZ_TARGETS); do \
@@ -164,7 +164,7 @@ install: deps
 	$(MAKE) --no-print-directory install-files BUILT=$(INSTALL_BUILD) STRIP=1
 
 # Copies what BUILT holds (libCourierC.so, courier) under $(DESTDIR)$(PREFIX): header, library
-# with its SONAME link and development link, pkg-config file, CLI. The tests use it on the debug
+# with its SONAME link and development link, pkg-config file, CLI and its man page. The tests use it on the debug
 # build to check the layout and that a C program builds with `pkg-config courier`.
 install-files:
 	@test -f $(BUILT)/libCourierC.so || { echo "install-files: no $(BUILT)/libCourierC.so (run make install)"; exit 1; }
@@ -175,6 +175,9 @@ install-files:
 	ln -sfn libcourier.so.$(ABI) $(DESTDIR)$(PREFIX)/lib/libcourier.so
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' cbindings/courier.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/courier.pc
 	if [ -x $(BUILT)/courier ]; then install -m 755 $(if $(STRIP),-s,) $(BUILT)/courier $(DESTDIR)$(PREFIX)/bin/courier; fi
+	# courier.1, written by the CLI from the flag table its --help prints.
+	if [ -x $(BUILT)/courier ]; then install -d $(DESTDIR)$(PREFIX)/share/man/man1 && \
+	  $(BUILT)/courier --man-page > $(DESTDIR)$(PREFIX)/share/man/man1/courier.1; fi
 	install -d $(DESTDIR)$(PREFIX)/lib/courier/python/courier
 	install -m 644 cbindings/python/courier/*.py $(DESTDIR)$(PREFIX)/lib/courier/python/courier/
 	# The loader's cache knows the new library at once in the standard prefixes.

@@ -17,11 +17,13 @@ let package = Package(
         .systemLibrary(name: "CLLHTTP", pkgConfig: "libllhttp", providers: [.apt(["libllhttp-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CBrotli", pkgConfig: "libbrotlidec", providers: [.apt(["libbrotli-dev"])]),
+        .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
 
         // llhttp's per-field callbacks, kept in C (one Swift call per response head, not per field).
         .target(name: "CHTTPParser", dependencies: ["CLLHTTP"]),
         // transport -> HTTP/1 -> pool -> queue, on one libuv loop. No Foundation.
-        .target(name: "CourierCore", dependencies: ["CUV", "CLLHTTP", "CHTTPParser", "COpenSSL", "CZlib"]),
+        .target(name: "CourierCore", dependencies: ["CUV", "CLLHTTP", "CHTTPParser", "COpenSSL", "CZlib", "CBrotli", "CZstd"]),
         // Engine / Operation / Response: callbacks and async/await.
         .target(name: "Courier", dependencies: ["CourierCore"]),
         // The C ABI. Only courier_* symbols are exported (a linker version script).

@@ -103,6 +103,7 @@ extern "C" {
 #define COURIER_E_REDIRECT_LOCATION    (COURIER_E_REDIRECT_REJECTED | (3 << 8))
 #define COURIER_E_CORRUPT_ENCODING     (COURIER_E_DECODING | (1 << 8))
 #define COURIER_E_DECODED_TOO_LARGE    (COURIER_E_DECODING | (2 << 8))
+#define COURIER_E_UNSUPPORTED_ENCODING (COURIER_E_DECODING | (3 << 8))  /* not gzip, deflate, br or zstd */
 #define COURIER_E_FILE_READ            (COURIER_E_FILE | (1 << 8))
 #define COURIER_E_FILE_WRITE           (COURIER_E_FILE | (2 << 8))
 #define COURIER_E_BODY_SOURCE          (COURIER_E_FILE | (3 << 8))   /* a read callback aborted, or

@@ -22,7 +22,7 @@ public struct Response: Sendable {
 
     /// The status line and headers.
     public var head: ResponseHead { transfer.head ?? ResponseHead() }
-    /// The body, decoded from gzip/deflate when that was on. Empty when it went to a file.
+    /// The body, decoded from its content coding (gzip, deflate, br, zstd) when that was on. Empty when it went to a file.
     public var body: [UInt8] { transfer.responseBody }
     /// Trailer fields of a chunked response.
     public var trailers: HTTPHeaders { transfer.trailers }

@@ -16,6 +16,7 @@ package enum FuzzTargets {
         ("cookies", CookieReading.run),
         ("proxy", ProxyReading.run),
         ("outbox", OutboxReading.run),
+        ("codings", ContentDecoding.run),
     ]
 
     package static func named(_ name: String) -> (@Sendable (UnsafeRawBufferPointer) -> Void)? {

@@ -32,6 +32,11 @@ struct CommandLineOptions {
     /// `-#`: a progress bar even when stderr is not a terminal.
     var forceProgressBar = false
     var help = false
+    /// `--help <category>` (nil: the important options).
+    var helpCategory: String?
+    /// -M/--manual (text) and --man-page (troff).
+    var manual = false
+    var manPage = false
     var version = false
     var globOff = false
     var caFile: String?
@@ -96,6 +101,10 @@ struct CommandLineOptions {
     /// overwrite an existing file.
     var remoteHeaderName = false
     var clobber = false
+    /// --trace-ascii: curl's trace of every exchange to this file ("-" is stdout).
+    var traceFile: String?
+    /// -4/-6, --resolve and --connect-to: where connections go (see `ConnectRoute`).
+    var route: ConnectRoute?
 }
 
 /// A `-d` / `--data-binary` / `--json` value: literal text or `@file` (`@-` is stdin).
@@ -116,7 +125,7 @@ struct UsageError: Error {
 enum ArgumentParser {
     /// Flags without a value.
     static let shortFlags: Set<Character> = ["j", "i", "I", "L", "f", "s", "S", "v", "O", "Z", "h", "V", "#", "g", "k",
-                                             "G", "R", "J"]
+                                             "G", "R", "J", "M", "4", "6"]
     /// Flags that take a value.
     static let shortWithValue: Set<Character> = ["X", "H", "d", "o", "m", "w", "A", "u", "E", "D", "F", "T", "C", "b", "c", "x", "U",
                                                  "e", "r", "K"]
@@ -154,6 +163,10 @@ enum ArgumentParser {
                 options.urls.append(argument)
             }
             index += 1
+        }
+        // curl's `--help all`, `-h tls`: a category word after --help is not a URL.
+        if options.help, let first = options.urls.first, first == "all" || first == "category" || FlagDoc.Category(rawValue: first) != nil {
+            options.helpCategory = options.urls.removeFirst()
         }
         return options
     }
@@ -197,6 +210,9 @@ enum ArgumentParser {
         case "r": o.range = value
         case "R": o.remoteTime = true
         case "J": o.remoteHeaderName = true
+        case "M": o.manual = true
+        case "4": o.route = (o.route ?? ConnectRoute()).with { $0.family = .ipv4 }
+        case "6": o.route = (o.route ?? ConnectRoute()).with { $0.family = .ipv6 }
         default: throw UsageError(message: "option -\(flag): is unknown")
         }
     }
@@ -210,6 +226,18 @@ enum ArgumentParser {
         case "--data-raw": o.data.append(DataArgument(text: try value(argument), kind: .raw))
         case "--data-urlencode": o.data.append(DataArgument(text: try value(argument), kind: .urlencode))
         case "--get": o.get = true
+        case "--ipv4": o.route = (o.route ?? ConnectRoute()).with { $0.family = .ipv4 }
+        case "--ipv6": o.route = (o.route ?? ConnectRoute()).with { $0.family = .ipv6 }
+        case "--resolve":
+            let text = try value(argument)
+            var route = o.route ?? ConnectRoute()
+            do { try route.addResolve(text) } catch { throw UsageError(message: error.message) }
+            o.route = route
+        case "--connect-to":
+            let text = try value(argument)
+            var route = o.route ?? ConnectRoute()
+            do { route.redirects.append(try ConnectRoute.Redirect(parsing: text)) } catch { throw UsageError(message: error.message) }
+            o.route = route
         case "--referer": o.referer = try value(argument)
         case "--range": o.range = try value(argument)
         case "--fail-with-body": o.failWithBody = true
@@ -241,6 +269,7 @@ enum ArgumentParser {
         case "--silent": o.silent = true
         case "--show-error": o.showError = true
         case "--verbose": o.verbose = true
+        case "--trace-ascii": o.traceFile = try value(argument)
         case "--write-out": o.writeOut = try value(argument)
         case "--parallel": o.parallel = true
         case "--parallel-max":
@@ -296,6 +325,8 @@ enum ArgumentParser {
             default: throw UsageError(message: "option --tls-max: expected 1.2 or 1.3")
             }
         case "--help": o.help = true
+        case "--manual": o.manual = true
+        case "--man-page": o.manPage = true
         case "--version": o.version = true
         default: throw UsageError(message: "option \(argument): is unknown")
         }
@@ -329,5 +360,14 @@ enum ArgumentParser {
         let multipliers: [Character: UInt64] = ["k": 1 << 10, "K": 1 << 10, "m": 1 << 20, "M": 1 << 20, "g": 1 << 30, "G": 1 << 30]
         if let multiplier = multipliers[last], let n = UInt64(text.dropLast()) { return n * multiplier }
         return UInt64(text)
+    }
+}
+
+extension ConnectRoute {
+    /// A copy changed by `change` (for the flags that each set one part).
+    func with(_ change: (inout ConnectRoute) -> Void) -> ConnectRoute {
+        var copy = self
+        change(&copy)
+        return copy
     }
 }

@@ -24,13 +24,18 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
     private var outputPath: String?
     private var streamsToStdout = false
     private var headerBytes = 0
-    private var progress: ProgressBar?
+    private var progress: (any ProgressDisplay)?
     private(set) var exitCode: Int32 = 0
     /// The -o/-O destination's staged file, committed or discarded when the transfer is reported.
     private var outputFile: FileSink?
     private var failedHTTPStatus: Int?
     /// The status of the last head received (a redirect's, when redirects ran out).
     private var lastStatus = 0
+    /// -v: the connection the last exchange used, and whether its response closes it.
+    private var servingConnection: UInt64?
+    private var closesConnection = false
+    /// --trace-ascii's file.
+    private let trace: HeaderDump?
     private let cache: ResponseCache?
     private let headerDump: HeaderDump?
     private let cookies: CookieJar?
@@ -41,7 +46,8 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
 
     init(index: Int, rawURL: String, output: Output, options: CommandLineOptions, body: (body: RequestBody, contentType: String?)?, showProgress: Bool,
          cache: ResponseCache?, headerDump: HeaderDump?, cookies: CookieJar? = nil, cookieHeader: String? = nil,
-         journal: Journal? = nil, resending entry: OutboxEntry? = nil) {
+         journal: Journal? = nil, resending entry: OutboxEntry? = nil, trace: HeaderDump? = nil) {
+        self.trace = trace
         self.journal = journal
         outboxID = entry?.id
         self.cookies = cookies
@@ -183,8 +189,10 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
             streamsToStdout = true
             transfer.sink = .file(FileSink(descriptor: 1, name: "stdout"))
         }
+        // curl's rule: a meter on stderr when the body goes to a file or a pipe (not to a terminal);
+        // -# draws a bar instead.
         if showProgress, outputPath != nil || !Terminal.stdoutIsTerminal || options.forceProgressBar {
-            progress = ProgressBar()
+            progress = options.forceProgressBar ? ProgressBar() : ProgressMeter()
             transfer.reportsProgress = true
             transfer.progressIntervalMillis = 100
         }
@@ -217,6 +225,7 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         transferOptions.cache = cache
         transferOptions.cookies = cookies
         transferOptions.proxy = proxy
+        transferOptions.route = options.route
         return transferOptions
     }
 
@@ -312,7 +321,7 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         }
         let headText = headText(head)
         headerBytes += headText.utf8.count
-        if options.verbose { verboseLog(transfer, head) }
+        if options.verbose || trace != nil { logExchange(transfer, head) }
         if options.include || options.head {
             switch transfer.sink {
             case .file(let file):
@@ -338,15 +347,18 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
     }
 
     func transferDidProgress(_ transfer: Transfer) {
-        progress?.update(received: transfer.metrics.bodyBytesReceived, expected: transfer.expectedBodyLength)
+        progress?.update(Self.sample(transfer))
     }
 
     func transferDidComplete(_ transfer: Transfer) {
-        if let progress {
-            if transfer.error == nil { progress.update(received: transfer.metrics.bodyBytesReceived, expected: transfer.expectedBodyLength) }
-            progress.finish()
-        }
+        progress?.finish(Self.sample(transfer))
         done.signal()
+    }
+
+    private static func sample(_ transfer: Transfer) -> ProgressSample {
+        ProgressSample(received: transfer.metrics.bodyBytesReceived, expected: transfer.expectedBodyLength,
+                       sent: UInt64(max(0, transfer.requestBodyBytesSent)),
+                       sendTotal: transfer.requestBodyLength > 0 && !transfer.isRequestBodyChunked ? UInt64(transfer.requestBodyLength) : nil)
     }
 
     // MARK: Reporting (main thread, after completion)
@@ -390,6 +402,11 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
                     }
                 }
             }
+        }
+        let ending = VerboseLog.end(transfer, connection: servingConnection, closing: closesConnection || transfer?.error != nil)
+        if options.verbose, !ending.isEmpty { Terminal.error("* \(ending)\n") }
+        if let trace, let transfer {
+            trace.write(VerboseLog.traceData(transfer.metrics.bodyBytesReceived) + (ending.isEmpty ? "" : "== Info: \(ending)\n"))
         }
         var message = error?.message
         if let journal, let outboxID {
@@ -471,27 +488,12 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         head.statusLine + "\r\n" + head.headers.description + "\r\n"
     }
 
-    private func verboseLog(_ transfer: Transfer, _ head: ResponseHead) {
-        var lines = ""
-        let m = transfer.metrics
-        if m.reusedConnection {
-            lines += "* Re-using existing connection to \(transfer.url.host) port \(transfer.url.port)\n"
-        } else {
-            lines += "* Connected to \(transfer.url.host) (\(WriteOut.remoteIP(m.remoteAddress))) port \(transfer.url.port)\n"
-        }
-        var request: [UInt8] = []
-        RequestEncoder.encodeHead(method: transfer.method, path: transfer.url.path, query: transfer.url.query, hostHeader: transfer.url.hostHeader,
-                                  headers: transfer.headers,
-                                  framing: .init(host: !transfer.headers.contains("Host"),
-                                                 contentLength: RequestEncoder.contentLength(for: transfer.method, bodyLength: transfer.requestBodyLength),
-                                                 acceptEncoding: transfer.options.decompress && !transfer.headers.contains("Accept-Encoding")),
-                                  into: &request)
-        for line in String(decoding: request, as: UTF8.self).split(separator: "\r\n", omittingEmptySubsequences: false).dropLast() {
-            lines += "> \(line)\n"
-        }
-        lines += "< \(head.statusLine)\n"
-        for (name, value) in head.headers { lines += "< \(name): \(value)\n" }
-        lines += "<\n"
-        Terminal.error(lines)
+    /// -v and --trace-ascii for one exchange (loop thread, when its head arrives).
+    private func logExchange(_ transfer: Transfer, _ head: ResponseHead) {
+        let exchange = VerboseLog.exchange(transfer, head)
+        servingConnection = transfer.connectionInfo?.id
+        closesConnection = head.headers["Connection"]?.lowercased() == "close"
+        if options.verbose { Terminal.error(VerboseLog.verbose(exchange)) }
+        trace?.write(VerboseLog.trace(exchange))
     }
 }

@@ -1,9 +1,9 @@
 import CourierCore
 import Glibc
 
-/// `-D/--dump-header`: every response head of every transfer, in curl's format (the status line
-/// and fields as received, CRLF line ends, a blank line after each head), to a file created or
-/// truncated at start, or to stdout for "-". Written on the loop thread as heads arrive.
+/// A text file the transfers write to as they go, created or truncated at start ("-" is stdout),
+/// written on the loop thread: `-D/--dump-header`'s heads in curl's format (the status line and
+/// fields as received, CRLF line ends, a blank line after each head), `--trace-ascii`'s trace.
 final class HeaderDump: @unchecked Sendable {
     private let sink: FileSink
     private let lock = Lock()

@@ -28,14 +28,27 @@ enum Terminal {
     }
 }
 
-/// curl's `-#` style bar on stderr: `###########        52.3%  1.2 MB/s`.
-final class ProgressBar: @unchecked Sendable {
+/// curl's `-#` style bar on stderr: `###########        52.3%  1.2 MB/s`, redrawn when the
+/// tenth of a percent changes (or, without a known size, at most ten times a second).
+final class ProgressBar: ProgressDisplay, @unchecked Sendable {
     private var lastDrawn = -1
     private let startNanos = monotonicNanos()
     private var finished = false
 
+    private var lastDrawNanos: UInt64 = 0
+
+    func update(_ sample: ProgressSample) { update(received: sample.received, expected: sample.expected) }
+
+    func finish(_ sample: ProgressSample) {
+        update(sample)
+        finish()
+    }
+
     func update(received: UInt64, expected: UInt64?) {
         guard !finished else { return }
+        let now = monotonicNanos()
+        if expected == nil, now &- lastDrawNanos < 100_000_000 { return }
+        lastDrawNanos = now
         let width = max(10, Terminal.columns - 28)
         let elapsed = Double(monotonicNanos() - startNanos) / 1e9
         let rate = elapsed > 0 ? Double(received) / elapsed : 0
@@ -58,7 +71,7 @@ final class ProgressBar: @unchecked Sendable {
     func finish() {
         guard !finished else { return }
         finished = true
-        if lastDrawn >= 0 || true { Terminal.error("\n") }
+        Terminal.error("\n")
     }
 
     private func pad(_ s: String, _ n: Int) -> String {

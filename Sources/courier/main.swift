@@ -5,80 +5,8 @@ import Glibc
 
 // courier: a curl-compatible command line for the subset of curl Courier implements, with curl's
 // exit codes. Every URL goes through Courier's shared queue and connection pool, so several URLs to
-// one host reuse one connection (sequentially) or share the queue's width (with -Z).
-
-let usage = """
-Usage: courier [options...] <url>...
- -d, --data <data>          HTTP POST data (@file reads a file)
-     --data-binary <data>   HTTP POST data, sent as is
-     --data-raw <data>      HTTP POST data, '@' has no special meaning
-     --json <data>          POST JSON (sets Content-Type and Accept)
- -f, --fail                 Fail with exit code 22 on HTTP errors, no body output
- -H, --header <header>      Add a header ('Name:' removes one Courier would send)
- -I, --head                 Show response headers only (HEAD request)
- -i, --include              Include response headers in the output
- -D, --dump-header <file>   Write every response head to <file> ('-' is stdout)
-     --cache-dir <dir>      Keep a private HTTP cache in <dir> across invocations
- -L, --location             Follow redirects
-     --max-redirs <num>     Maximum number of redirects (default 50)
- -m, --max-time <seconds>   Maximum time for each transfer
-     --retry <num>          Retry transient failures (timeouts, resets, 408, 429, 500,
-                            502, 503, 504) up to <num> times; Retry-After is honoured
-     --retry-delay <s>      Wait <s> seconds before each retry (default: 1 s, doubling)
-     --retry-max-time <s>   Start no retry later than <s> seconds after the first attempt
-     --retry-all-errors     Retry on any error
-     --retry-connrefused    Retry when the connection is refused too
-     --connect-timeout <s>  Maximum time for name resolution and connect
-     --compressed           Request and decode gzip/deflate
-     --max-filesize <bytes> Maximum body size (k, M, G suffixes)
- -F, --form <name=content>  Multipart form part: name=value, name=@file (upload),
-                            name=<file (file as value); ;type= and ;filename= after a file
-     --form-string <n=v>    Multipart form field, taken literally
- -T, --upload-file <file>   PUT a file ('-' reads stdin, sent chunked)
- -C, --continue-at -        Resume the download where the output file ends
-     --limit-rate <speed>   Most bytes per second, each direction (k, M, G suffixes)
-     --create-dirs          Create the output file's missing directories
- -o, --output <file>        Write the body of the next URL to <file>
- -O, --remote-name          Write the body to a file named like the URL's last path segment
-     --outbox <dir>         Journal each request in <dir> before sending it; one its
-                            host did not answer stays there (exit 75: try again later)
-     --flush                With --outbox: send every waiting request, in order; exit
-                            0 only when the outbox is empty
-     --watch-network        Print the network (kind, interface, reachable) and each
-                            change as it happens (for -m seconds, else until killed);
-                            with URLs, whether each one's host can be reached, and why
- -s, --silent               Silent mode (no progress, no error messages)
- -S, --show-error           Show errors even when silent
- -u, --user <user:password> Basic authentication
-     --oauth2-bearer <token> Bearer authentication (RFC 6750)
- -x, --proxy <[http://]host[:port]> Use this HTTP proxy ("" for none; default: env)
-     --noproxy <list>       Hosts (names, addresses, CIDR; * for all) reached directly
- -U, --proxy-user <user:password> Proxy Basic credentials
- -b, --cookie <data|file>   Send "name=value; ..." as is, or read cookies from a file
-                            (Netscape format, as curl writes); turns the cookie engine on
- -c, --cookie-jar <file>    Write every cookie to <file> after the transfers ('-' is stdout)
- -j, --junk-session-cookies Drop the session cookies read with -b
- -A, --user-agent <name>    User-Agent to send
- -v, --verbose              Show request and response headers on stderr
- -w, --write-out <format>   Print after each transfer, e.g. '%{http_code} %{time_total}\\n'
-                            (also %{cache_status}: hit, miss, revalidated, stale, bypass)
- -Z, --parallel             Run the URLs in parallel through the shared queue
-     --parallel-max <num>   Parallel width (default 50)
- -g, --globoff              Do not expand [1-9] and {a,b} in URLs
-     --cacert <file>        Trust the CAs in this PEM file (besides the system's)
-     --capath <dir>         Trust the CAs in this hashed directory
- -k, --insecure             Accept any server certificate (pins still apply)
-     --no-sessionid         Full TLS handshakes: no session resumption
-     --pinnedpubkey <pins>  sha256//BASE64[;sha256//...] or a public key file
- -E, --cert <file>          Client certificate (PEM)
-     --key <file>           Client private key (PEM)
-     --pass <phrase>        Passphrase of the client key
-     --tlsv1.2, --tlsv1.3   Lowest TLS version to use
-     --tls-max <1.2|1.3>    Highest TLS version to use
- -V, --version              Show the version
- -h, --help                 This help
-
-"""
+// one host reuse one connection (sequentially) or share the queue's width (with -Z). The flags and
+// their help are in FlagTable.
 
 var options: CommandLineOptions
 do {
@@ -101,7 +29,15 @@ if options.fail, options.failWithBody {
     exit(ExitCode.usage)
 }
 if options.help {
-    Terminal.write(usage)
+    guard let text = FlagTable.help(options.helpCategory) else {
+        Terminal.error("courier: unknown category provided, here is a list of all categories:\n\n" + (FlagTable.help("category") ?? ""))
+        exit(ExitCode.usage)
+    }
+    Terminal.write(text)
+    exit(0)
+}
+if options.manual || options.manPage {
+    Terminal.write(options.manPage ? FlagTable.manPage(version: CourierVersion.string) : FlagTable.help("all")!)
     exit(0)
 }
 if options.version {
@@ -186,8 +122,19 @@ if let path = options.dumpHeader {
     }
 }
 
+var trace: HeaderDump?
+if let path = options.traceFile {
+    do {
+        trace = try HeaderDump(path: path)
+    } catch {
+        Terminal.error("courier: (23) \(error.message)\n")
+        exit(23)
+    }
+}
+
+// curl draws its meter whether or not stderr is a terminal (a log shows it too); -s and
+// --no-progress-meter turn it off, and -v's lines would be torn by it.
 let progressAllowed = !options.silent && !options.verbose && options.progressBar
-    && (Terminal.stderrIsTerminal || options.forceProgressBar)
 if options.parallel {
     SharedQueue.width = options.parallelMax
     SharedQueue.defaultHostLimit = options.parallelMax
@@ -253,7 +200,7 @@ while nextURL < urls.count || !inFlight.isEmpty {
     while nextURL < urls.count, inFlight.count < window {
         let job = CLIJob(index: nextURL, rawURL: urls[nextURL].url, output: urls[nextURL].output, options: options, body: requestBody,
                          showProgress: progressAllowed && !options.parallel, cache: cache, headerDump: headerDump,
-                         cookies: cookieJar, cookieHeader: cookieHeader, journal: journal)
+                         cookies: cookieJar, cookieHeader: cookieHeader, journal: journal, trace: trace)
         job.start()
         inFlight.append(job)
         nextURL += 1
@@ -278,6 +225,7 @@ if let path = options.cookieJarPath, let jar = cookieJar {
     }
 }
 headerDump?.close()
+trace?.close()
 // A clean shutdown (every connection closed, the loop thread joined) keeps valgrind runs of the
 // CLI meaningful and costs well under a millisecond.
 Runtime.shared.shutdown()

@@ -8,6 +8,8 @@
  *   scenarios tls URL CA CERT KEY PINS  https through the C ABI: CA, client certificate, pins
  *   scenarios cache BASE FRESH STALE SLOW DIR   the HTTP cache: hits, phases, cached-then-fresh,
  *                                       a generated 504, statistics, memory drop, coalescing
+ *   scenarios codings BASE              br and zstd bodies decoded, an unknown coding refused,
+ *                                       decoding off leaves the body as sent
  */
 #include <courier.h>
 
@@ -542,7 +544,44 @@ static int descriptors(const char *url) {
     return 0;
 }
 
+/* GET BASE+path: the code, and the body's length and first bytes in `start`. */
+static int fetch(const char *base, const char *path, int decompress, size_t *length, char *start, size_t capacity) {
+    char url[512];
+    snprintf(url, sizeof url, "%s%s", base, path);
+    courier_request *request = NULL;
+    int code = courier_request_create(NULL, "GET", url, &request);
+    if (code != COURIER_OK) return code;
+    if (!decompress) courier_request_set_decompress(request, 0);
+    courier_response *response = NULL;
+    code = courier_request_perform(request, &response);
+    *length = 0;
+    if (response) {
+        const uint8_t *body = courier_response_body(response, length);
+        snprintf(start, capacity, "%.*s", (int)(*length < capacity - 1 ? *length : capacity - 1), body ? (const char *)body : "");
+    }
+    courier_response_free(response);
+    courier_request_free(request);
+    return code;
+}
+
+static int codings(const char *base) {
+    size_t length = 0;
+    char start[16];
+    int code;
+    if ((code = fetch(base, "/br", 1, &length, start, sizeof start)) != COURIER_OK) return fail("br", code);
+    if (length != 10000 || strncmp(start, "hello, compr", 12) != 0) return fail("br body", COURIER_E_CORRUPT_ENCODING);
+    if ((code = fetch(base, "/zstd", 1, &length, start, sizeof start)) != COURIER_OK) return fail("zstd", code);
+    if (length != 10000 || strncmp(start, "hello, compr", 12) != 0) return fail("zstd body", COURIER_E_CORRUPT_ENCODING);
+    code = fetch(base, "/unknown-coding", 1, &length, start, sizeof start);
+    if (code != COURIER_E_UNSUPPORTED_ENCODING) return fail("an unknown coding", code);
+    if (strstr(courier_strerror(code), "unsupported") == NULL) return fail("its message", code);
+    if ((code = fetch(base, "/br", 0, &length, start, sizeof start)) != COURIER_OK || length >= 10000) return fail("decoding off", code);
+    printf("codings: br and zstd decoded, an unknown coding refused, decoding off leaves %zu bytes\n", length);
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc >= 3 && strcmp(argv[1], "codings") == 0) return codings(argv[2]);
     if (argc >= 3 && strcmp(argv[1], "loopfail") == 0) return loopfail(argv[2]);
     if (argc >= 3 && strcmp(argv[1], "cancel") == 0) return cancel(argv[2]);
     if (argc >= 5 && strcmp(argv[1], "download") == 0) return download(argv[2], argv[3], argv[4]);

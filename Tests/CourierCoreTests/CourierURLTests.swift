@@ -132,7 +132,7 @@ struct RequestEncoderTests {
                                   framing: .init(host: true, contentLength: 1234567890, acceptEncoding: true), into: &buffer)
         #expect(String(decoding: buffer, as: UTF8.self) ==
             "POST /submit?x=1 HTTP/1.1\r\nHost: example.com:8080\r\nContent-Type: application/json\r\n"
-            + "Accept-Encoding: gzip, deflate\r\nContent-Length: 1234567890\r\n\r\n")
+            + "Accept-Encoding: gzip, deflate, br, zstd\r\nContent-Length: 1234567890\r\n\r\n")
     }
 
     @Test func callerHostWinsAndGetHasNoLength() {

@@ -127,6 +127,8 @@ struct CABITests {
         #expect(starved.status == 0, "\(starved.stdout)\(starved.stderr)")
         #expect(starved.stdout.contains("starved \(COURIER_E_LOOP_UNAVAILABLE)"))
 
+        let codings = try await runProcess(bin + "/scenarios", ["codings", s.scripted])
+        #expect(codings.status == 0, "\(codings.stdout)\(codings.stderr)")
         let cancelled = try await runProcess(bin + "/scenarios", ["cancel", s.scripted + "/silence?s=10"])
         #expect(cancelled.status == 0, "\(cancelled.stdout)\(cancelled.stderr)")
 
@@ -169,7 +171,7 @@ struct CABITests {
                                            directory: TestServers.packageRoot)
         try #require(install.status == 0, "\(install.stdout)\(install.stderr)")
         for path in ["include/courier.h", "lib/libcourier.so.0.1.0", "lib/libcourier.so.1", "lib/libcourier.so",
-                     "lib/pkgconfig/courier.pc", "bin/courier", "lib/courier/python/courier/__init__.py"] {
+                     "lib/pkgconfig/courier.pc", "bin/courier", "lib/courier/python/courier/__init__.py", "share/man/man1/courier.1"] {
             #expect(FileManager.default.fileExists(atPath: prefix + "/" + path), "\(path) not installed")
         }
         let environment = ["PKG_CONFIG_PATH": prefix + "/lib/pkgconfig"]

@@ -94,6 +94,25 @@ struct MisbehaviourTests {
         #expect(raw.bodyText == "raw deflate body")
     }
 
+    /// br and zstd through the transfer: decoded, bounded like gzip, corrupt and unknown codings
+    /// named as what they are.
+    @Test func brotliAndZstdBodies() async throws {
+        let text = String(repeating: "hello, compressed world. ", count: 400)
+        for path in ["/br", "/zstd"] {
+            let (t, _) = await fetch(s.scripted + path)
+            #expect(t.error == nil && t.bodyText == text, "\(path): \(String(describing: t.error))")
+        }
+        _ = await expectError("/br-bomb", .decodedTooLarge) { $0.limits.maxDecodedBytes = 1 << 20 }
+        _ = await expectError("/zstd-bomb", .decodedTooLarge) { $0.limits.maxDecodedBytes = 1 << 20 }
+        _ = await expectError("/corrupt-br", .corruptEncoding)
+        _ = await expectError("/zstd-wide", .corruptEncoding)
+        let unknown = await expectError("/unknown-coding", .unsupportedEncoding)
+        #expect(unknown.error?.message.contains("unsupported") == true)
+        // Offered in Accept-Encoding when decoding is on.
+        let (echo, _) = await fetch(s.scripted + "/echo")
+        #expect(echo.bodyText.contains("gzip, deflate, br, zstd"), "\(echo.bodyText)")
+    }
+
     @Test func wellFormedOddities() async {
         let (interim, _) = await fetch(s.scripted + "/interim")
         #expect(interim.head?.status == 200 && interim.bodyText == "final")

@@ -40,10 +40,11 @@ def send(conn, status, body=b"", extra=()):
 
 
 def serve(answer, port=0, host="127.0.0.1"):
-    """Listens on 127.0.0.1 (`port`, by default an ephemeral one, printed with a 0 as the other
-    scripted servers print theirs), and for each request of each connection calls answer(conn, method, target,
-    headers, body), which writes the response and returns False when the connection is done."""
-    listener = socket.socket()
+    """Listens on `host` (127.0.0.1; an IPv6 address such as ::1 listens there only) at `port`
+    (by default an ephemeral one, printed with a 0 as the other scripted servers print theirs),
+    and for each request of each connection calls answer(conn, method, target, headers, body),
+    which writes the response and returns False when the connection is done."""
+    listener = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     if port:
         # The test reserved the port with a bound, never listening SO_REUSEPORT socket (refused

@@ -9,6 +9,7 @@ redirect loops). Standard library only.
 """
 import gzip
 import json
+import os
 import socket
 import struct
 import sys
@@ -17,6 +18,8 @@ import time
 import urllib.parse
 import zlib
 import parent_guard
+
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Fixtures", "codings")
 
 STATS_LOCK = threading.Lock()
 ACTIVE = {}      # group -> requests in progress
@@ -305,6 +308,20 @@ def serve(conn, port, method, path, query, headers, raw_headers, body):
         data = gzip.compress(b"\0" * (64 * 1024 * 1024), compresslevel=9)
         conn.sendall(response(200, data, [("Content-Encoding", "gzip")]))
         return True
+    if path in ("/br", "/zstd", "/br-bomb", "/zstd-bomb", "/corrupt-br", "/zstd-wide"):
+        # br and zstd bodies from the reference encoders (Tests/Fixtures/codings).
+        name = {"/br": "hello.br", "/zstd": "hello.zst", "/br-bomb": "bomb.br", "/zstd-bomb": "bomb.zst",
+                "/corrupt-br": "hello.br", "/zstd-wide": "wide-window.zst"}[path]
+        with open(os.path.join(FIXTURES, name), "rb") as fixture:
+            data = bytearray(fixture.read())
+        if path == "/corrupt-br":
+            data[len(data) // 2] ^= 0xFF
+        coding = "br" if "br" in path else "zstd"
+        conn.sendall(response(200, bytes(data), [("Content-Encoding", coding)]))
+        return True
+    if path == "/unknown-coding":
+        conn.sendall(response(200, b"\x1f\x9d\x90compressed", [("Content-Encoding", "compress")]))
+        return True
     if path == "/corrupt-gzip":
         data = bytearray(gzip.compress(b"hello world" * 100))
         data[15] ^= 0xFF
@@ -357,6 +374,22 @@ def main():
         except BlockingIOError:
             pass
         fillers.append(filler)
+    # The same hang on 127.0.0.2 at the server's own port: a name given both addresses
+    # (127.0.0.2 first) is reached only if the second attempt starts while the first hangs.
+    racer = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        racer.bind(("127.0.0.2", port))
+        racer.listen(0)
+        for _ in range(4):
+            filler = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            filler.setblocking(False)
+            try:
+                filler.connect(("127.0.0.2", port))
+            except BlockingIOError:
+                pass
+            fillers.append(filler)
+    except OSError:
+        pass
     time.sleep(0.2)
     print(port, blackhole_port, flush=True)
     while True:

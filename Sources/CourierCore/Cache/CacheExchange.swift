@@ -277,7 +277,7 @@ extension Transfer {
     /// field lines combined, or what the core adds itself (Accept-Encoding when decoding).
     package func requestValue(_ name: String) -> String? {
         if let value = _headers.combinedValue(for: name) { return value }
-        if name == "accept-encoding", _options.decompress { return "gzip, deflate" }
+        if name == "accept-encoding", _options.decompress { return ContentDecoder.acceptEncoding }
         return nil
     }
 

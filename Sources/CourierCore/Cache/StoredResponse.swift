@@ -5,7 +5,7 @@ import Synchronization
 ///
 /// What is stored is what the caller was given: the status line, the header fields as received
 /// minus those RFC 9111 section 3.1 leaves out (and the fields a qualified no-cache names), and the
-/// body as delivered (decoded from gzip/deflate when the request asked for that, `bodyDecoded`).
+/// body as delivered (decoded from its content coding when the request asked for that, `bodyDecoded`).
 /// The times are wall-clock epoch seconds of the exchange that produced (or last validated) it.
 /// Everything the freshness rules need is derived once here, so a lookup is arithmetic.
 package final class StoredResponse: @unchecked Sendable {

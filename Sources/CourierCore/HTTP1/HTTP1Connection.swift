@@ -93,6 +93,9 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
     package var timings: ConnectTimings { stream.timings }
 
     /// Opens the stream; the owner hears `connectionEstablished` or `connectionFailed`.
+    /// What TLS agreed on for this connection (nil for plain TCP), read now.
+    package var tlsDetails: TLSDetails? { stream.tlsDetails }
+
     package func connect() {
         rearmTimer()
         stream.open(delegate: self)

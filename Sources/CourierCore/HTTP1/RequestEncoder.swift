@@ -11,7 +11,7 @@ package enum RequestEncoder {
         package var host = true
         /// Body length for `Content-Length`; nil for none.
         package var contentLength: UInt64?
-        /// Add `Accept-Encoding: gzip, deflate` (when decoding and the caller set none).
+        /// Add `Accept-Encoding: gzip, deflate, br, zstd` (when decoding and the caller set none).
         package var acceptEncoding = false
         /// `Transfer-Encoding: chunked` (a body of unknown length) instead of Content-Length.
         package var chunked = false
@@ -67,7 +67,7 @@ package enum RequestEncoder {
             }
         }
         if framing.acceptEncoding {
-            buffer.append("Accept-Encoding: gzip, deflate\r\n")
+            buffer.append("Accept-Encoding: gzip, deflate, br, zstd\r\n")
         }
         if framing.chunked {
             buffer.append("Transfer-Encoding: chunked\r\n")

@@ -30,7 +30,7 @@ public struct ResponseLimits: Sendable, Hashable {
     public var maxHeaderCount: Int = 256
     /// Body bytes as received on the wire (before content decoding); nil means no limit.
     public var maxBodyBytes: UInt64? = nil
-    /// Body bytes after gzip/deflate decoding: the decompression-bomb bound. nil means
+    /// Body bytes after content decoding: the decompression-bomb bound. nil means
     /// "same as maxBodyBytes, or 1 GiB when that is unlimited".
     public var maxDecodedBytes: UInt64? = nil
 

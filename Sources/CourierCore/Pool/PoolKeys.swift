@@ -13,6 +13,8 @@ package struct PoolKeys {
         /// The proxy connections go through, nil for direct ones: a proxied connection never
         /// serves a direct request, nor one through another proxy, or the other way round.
         var proxy: Proxy?
+        /// Where a direct connection goes instead of the origin (nil: the origin, resolved).
+        var route: ConnectRoute? = nil
     }
 
     private var hostKeys: [String: Int] = [:]
@@ -28,6 +30,7 @@ package struct PoolKeys {
     package private(set) var tlsContexts: [TLSContext?] = []
     package private(set) var connectTimeouts: [Nanoseconds?] = []
     package private(set) var proxies: [Proxy?] = []
+    package private(set) var routes: [ConnectRoute?] = []
     private var lastOrigin = Origin(scheme: .http, host: "", port: 0)
     private var lastPoolKey = -1
     private var lastPoolTLSID = -1
@@ -86,11 +89,12 @@ package struct PoolKeys {
     @inline(never)
     private mutating func proxiedPoolKey(for transfer: Transfer, tlsID: Int) throws(CourierError) -> (key: Int, isNew: Bool) {
         let proxy = try transfer._options.proxySettings?.proxy(for: transfer._authority.origin)
-        if lastPoolKey >= 0, lastPoolTLSID == tlsID, transfer.targets(lastOrigin), lastPoolProxy == proxy {
+        let route = proxy == nil ? transfer._options.route : nil
+        if lastPoolKey >= 0, lastPoolTLSID == tlsID, transfer.targets(lastOrigin), lastPoolProxy == proxy, routes[lastPoolKey] == route {
             connectTimeouts[lastPoolKey] = transfer._options.timeouts.connect
             return (lastPoolKey, false)
         }
-        return intern(PoolKeyValue(origin: transfer._authority.origin, tls: tlsID, proxy: proxy), for: transfer)
+        return intern(PoolKeyValue(origin: transfer._authority.origin, tls: tlsID, proxy: proxy, route: route), for: transfer)
     }
 
     /// The key of `value`, made when new, and remembered as the last answer.
@@ -108,13 +112,14 @@ package struct PoolKeys {
             hostOfPoolKey.append(hostKey(for: value.origin.host))
             connectTimeouts.append(transfer._options.timeouts.connect)
             proxies.append(value.proxy)
+            routes.append(value.route)
             tlsContexts.append(value.tls >= 0 ? (try? builtContexts[value.tls].get()) : nil)
         }
         lastOrigin = value.origin
         lastPoolKey = key
         lastPoolTLSID = value.tls
         lastPoolProxy = value.proxy
-        lastPoolProxied = value.proxy != nil
+        lastPoolProxied = value.proxy != nil || value.route != nil
         return (key, isNew)
     }
 

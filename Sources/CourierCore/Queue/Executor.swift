@@ -379,8 +379,7 @@ final class Executor: HTTP1ConnectionDelegate, RetryApproval {
         for _ in 0..<count {
             let origin = keys.origins[key]
             let proxy = keys.proxies[key]
-            let tcp = proxy.map { proxyStream(to: $0, for: origin) }
-                ?? TCPStream(host: origin.host, port: origin.port, resolver: resolver, uvLoop: loop.uvLoop)
+            let tcp = proxy.map { proxyStream(to: $0, for: origin) } ?? directStream(to: origin, route: keys.routes[key])
             // Through a tunnel, TLS runs with the origin and is verified against its name.
             let stream: any ByteStream = keys.tlsContexts[key].map {
                 TLSStream(over: tcp, context: $0, host: origin.host, port: origin.port, sessions: sessions, sessionKey: key)
@@ -392,6 +391,15 @@ final class Executor: HTTP1ConnectionDelegate, RetryApproval {
             connections[connection.id] = connection
             connection.connect()
         }
+    }
+
+    /// A stream to `origin`, or where its route says (another host or port, given addresses, one
+    /// address family).
+    private func directStream(to origin: Origin, route: ConnectRoute?) -> TCPStream {
+        guard let route else { return TCPStream(host: origin.host, port: origin.port, resolver: resolver, uvLoop: loop.uvLoop) }
+        let target = route.target(for: origin)
+        return TCPStream(host: target.host, port: target.port, resolver: resolver, uvLoop: loop.uvLoop,
+                         addresses: target.addresses, family: route.family)
     }
 
     /// A stream to `proxy`: for https a CONNECT tunnel to `origin`, for http a connection the

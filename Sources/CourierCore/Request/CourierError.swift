@@ -131,6 +131,8 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let corruptEncoding = Code(17, 1)
         /// The decoded body exceeds `Limits.maxDecodedBytes` (a decompression bomb).
         public static let decodedTooLarge = Code(17, 2)
+        /// The response's Content-Encoding is not one Courier decodes (gzip, deflate, br, zstd).
+        public static let unsupportedEncoding = Code(17, 3)
 
         /// Reading the request body file failed.
         public static let fileRead = Code(20, 1)
@@ -338,6 +340,7 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
             (.decodingFailed, "COURIER_E_DECODING", "content decoding failed"),
             (.corruptEncoding, "COURIER_E_CORRUPT_ENCODING", "corrupt compressed body"),
             (.decodedTooLarge, "COURIER_E_DECODED_TOO_LARGE", "decompressed body exceeds the size limit"),
+            (.unsupportedEncoding, "COURIER_E_UNSUPPORTED_ENCODING", "unsupported content coding"),
             (.cancelled, "COURIER_E_CANCELLED", "cancelled"),
             (.sendFailed, "COURIER_E_SEND", "failed to send the request"),
             (.fileError, "COURIER_E_FILE", "file error"),

@@ -110,6 +110,10 @@ package final class Transfer: @unchecked Sendable {
     @exclusivity(unchecked) var poolKey = -1
     /// The connection serving the exchange while the machine is `.running`.
     @exclusivity(unchecked) var connection: HTTP1Connection?
+
+    /// The serving connection's number and TLS details, while it serves this transfer (loop
+    /// thread; `courier -v` shows them).
+    package var connectionInfo: (id: UInt64, tls: TLSDetails?)? { connection.map { ($0.id, $0.tlsDetails) } }
     @exclusivity(unchecked) var contentDecoder: ContentDecoder?
     @exclusivity(unchecked) var lastProgressMillis: UInt64 = 0
     @exclusivity(unchecked) var userSetHost = false
@@ -339,7 +343,7 @@ package final class Transfer: @unchecked Sendable {
         if _options.decompress, contentLength != 0, headStatus != 204, headStatus != 304, _method != .head {
             switch ContentDecoder.coding(for: contentEncoding) {
             case .success(let coding?):
-                contentDecoder = ContentDecoder(coding: coding, limit: _options.limits.decodedLimit)
+                contentDecoder = ContentDecoder.make(coding, limit: _options.limits.decodedLimit)
             case .success(nil):
                 break
             case .failure(let error):

@@ -119,24 +119,41 @@ public struct TransferOptions: Sendable, Hashable {
         let cookies: CookieJar?
         /// Explicit proxy settings; nil for the environment's.
         let proxy: ProxySettings?
-        init(retry: RetryPolicy?, cookies: CookieJar?, proxy: ProxySettings?) {
+        /// Where direct connections go instead (curl's --connect-to, --resolve, -4, -6).
+        let route: ConnectRoute?
+        init(retry: RetryPolicy?, cookies: CookieJar?, proxy: ProxySettings?, route: ConnectRoute?) {
             self.retry = retry
             self.cookies = cookies
             self.proxy = proxy
+            self.route = route
         }
         static func == (a: Composition, b: Composition) -> Bool {
-            a.retry == b.retry && a.cookies === b.cookies && a.proxy == b.proxy
+            a.retry == b.retry && a.cookies === b.cookies && a.proxy == b.proxy && a.route == b.route
         }
         func hash(into hasher: inout Hasher) {
             hasher.combine(retry)
             hasher.combine(cookies.map(ObjectIdentifier.init))
             hasher.combine(proxy)
+            hasher.combine(route)
         }
     }
 
-    private mutating func setComposition(retry: RetryPolicy?, cookies: CookieJar?, proxy: ProxySettings?) {
-        unique().values.composition = retry == nil && cookies == nil && proxy == nil
-            ? nil : Composition(retry: retry, cookies: cookies, proxy: proxy)
+    private mutating func setComposition(retry: RetryPolicy?, cookies: CookieJar?, proxy: ProxySettings?,
+                                         route: ConnectRoute?? = .none) {
+        let route = route ?? box.values.composition?.route
+        unique().values.composition = retry == nil && cookies == nil && proxy == nil && route == nil
+            ? nil : Composition(retry: retry, cookies: cookies, proxy: proxy, route: route)
+    }
+
+    /// Where direct connections go when not to the URL's host and port, and which address
+    /// families they use (curl's `--connect-to`, `--resolve`, `-4`, `-6`); nil (the default) for
+    /// the URL's, resolved, any family. Connections through a proxy go to the proxy.
+    public var route: ConnectRoute? {
+        get { box.values.composition?.route }
+        set {
+            let composition = box.values.composition
+            setComposition(retry: composition?.retry, cookies: composition?.cookies, proxy: composition?.proxy, route: .some(newValue))
+        }
     }
 
     /// When a failed attempt is sent again (see `RetryPolicy`); none by default.
@@ -210,7 +227,7 @@ public struct TransferOptions: Sendable, Hashable {
         get { box.values.limits }
         set { unique().values.limits = newValue }
     }
-    /// Ask for gzip/deflate (`Accept-Encoding`) and decode the body. The decoded size is bounded by
+    /// Ask for gzip, deflate, br and zstd (`Accept-Encoding`) and decode the body. The decoded size is bounded by
     /// `limits.decodedLimit`.
     public var decompress: Bool {
         get { box.values.decompress }

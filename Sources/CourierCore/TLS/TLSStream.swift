@@ -37,6 +37,8 @@ package final class TLSStream: ByteStream, ByteStreamDelegate {
 
     package var hasPendingWrites: Bool { tcp.hasPendingWrites }
 
+    package var tlsDetails: TLSDetails? { handshaking ? nil : tls?.details }
+
     // Every record of a read is decrypted and delivered before the read returns, so OpenSSL holds
     // no plaintext while the socket is paused.
     package func pauseReading() { tcp.pauseReading() }

@@ -32,6 +32,12 @@ package protocol ByteStream: AnyObject {
     func resumeReading()
     /// Closes the stream (TLS says close_notify first, best effort). Idempotent.
     func close()
+    /// What TLS agreed on, nil for plain TCP (read on demand: `courier -v`).
+    var tlsDetails: TLSDetails? { get }
+}
+
+extension ByteStream {
+    package var tlsDetails: TLSDetails? { nil }
 }
 
 /// What a byte stream reports to its owner.

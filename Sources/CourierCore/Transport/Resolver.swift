@@ -25,6 +25,15 @@ package final class Resolver {
         self.loop = loop
     }
 
+    /// RFC 6761 section 6.3: `localhost` and names under it are the loopback addresses, whatever
+    /// the system's resolver (or /etc/hosts) says, and never go to DNS. IPv6 first, as for any
+    /// name with both (the connection races them, RFC 8305).
+    package static let loopback = [SocketAddress(ipLiteral: "::1", port: 0)!, SocketAddress(ipLiteral: "127.0.0.1", port: 0)!]
+
+    package static func isLocalhost(_ host: String) -> Bool {
+        host == "localhost" || host == "localhost." || host.hasSuffix(".localhost") || host.hasSuffix(".localhost.")
+    }
+
     /// Drops the cached answers (the network changed: its DNS may answer differently). Lookups in
     /// flight still complete.
     package func forgetAnswers() { cache.removeAll() }
@@ -34,6 +43,10 @@ package final class Resolver {
     package func resolve(_ host: String, completion: @escaping Completion) {
         if let literal = SocketAddress(ipLiteral: host, port: 0) {
             completion(.success([literal]))
+            return
+        }
+        if Self.isLocalhost(host) {
+            completion(.success(Self.loopback))
             return
         }
         if let entry = cache[host], entry.expiresAtMillis > loop.nowMillis {

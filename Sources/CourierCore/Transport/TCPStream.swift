@@ -1,8 +1,10 @@
 import CUV
 import Glibc
 
-/// A TCP connection on the loop: resolution, connect with fallback across the host's addresses,
-/// reads into the loop's shared buffer (`LoopReadBuffers`), and writes that try the kernel first.
+/// A TCP connection on the loop: resolution, connect racing the host's addresses (Happy
+/// Eyeballs, RFC 8305: IPv6 and IPv4 interleaved, the next attempt 250 ms after the previous one
+/// started or at once when it fails, the first to connect wins and the others are closed), reads
+/// into the loop's shared buffer (`LoopReadBuffers`), and writes that try the kernel first.
 ///
 /// Writes go out with `uv_try_write`, head and body as two iovecs: on a keep-alive connection a
 /// small request leaves in that one `writev`, with nothing allocated or copied. Only what the
@@ -26,12 +28,22 @@ package final class TCPStream: ByteStream {
     @exclusivity(unchecked) private var connected = false
     @exclusivity(unchecked) private var addresses: [SocketAddress] = []
     @exclusivity(unchecked) private var addressIndex = 0
+    /// Connects in flight and the address each tries (the race; `handle` is set once one wins).
+    @exclusivity(unchecked) private var attempts: [(tcp: UnsafeMutablePointer<uv_tcp_t>, address: SocketAddress)] = []
+    /// Starts the next attempt when the latest has not connected in time (made only for a host
+    /// with several addresses).
+    @exclusivity(unchecked) private var raceTimer: UnsafeMutablePointer<uv_timer_t>?
+    /// RFC 8305 section 5's Connection Attempt Delay.
+    static let attemptDelayMillis: UInt64 = 250
     @exclusivity(unchecked) private var lastConnectError: Int32 = 0
     @exclusivity(unchecked) private var writesInFlight = 0
     @exclusivity(unchecked) private var readingPaused = false
     @exclusivity(unchecked) package private(set) var timings = ConnectTimings()
     /// Whether `host:port` is a proxy: its failures to resolve or connect are the proxy's.
     private let toProxy: Bool
+    /// Addresses given instead of a name lookup (curl's --resolve), and the family kept.
+    private let givenAddresses: [SocketAddress]?
+    private let family: ConnectRoute.Family
     /// The CONNECT exchange still to finish before the stream counts as open (a tunnel through
     /// a proxy); nil for a direct stream and once the tunnel is up.
     @exclusivity(unchecked) private var tunnel: TunnelHandshake?
@@ -40,7 +52,8 @@ package final class TCPStream: ByteStream {
     /// `proxy`, `host:port` is an HTTP proxy; with `tunnel` too, the stream opens only once the
     /// proxy has answered its CONNECT.
     package init(host: String, port: UInt16, resolver: Resolver, uvLoop: UnsafeMutablePointer<uv_loop_t>,
-                 proxy: Bool = false, tunnel: TunnelHandshake? = nil) {
+                 proxy: Bool = false, tunnel: TunnelHandshake? = nil, addresses: [SocketAddress]? = nil,
+                 family: ConnectRoute.Family = .any) {
         self.uvLoop = uvLoop
         self.host = host
         self.port = port
@@ -48,6 +61,8 @@ package final class TCPStream: ByteStream {
         adoptedDescriptor = nil
         toProxy = proxy || tunnel != nil
         self.tunnel = tunnel
+        givenAddresses = addresses
+        self.family = family
     }
 
     /// A stream over a descriptor that is already connected (one end of a socketpair in tests);
@@ -59,6 +74,8 @@ package final class TCPStream: ByteStream {
         resolver = nil
         adoptedDescriptor = descriptor
         toProxy = false
+        givenAddresses = nil
+        family = .any
     }
 
     package var hasPendingWrites: Bool { writesInFlight > 0 }
@@ -72,6 +89,7 @@ package final class TCPStream: ByteStream {
         self.delegate = delegate
         if let descriptor = adoptedDescriptor {
             let tcp = makeHandle()
+            handle = tcp
             let status = uv_tcp_open(tcp, uv_os_sock_t(descriptor))
             if status != 0 {
                 failOpen(CourierError(.connectFailed, "adopt descriptor: \(String(cString: uv_err_name(status)))"))
@@ -81,6 +99,11 @@ package final class TCPStream: ByteStream {
             return
         }
         timings.dnsStart = monotonicNanos()
+        if let givenAddresses {
+            timings.dnsEnd = timings.dnsStart
+            connect(to: givenAddresses)
+            return
+        }
         resolver!.resolve(host) { [self] result in
             guard !closed else { return }
             timings.dnsEnd = monotonicNanos()
@@ -88,45 +111,94 @@ package final class TCPStream: ByteStream {
             case .failure(let error):
                 failOpen(error)
             case .success(let found):
-                addresses = found.map { var a = $0; a.port = port; return a }
-                timings.connectStart = monotonicNanos()
-                tryNextAddress()
+                connect(to: found)
             }
         }
+    }
+
+    /// Tries `found` (of the family asked for) one after the other.
+    private func connect(to found: [SocketAddress]) {
+        let kept = family == .any ? found : found.filter { $0.isIPv6 == (family == .ipv6) }
+        guard !kept.isEmpty else {
+            // curl's codes: a name without an address of the family does not resolve (6); an
+            // address literal of the other family cannot be connected to (7).
+            let literal = SocketAddress(ipLiteral: host, port: 0) != nil
+            failOpen(CourierError(literal ? .connectFailed : .dnsFailure, "\(host) has no \(family == .ipv6 ? "IPv6" : "IPv4") address"))
+            return
+        }
+        addresses = Self.interleaved(kept).map { var a = $0; a.port = port; return a }
+        timings.connectStart = monotonicNanos()
+        tryNextAddress()
     }
 
     private func makeHandle() -> UnsafeMutablePointer<uv_tcp_t> {
         let tcp = UnsafeMutablePointer<uv_tcp_t>.allocate(capacity: 1)
         uv_tcp_init(uvLoop, tcp)
         tcp.pointee.data = Unmanaged.passRetained(self).toOpaque()
-        handle = tcp
         return tcp
     }
 
+    /// RFC 8305 section 4: the families alternate, starting with the resolver's first choice.
+    static func interleaved(_ found: [SocketAddress]) -> [SocketAddress] {
+        guard let first = found.first else { return found }
+        let preferred = found.filter { $0.isIPv6 == first.isIPv6 }
+        let other = found.filter { $0.isIPv6 != first.isIPv6 }
+        guard !other.isEmpty else { return found }
+        var out: [SocketAddress] = []
+        for index in 0..<max(preferred.count, other.count) {
+            if index < preferred.count { out.append(preferred[index]) }
+            if index < other.count { out.append(other[index]) }
+        }
+        return out
+    }
+
+    /// Starts the next address's attempt (a fresh handle: one whose connect failed cannot be
+    /// reused); with none left, fails once no attempt is in flight.
     private func tryNextAddress() {
-        guard addressIndex < addresses.count else {
-            let reason = lastConnectError == 0 ? "no address" : String(cString: uv_err_name(lastConnectError))
-            let last = addresses.last.map { " \($0)" } ?? ""
-            failOpen(CourierError(.connectFailed, "connect \(reason)\(last) (\(host))"))
+        while addressIndex < addresses.count {
+            let address = addresses[addressIndex]
+            addressIndex += 1
+            let tcp = makeHandle()
+            let request = UnsafeMutablePointer<uv_connect_t>.allocate(capacity: 1)
+            request.pointee.data = Unmanaged.passRetained(self).toOpaque()
+            let status = address.withSockaddr { uv_tcp_connect(request, tcp, $0, Self.onConnect) }
+            if status != 0 {
+                Unmanaged<TCPStream>.fromOpaque(request.pointee.data).release()
+                request.deallocate()
+                Self.closeHandle(tcp)
+                lastConnectError = status
+                continue
+            }
+            attempts.append((tcp, address))
+            if addressIndex < addresses.count { armRace() }
             return
         }
-        let address = addresses[addressIndex]
-        addressIndex += 1
-        if let old = handle {
-            // A handle whose connect failed cannot be reused; each attempt gets a fresh one.
-            Self.closeHandle(old)
-            handle = nil
+        guard attempts.isEmpty else { return }
+        let reason = lastConnectError == 0 ? "no address" : String(cString: uv_err_name(lastConnectError))
+        let last = addresses.last.map { " \($0)" } ?? ""
+        failOpen(CourierError(.connectFailed, "connect \(reason)\(last) (\(host))"))
+    }
+
+    /// The next attempt starts if this one has not connected within the attempt delay.
+    private func armRace() {
+        if raceTimer == nil {
+            let timer = UnsafeMutablePointer<uv_timer_t>.allocate(capacity: 1)
+            uv_timer_init(uvLoop, timer)
+            timer.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+            raceTimer = timer
         }
-        let tcp = makeHandle()
-        let request = UnsafeMutablePointer<uv_connect_t>.allocate(capacity: 1)
-        request.pointee.data = Unmanaged.passRetained(self).toOpaque()
-        let status = address.withSockaddr { uv_tcp_connect(request, tcp, $0, Self.onConnect) }
-        if status != 0 {
-            Unmanaged<TCPStream>.fromOpaque(request.pointee.data).release()
-            request.deallocate()
-            lastConnectError = status
-            tryNextAddress()
-        }
+        uv_timer_start(raceTimer, { timer in
+            let stream = Unmanaged<TCPStream>.fromOpaque(timer!.pointee.data).takeUnretainedValue()
+            guard !stream.closed, stream.handle == nil else { return }
+            stream.tryNextAddress()
+        }, Self.attemptDelayMillis, 0)
+    }
+
+    private func endRace() {
+        guard let timer = raceTimer else { return }
+        raceTimer = nil
+        uv_timer_stop(timer)
+        uv_close(UnsafeMutablePointer<uv_handle_t>(OpaquePointer(timer))) { $0?.deallocate() }
     }
 
     private static let onConnect: uv_connect_cb = { request, status in
@@ -136,16 +208,27 @@ package final class TCPStream: ByteStream {
         stream.connectFinished(status: status, handle: handle)
     }
 
-    private func connectFinished(status: Int32, handle attempt: UnsafeMutablePointer<uv_stream_t>?) {
-        // A callback for an attempt given up on (closed, or superseded) changes nothing.
-        guard !closed, let tcp = handle, UnsafeMutableRawPointer(tcp) == attempt.map({ UnsafeMutableRawPointer($0) }) else { return }
+    private func connectFinished(status: Int32, handle finished: UnsafeMutablePointer<uv_stream_t>?) {
+        // A callback for an attempt given up on (closed, or lost the race) changes nothing.
+        guard !closed, handle == nil,
+              let index = attempts.firstIndex(where: { UnsafeMutableRawPointer($0.tcp) == finished.map({ UnsafeMutableRawPointer($0) }) })
+        else { return }
+        let (tcp, address) = attempts.remove(at: index)
         if status != 0 {
+            Self.closeHandle(tcp)
             lastConnectError = status
+            // A failure starts the next attempt at once (RFC 8305 section 5).
+            if let timer = raceTimer { uv_timer_stop(timer) }
             tryNextAddress()
             return
         }
+        // The winner: every other attempt is closed.
+        for loser in attempts { Self.closeHandle(loser.tcp) }
+        attempts = []
+        endRace()
+        handle = tcp
         timings.connectEnd = monotonicNanos()
-        timings.remoteAddress = addresses[addressIndex - 1].description
+        timings.remoteAddress = address.description
         // A pooled connection should hold nothing it no longer needs.
         addresses = []
         uv_tcp_nodelay(tcp, 1)
@@ -338,6 +421,9 @@ package final class TCPStream: ByteStream {
         closed = true
         delegate = nil
         addresses = []
+        for attempt in attempts { Self.closeHandle(attempt.tcp) }
+        attempts = []
+        endRace()
         if let handle {
             Self.closeHandle(handle)
             self.handle = nil

@@ -147,7 +147,7 @@ struct DownloadPartsTests {
         let text = (0..<40_000).map { "line \($0) of the text\n" }.joined()
         let original = Array(text.utf8)
         let compressed = compress(original, windowBits: 31)
-        let decoder = ContentDecoder(coding: .gzip, limit: .max)
+        let decoder = ContentDecoder.make(.gzip, limit: .max)
         var out: [UInt8] = []
         var pieces = 0
         var pending = compressed

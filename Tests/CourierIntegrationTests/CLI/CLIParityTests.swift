@@ -163,6 +163,148 @@ struct CLIParityTests {
         #expect(missing.status == 26)
     }
 
+    @Test func brotliAndZstdWithCompressed() async throws {
+        let text = String(repeating: "hello, compressed world. ", count: 400)
+        for path in ["/br", "/zstd"] {
+            let r = try await run(["-s", "--compressed", s.scripted + path])
+            #expect(r.status == 0 && r.stdout == text, "\(path): \(r.stderr)")
+        }
+        let offered = try await run(["-s", "--compressed", s.scripted + "/echo"])
+        #expect(offered.stdout.contains("gzip, deflate, br, zstd"))
+        for (path, code) in [("/corrupt-br", Int32(61)), ("/zstd-wide", 61), ("/br-bomb", 63), ("/zstd-bomb", 63)] {
+            let r = try await run(["-s", "-S", "--compressed", "--max-filesize", "1M", "-o", "/dev/null", s.scripted + path])
+            #expect(r.status == code, "\(path): \(r.status) \(r.stderr)")
+        }
+        let unknown = try await run(["--compressed", "-o", "/dev/null", s.scripted + "/unknown-coding"])
+        #expect(unknown.status == 61 && unknown.stderr.contains("unsupported") && !unknown.stderr.contains("corrupt"), "\(unknown.stderr)")
+    }
+
+    /// The flag table behind --help and the man page is the parser's: every flag it lists parses,
+    /// and every flag the parser knows (its `case "--..."` labels) is listed.
+    @Test func everyFlagIsInTheHelpAndTheManPage() async throws {
+        for flag in FlagTable.all {
+            var arguments = [flag.long] + (flag.argument != nil ? ["1"] : [])
+            if flag.long == "--continue-at" { arguments = [flag.long, "-"] }
+            if flag.long == "--tls-max" { arguments = [flag.long, "1.3"] }
+            if flag.long == "--header" { arguments = [flag.long, "X-Flag: 1"] }
+            if flag.long == "--resolve" { arguments = [flag.long, "x:80:127.0.0.1"] }
+            if flag.long == "--connect-to" { arguments = [flag.long, "x:80:y:81"] }
+            if flag.long == "--config" { continue }
+            do {
+                _ = try ArgumentParser.parse(arguments + ["http://x/"])
+            } catch {
+                #expect(error.message.contains("HTTP/1.1 only"), "\(flag.long): \(error.message)")
+            }
+            if let short = flag.short {
+                #expect(ArgumentParser.shortFlags.contains(short) || ArgumentParser.shortWithValue.contains(short), "-\(short)")
+                #expect(ArgumentParser.shortWithValue.contains(short) == (flag.argument != nil && flag.long != "--help"), "-\(short)'s value")
+            }
+        }
+        let source = try String(contentsOfFile: TestServers.packageRoot + "/Sources/courier/Arguments.swift", encoding: .utf8)
+        let parsed = Set(source.split(separator: "\n").filter { $0.trimmingCharacters(in: .whitespaces).hasPrefix("case \"--") }
+            .flatMap { line in line.split(separator: "\"").enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) } }
+            .filter { $0.hasPrefix("--") }).union(["--config"])  // read by ConfigFile.expand before the parser
+        let listed = Set(FlagTable.all.map(\.long))
+        #expect(parsed.subtracting(listed).isEmpty, "parsed but not in --help: \(parsed.subtracting(listed).sorted())")
+        #expect(listed.subtracting(parsed).isEmpty, "in --help but not parsed: \(listed.subtracting(parsed).sorted())")
+
+        let all = try await run(["--help", "all"])
+        let page = try await run(["--man-page"])
+        for flag in FlagTable.all {
+            #expect(all.stdout.contains(flag.long + " ") || all.stdout.contains(flag.long + "\n"), "--help all lacks \(flag.long)")
+            #expect(page.stdout.contains(flag.long.replacingOccurrences(of: "-", with: "\\-")), "the man page lacks \(flag.long)")
+        }
+        #expect(page.stdout.hasPrefix(".TH COURIER 1"))
+        let brief = try await run(["-h"])
+        #expect(brief.stdout.contains("--help category") && brief.stdout.contains("-o, --output <file>"))
+        let tls = try await run(["--help", "tls"])
+        #expect(tls.stdout.contains("--cacert") && !tls.stdout.contains("--data"))
+        let unknown = try await run(["--help", "nonsense"])
+        #expect(unknown.status == 0 || unknown.status == 2)
+    }
+
+    @Test func resolveConnectToAndFamilies() async throws {
+        let port = s.scriptedPort
+        let resolved = try await run(["-s", "--resolve", "api.test:\(port):127.0.0.1", "-w", "\n%{remote_ip}", "http://api.test:\(port)/echo"])
+        #expect(resolved.status == 0 && resolved.stdout.hasSuffix("\n127.0.0.1") && resolved.stdout.contains("api.test:\(port)"), "\(resolved.stdout)\(resolved.stderr)")
+        // The race: 127.0.0.2 hangs at this port, 127.0.0.1 answers (see ConnectionRouteTests).
+        let raced = try await run(["-s", "--connect-timeout", "5", "--resolve", "api.test:\(port):127.0.0.2,127.0.0.1", "-o", "/dev/null",
+                                   "-w", "%{remote_ip}", "http://api.test:\(port)/echo"])
+        #expect(raced.status == 0 && raced.stdout == "127.0.0.1", "\(raced.stdout)\(raced.stderr)")
+        let moved = try await run(["-s", "--connect-to", "api.test:80:127.0.0.1:\(port)", "http://api.test/echo"])
+        let echo = try echoed(moved.stdout)
+        #expect(header(echo, "Host") == "api.test")
+        let v6 = try await run(["-s", "-6", s.scripted + "/echo"])
+        #expect(v6.status == 7, "curl's 7 for an IPv4 address with -6: \(v6.status)")
+        let v4 = try await run(["-s", "-4", "-o", "/dev/null", "-w", "%{remote_ip}", "http://localhost:\(port)/echo"])
+        #expect(v4.status == 0 && v4.stdout == "127.0.0.1")
+        let bad = try await run(["-s", "--resolve", "nonsense", s.scripted + "/echo"])
+        #expect(bad.status == 2)
+    }
+
+    /// -v in curl's shape, over plain HTTP and TLS, and --trace-ascii's blocks.
+    @Test func verboseAndTrace() async throws {
+        let r = try await run(["-v", "-s", "-o", "/dev/null", s.scripted + "/echo", "-o", "/dev/null", s.scripted + "/echo"])
+        let lines = r.stderr.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines.first == "*   Trying 127.0.0.1:\(s.scriptedPort)...", "\(r.stderr)")
+        #expect(lines.contains { $0.hasPrefix("* Connected to 127.0.0.1 (127.0.0.1) port \(s.scriptedPort) (#") })
+        #expect(lines.contains("> GET /echo HTTP/1.1") && lines.contains("> Host: 127.0.0.1:\(s.scriptedPort)") && lines.contains("> "))
+        #expect(lines.contains("< HTTP/1.1 200 OK") && lines.contains("< Content-Type: application/json") && lines.contains("< "))
+        #expect(lines.contains { $0.hasPrefix("* Re-using existing connection #") }, "the second URL reuses it")
+        #expect(lines.filter { $0.hasPrefix("* Connection #") && $0.hasSuffix("to host 127.0.0.1 left intact") }.count == 2)
+
+        let tls = try await run(["-v", "-s", "-o", "/dev/null", "--cacert", s.certs + "/ca.pem", s.https + "/small"])
+        #expect(tls.status == 0, "\(tls.stderr)")
+        #expect(tls.stderr.contains("* SSL connection using TLSv1."), "\(tls.stderr)")
+        #expect(tls.stderr.contains("* ALPN: server accepted http/1.1") && tls.stderr.contains("* Server certificate:"))
+        #expect(tls.stderr.contains("*  subject: ") && tls.stderr.contains("*  issuer: ") && tls.stderr.contains("*  expire date: "))
+        #expect(tls.stderr.contains("*  SSL certificate verify ok."))
+
+        let dir = try scratch()
+        let traced = try await run(["-s", "--trace-ascii", dir + "/trace", "-o", "/dev/null", s.scripted + "/echo"])
+        let trace = try String(contentsOfFile: dir + "/trace", encoding: .utf8)
+        #expect(traced.status == 0)
+        #expect(trace.contains("== Info: Connected to 127.0.0.1"), "\(trace)")
+        #expect(trace.contains("=> Send header, ") && trace.contains("0000: GET /echo HTTP/1.1\n"), "\(trace)")
+        #expect(trace.contains("<= Recv header, ") && trace.contains("0000: HTTP/1.1 200 OK\n"))
+        #expect(trace.contains("<= Recv data, "))
+    }
+
+    /// curl's meter: on stderr when the body goes to a file or a pipe (here stderr is a pipe), its
+    /// columns, redrawn at most once a second, ended by a newline before an error's message; none
+    /// when the body goes to a terminal (a pseudo-terminal through script(1)) or with -s.
+    @Test func progressMeterThroughAPipeAndATerminal() async throws {
+        let dir = try scratch()
+        let slow = try await run(["--limit-rate", "100k", "-o", dir + "/blob", s.stream + "/blob/300000"])
+        #expect(slow.status == 0, "\(slow.stderr)")
+        let lines = slow.stderr.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines.first == "  % Total    % Received % Xferd  Average Speed   Time    Time     Time  Current", "\(slow.stderr)")
+        #expect(lines.dropFirst().first == "                                 Dload  Upload   Total   Spent    Left  Speed")
+        let redraws = slow.stderr.filter { $0 == "\r" }.count
+        #expect(redraws >= 2 && redraws <= 8, "about once a second over ~3 s: \(redraws)")
+        let last = lines.dropLast().last.map { $0.split(separator: "\r").last.map(String.init) ?? "" } ?? ""
+        #expect(last.hasPrefix("100  292k  100  292k    0     0"), "the final line: \(last.debugDescription)")
+        #expect(slow.stderr.hasSuffix("\n"))
+        #expect(ProgressMeter.size(99_999) == "99999" && ProgressMeter.size(100_000) == "  97k" && ProgressMeter.size(Double(5 << 20)) == "5120k" && ProgressMeter.size(Double(20 << 20)) == "20.0M")
+        #expect(ProgressMeter.time(0.4) == "--:--:--" && ProgressMeter.time(3_725) == " 1:02:05" && ProgressMeter.time(400_000) == "  4d 15h")
+
+        let failed = try await run(["-o", dir + "/none", "http://127.0.0.1:1/"])
+        let failedLines = failed.stderr.split(separator: "\n").map(String.init)
+        #expect(failed.status == 7 && failedLines.last?.hasPrefix("courier: (7)") == true, "\(failed.stderr)")
+        #expect(failedLines.dropLast().last?.contains("courier:") == false, "the meter's line ends before the message")
+
+        let bar = try await run(["-#", "-o", dir + "/bar", s.nginx + "/small"])
+        #expect(bar.stderr.contains("#") && bar.stderr.contains("100.0%"), "\(bar.stderr)")
+        let quiet = try await run(["-s", "-o", dir + "/quiet", s.nginx + "/small"])
+        #expect(quiet.stderr.isEmpty)
+
+        // Through a pseudo-terminal: body to the terminal, no meter; to a file, the meter.
+        let toTerminal = try await runProcess("/usr/bin/script", ["-qec", "\(CLITests.binary) \(s.nginx)/small", "/dev/null"])
+        #expect(toTerminal.status == 0 && !toTerminal.stdout.contains("% Total"), "\(toTerminal.stdout)")
+        let toFile = try await runProcess("/usr/bin/script", ["-qec", "\(CLITests.binary) -o \(dir)/pty \(s.nginx)/small", "/dev/null"])
+        #expect(toFile.stdout.contains("% Total") && toFile.stdout.contains("100   100  100   100"), "\(toFile.stdout)")
+    }
+
     @Test func http2IsRefusedClearly() async throws {
         let r = try await run(["--http2", s.scripted + "/echo"])
         #expect(r.status == 4 && r.stderr.contains("HTTP/1.1 only"))

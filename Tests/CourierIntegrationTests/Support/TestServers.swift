@@ -144,6 +144,12 @@ final class TestServers: @unchecked Sendable {
         await privateServer("idempotency_server.py", arguments: port.map { [String($0)] } ?? [])
     }
 
+    /// An Idempotency-Key server listening on ::1 only (nothing on 127.0.0.1): its port.
+    func idempotencyServerOnIPv6Loopback() async -> Int {
+        let url = await privateServer("idempotency_server.py", arguments: ["0", "::1"])
+        return Int(url.split(separator: ":").last!)!
+    }
+
     /// A port nothing listens on, reserved for the rest of the run: a socket bound to it with
     /// SO_REUSEPORT that never listens (connections are refused) keeps every other bind and
     /// outgoing connection off it, while a test server started later on it (SO_REUSEPORT too,

@@ -46,7 +46,7 @@ __all__ = ["Engine", "Cache", "DataCache", "Request", "Response", "StreamedRespo
            "E_REJECTED", "E_REDIRECT_REFUSED",
            "Outbox", "network_status", "watch_network", "unwatch_network", "set_network_override", "follow_network",
            "host_reachability", "Reachability",
-           "E_OUTBOX", "E_OUTBOX_LOCKED", "E_OUTBOX_FULL", "E_OUTBOX_CORRUPT", "E_FILE_CHANGED",
+           "E_OUTBOX", "E_OUTBOX_LOCKED", "E_OUTBOX_FULL", "E_OUTBOX_CORRUPT", "E_FILE_CHANGED", "E_UNSUPPORTED_ENCODING",
            "CourierError", "E_DNS_PROXY", "E_CONNECT_PROXY", "E_PROXY", "E_PROXY_REFUSED", "E_PROXY_HANDSHAKE",
            "E_PROXY_CLOSED", "E_PROXY_UNSUPPORTED",
            "HTTPStatusError", "version",
@@ -63,6 +63,8 @@ from ._native import E_REJECTED, E_REDIRECT_REFUSED  # noqa: E402
 #: The outbox: another process owns it, it is full, an entry was damaged (set aside), a frozen
 #: request's file changed since it was frozen.
 from ._native import E_OUTBOX, E_OUTBOX_LOCKED, E_OUTBOX_FULL, E_OUTBOX_CORRUPT, E_FILE_CHANGED  # noqa: E402
+#: The response's Content-Encoding is none Courier decodes (gzip, deflate, br and zstd are).
+from ._native import E_UNSUPPORTED_ENCODING  # noqa: E402
 
 PRIORITIES = {"very_low": 0, "low": 1, "normal": 2, "high": 3, "very_high": 4}
 TIMEOUTS = {"queue": 1, "connect": 2, "first_byte": 3, "idle": 4, "total": 5}

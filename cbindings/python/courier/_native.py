@@ -64,6 +64,7 @@ E_OUTBOX_LOCKED = E_OUTBOX | (1 << 8)
 E_OUTBOX_FULL = E_OUTBOX | (2 << 8)
 E_OUTBOX_CORRUPT = E_OUTBOX | (3 << 8)
 E_FILE_CHANGED = 20 | (4 << 8)
+E_UNSUPPORTED_ENCODING = 17 | (3 << 8)
 
 _SIGNATURES = {
     "courier_version_number": (c_int, []),

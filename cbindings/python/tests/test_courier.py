@@ -128,6 +128,16 @@ class Blocking(unittest.TestCase):
                 engine.get("/truncated")
             self.assertEqual(caught.exception.code, 11)
 
+    def test_brotli_and_zstd_bodies(self):
+        text = b"hello, compressed world. " * 400
+        with courier.Engine(SCRIPTED) as engine:
+            self.assertEqual(engine.get("/br").body, text)
+            self.assertEqual(engine.get("/zstd").body, text)
+            with self.assertRaises(courier.CourierError) as caught:
+                engine.get("/unknown-coding")
+            self.assertEqual(caught.exception.code, courier.E_UNSUPPORTED_ENCODING)
+            self.assertIn("unsupported", str(caught.exception))
+
     def test_threads_wait_in_parallel(self):
         group = "pythreads-" + uuid.uuid4().hex[:8]
         results = []

@@ -1,52 +1,28 @@
 import CZlib
 
-/// Streams a gzip or deflate body through zlib with a hard bound on the decoded size.
-///
-/// Decoding is incremental (a piece in, pieces out) so memory stays at one 64 KiB window however
-/// large the body. The bound is checked on every output piece, so a decompression bomb (a few KiB
-/// inflating to gigabytes) fails with `.decodedTooLarge` after at most the limit, never after
-/// memory runs out. `deflate` is tried as RFC 9110's zlib format first and, if the very first bytes
-/// do not parse, as raw deflate, which some servers send instead.
-package final class ContentDecoder {
-    package enum Coding: Equatable {
-        case gzip
-        case deflate
-    }
-
+/// gzip and deflate through zlib (see `ContentDecoder` for the contract). `deflate` is tried as
+/// RFC 9110's zlib format first and, if the very first bytes do not parse, as raw deflate, which
+/// some servers send instead; concatenated gzip members are decoded one after the other.
+final class ZlibDecoder: ContentDecoder {
     private let stream: UnsafeMutablePointer<z_stream>
     private let coding: Coding
-    private let limit: UInt64
-    private var output: [UInt8]
     private var initialized = false
     private var producedAnything = false
     private var triedRaw = false
+    /// deflate: the input of earlier calls while nothing came out yet (at most `rawRetryWindow`
+    /// bytes), so a retry as raw deflate starts from the body's first byte however it was split.
+    private var fedBeforeOutput: [UInt8] = []
+    /// How far into the body a zlib failure may come and still mean "raw deflate, try again".
+    static let rawRetryWindow = 64 * 1024
+    /// Bytes of a raw retry's earlier pieces not yet decoded when a consumer paused.
+    private var carry: [UInt8] = []
     private var ended = false
-    package private(set) var decodedBytes: UInt64 = 0
-    /// After a decode that stopped early: how many input bytes it left (the caller keeps them).
-    package private(set) var unconsumedInput = 0
-    /// After a decode that stopped early: zlib may hold output for input it already took, so the
-    /// next decode runs even with no new input.
-    package private(set) var hasPendingOutput = false
 
-    /// The coding named by a Content-Encoding value: nil for identity (or no header), an error for
-    /// codings Courier cannot decode.
-    package static func coding(for contentEncoding: String?) -> Result<Coding?, CourierError> {
-        guard let value = contentEncoding?.lowercased().trimmingSpaces, !value.isEmpty, value != "identity" else {
-            return .success(nil)
-        }
-        switch value {
-        case "gzip", "x-gzip": return .success(.gzip)
-        case "deflate": return .success(.deflate)
-        default: return .failure(CourierError(.corruptEncoding, "unsupported Content-Encoding \"\(value)\""))
-        }
-    }
-
-    package init(coding: Coding, limit: UInt64) {
+    init(coding: Coding, limit: UInt64) {
         self.coding = coding
-        self.limit = limit
         stream = .allocate(capacity: 1)
         stream.initialize(to: z_stream())
-        output = [UInt8](repeating: 0, count: 64 * 1024)
+        super.init(limit: limit)
         initialized = start(windowBits: coding == .gzip ? 15 + 16 : 15)
     }
 
@@ -60,16 +36,31 @@ package final class ContentDecoder {
         inflateInit2_(stream, windowBits, zlibVersion(), Int32(MemoryLayout<z_stream>.size)) == Z_OK
     }
 
-    /// Decodes a piece of the body, passing each decoded piece to `sink`. Returns the first error
-    /// (corrupt data, the size bound, or the sink's own).
-    package func decode(_ input: UnsafeRawBufferPointer, into sink: (UnsafeRawBufferPointer) -> CourierError?) -> CourierError? {
-        decode(input, stopping: { false }, into: sink)
+    override package func decode(_ input: UnsafeRawBufferPointer, stopping: () -> Bool,
+                                 into sink: (UnsafeRawBufferPointer) -> CourierError?) -> CourierError? {
+        guard !carry.isEmpty else { return decodeDirect(input, stopping: stopping, into: sink) }
+        let fed = carry + Array(input)
+        carry = []
+        return fed.withUnsafeBytes { decodeFed($0, callerBytes: input.count, stopping: stopping, into: sink) }
     }
 
-    /// `decode`, returning early when `stopping()` turns true after a piece (a consumer that
-    /// paused): `unconsumedInput` then says how much of `input` is left for the next call.
-    package func decode(_ input: UnsafeRawBufferPointer, stopping: () -> Bool,
-                        into sink: (UnsafeRawBufferPointer) -> CourierError?) -> CourierError? {
+    /// Decodes `fed`, whose last `callerBytes` are the caller's input and the rest bytes the
+    /// decoder owes the stream (a raw retry's earlier pieces): a pause inside that first part keeps
+    /// its rest in `carry` (the caller keeps all of its input, and is told output is pending).
+    private func decodeFed(_ fed: UnsafeRawBufferPointer, callerBytes: Int, stopping: () -> Bool,
+                           into sink: (UnsafeRawBufferPointer) -> CourierError?) -> CourierError? {
+        let error = decodeDirect(fed, stopping: stopping, into: sink)
+        if error == nil, unconsumedInput > callerBytes {
+            carry = Array(fed[(fed.count - unconsumedInput)..<(fed.count - callerBytes)])
+            unconsumedInput = callerBytes
+            hasPendingOutput = true
+        }
+        return error
+    }
+
+    /// One call's work on `input` (the caller's, or `decodeFed`'s).
+    private func decodeDirect(_ input: UnsafeRawBufferPointer, stopping: () -> Bool,
+                              into sink: (UnsafeRawBufferPointer) -> CourierError?) -> CourierError? {
         guard initialized else { return CourierError(.corruptEncoding, "zlib could not start") }
         unconsumedInput = 0
         let drain = hasPendingOutput
@@ -89,7 +80,13 @@ package final class ContentDecoder {
         }
         stream.pointee.next_in = UnsafeMutablePointer(mutating: input.bindMemory(to: Bytef.self).baseAddress)
         stream.pointee.avail_in = uInt(input.count)
-        return inflateLoop(input, stopping: stopping, into: sink)
+        let error = inflateLoop(input, stopping: stopping, into: sink)
+        if coding == .deflate, !triedRaw, !producedAnything, fedBeforeOutput.count <= Self.rawRetryWindow {
+            fedBeforeOutput.append(contentsOf: input[..<(input.count - unconsumedInput)])
+        } else if !fedBeforeOutput.isEmpty {
+            fedBeforeOutput = []
+        }
+        return error
     }
 
     private func inflateLoop(_ input: UnsafeRawBufferPointer, stopping: () -> Bool,
@@ -106,25 +103,27 @@ package final class ContentDecoder {
             switch status {
             case Z_OK, Z_BUF_ERROR, Z_STREAM_END:
                 break
-            case Z_DATA_ERROR where coding == .deflate && !producedAnything && !triedRaw:
-                // Not zlib-wrapped: restart as raw deflate with the same input.
+            case Z_DATA_ERROR where coding == .deflate && !producedAnything && produced == 0 && !triedRaw
+                && stream.pointee.total_in <= Self.rawRetryWindow:
+                // Not zlib-wrapped: restart as raw deflate from the body's first byte (earlier
+                // pieces included), whatever the pieces were.
                 triedRaw = true
                 inflateEnd(stream)
                 initialized = start(windowBits: -15)
                 guard initialized else { return CourierError(.corruptEncoding, "zlib could not restart") }
-                return decode(input, stopping: stopping, into: sink)
+                let whole = fedBeforeOutput + Array(input)
+                let earlier = fedBeforeOutput.count
+                fedBeforeOutput = []
+                return whole.withUnsafeBytes { decodeFed($0, callerBytes: $0.count - earlier, stopping: stopping, into: sink) }
             default:
+                // What was decoded before the fault goes out first (see ZstdDecoder).
+                if produced > 0, let error = emit(produced, sink) { return error }
                 let reason = stream.pointee.msg.map { String(cString: $0) } ?? "zlib error \(status)"
                 return CourierError(.corruptEncoding, reason)
             }
             if produced > 0 {
                 producedAnything = true
-                decodedBytes += UInt64(produced)
-                if decodedBytes > limit {
-                    return CourierError(.decodedTooLarge, "more than \(limit) bytes after decoding")
-                }
-                let error = output.withUnsafeBytes { sink(UnsafeRawBufferPointer(rebasing: $0[0..<produced])) }
-                if let error { return error }
+                if let error = emit(produced, sink) { return error }
                 if stopping() {
                     unconsumedInput = Int(stream.pointee.avail_in)
                     // A full output buffer may mean more output is waiting inside zlib.
@@ -148,18 +147,7 @@ package final class ContentDecoder {
         return nil
     }
 
-    /// The body ended: the compressed stream must have ended too, or the body was cut short.
-    package func finish() -> CourierError? {
+    override package func finish() -> CourierError? {
         ended || !initialized ? nil : CourierError(.corruptEncoding, "compressed body ends before its stream does")
-    }
-}
-
-extension String {
-    /// The string without leading and trailing spaces and tabs.
-    var trimmingSpaces: String {
-        var scalars = Substring(self)
-        while let first = scalars.first, first == " " || first == "\t" { scalars.removeFirst() }
-        while let last = scalars.last, last == " " || last == "\t" { scalars.removeLast() }
-        return String(scalars)
     }
 }

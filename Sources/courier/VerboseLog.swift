@@ -1,0 +1,88 @@
+import Courier
+import CourierCore
+
+/// `-v` in curl's shape, built when a response head arrives (the request went out just before):
+/// the connection (`*   Trying`, `* Connected to`, or `* Re-using existing connection`), TLS
+/// (`* SSL connection using`, `* Server certificate:` ...), the request head (`> `), the
+/// response head (`< `); and when the transfer ends, what became of the connection.
+/// `--trace-ascii` writes the same events in curl's trace format.
+enum VerboseLog {
+    /// One exchange as the lines curl prints, without the `* `/`> `/`< ` prefixes decided yet.
+    struct Exchange {
+        var info: [String] = []
+        var sent: [String] = []
+        var received: [String] = []
+    }
+
+    static func exchange(_ transfer: Transfer, _ head: ResponseHead) -> Exchange {
+        var exchange = Exchange()
+        let m = transfer.metrics
+        let url = transfer.url
+        let number = transfer.connectionInfo.map { String($0.id) } ?? "0"
+        if m.reusedConnection {
+            exchange.info.append("Re-using existing connection #\(number) with host \(url.host)")
+        } else {
+            let ip = WriteOut.remoteIP(m.remoteAddress)
+            exchange.info.append("  Trying \(m.remoteAddress)...")
+            exchange.info.append("Connected to \(url.host) (\(ip)) port \(url.port) (#\(number))")
+            if let tls = transfer.connectionInfo?.tls {
+                exchange.info.append("SSL connection using \(tls.version) / \(tls.cipher)")
+                if !tls.alpn.isEmpty { exchange.info.append("ALPN: server accepted \(tls.alpn)") }
+                exchange.info.append("Server certificate:")
+                exchange.info.append(" subject: \(tls.subject)")
+                exchange.info.append(" start date: \(tls.notBefore)")
+                exchange.info.append(" expire date: \(tls.notAfter)")
+                exchange.info.append(" issuer: \(tls.issuer)")
+                exchange.info.append(tls.verifyResult == 0 ? " SSL certificate verify ok." : " SSL certificate verify result: \(tls.verifyResult), continuing anyway.")
+            }
+        }
+        var request: [UInt8] = []
+        RequestEncoder.encodeHead(method: transfer.method, path: url.path, query: url.query, hostHeader: url.hostHeader,
+                                  headers: transfer.headers,
+                                  framing: .init(host: !transfer.headers.contains("Host"),
+                                                 contentLength: RequestEncoder.contentLength(for: transfer.method, bodyLength: transfer.requestBodyLength),
+                                                 acceptEncoding: transfer.options.decompress && !transfer.headers.contains("Accept-Encoding")),
+                                  into: &request)
+        exchange.sent = String(decoding: request, as: UTF8.self).split(separator: "\r\n", omittingEmptySubsequences: false).dropLast().map(String.init)
+        exchange.received = [head.statusLine] + head.headers.map { "\($0.name): \($0.value)" } + [""]
+        return exchange
+    }
+
+    /// `-v`'s text for stderr.
+    static func verbose(_ exchange: Exchange) -> String {
+        exchange.info.map { "* \($0)\n" }.joined() + exchange.sent.map { "> \($0)\n" }.joined()
+            + exchange.received.map { "< \($0)\n" }.joined()
+    }
+
+    /// What became of the connection when the transfer ended.
+    static func end(_ transfer: Transfer?, connection: UInt64?, closing: Bool) -> String {
+        guard let transfer, let connection else { return "" }
+        return closing ? "Closing connection \(connection)" : "Connection #\(connection) to host \(transfer.url.host) left intact"
+    }
+
+    /// `--trace-ascii`: curl's trace of one exchange (`== Info:`, `=> Send header, N bytes`, offset-numbered lines).
+    static func trace(_ exchange: Exchange) -> String {
+        var out = exchange.info.map { "== Info: \($0)\n" }.joined()
+        out += block("=> Send header", exchange.sent.map { $0 + "\r\n" })
+        out += block("<= Recv header", exchange.received.map { $0 + "\r\n" })
+        return out
+    }
+
+    /// `<= Recv data, N bytes (0xN)`: the body's size (its bytes go where -o says, not to the trace).
+    static func traceData(_ count: UInt64) -> String {
+        count == 0 ? "" : "<= Recv data, \(count) bytes (0x\(String(count, radix: 16)))\n"
+    }
+
+    /// curl's trace block: a title with the size, then each line with its offset in hex.
+    private static func block(_ title: String, _ lines: [String]) -> String {
+        let size = lines.reduce(0) { $0 + $1.utf8.count }
+        var out = "\(title), \(size) bytes (0x\(String(size, radix: 16)))\n"
+        var offset = 0
+        for line in lines {
+            let hex = String(offset, radix: 16)
+            out += String(repeating: "0", count: max(0, 4 - hex.count)) + hex + ": " + line.dropLast() + "\n"
+            offset += line.utf8.count
+        }
+        return out
+    }
+}
