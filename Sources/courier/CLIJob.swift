@@ -16,9 +16,12 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
     let index: Int
     let rawURL: String
     let output: Output
-    let options: CommandLineOptions
-    private let body: (body: RequestBody, contentType: String?)?
+    /// What every URL of the invocation shares (options, files, the URL-independent request parts).
+    let context: CLIContext
     private let done = DispatchSemaphore(value: 0)
+    /// Called on the loop thread when the transfer ended (or at once, when it could not start).
+    var onDone: (() -> Void)?
+    private(set) var isDone = false
     private var transfer: Transfer?
     private var setupError: CourierError?
     private var outputPath: String?
@@ -34,37 +37,47 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
     /// -v: the connection the last exchange used, and whether its response closes it.
     private var servingConnection: UInt64?
     private var closesConnection = false
-    /// --trace-ascii's file.
-    private let trace: HeaderDump?
-    private let cache: ResponseCache?
-    private let headerDump: HeaderDump?
-    private let cookies: CookieJar?
-    private let cookieHeader: String?
-    /// --outbox: the journal this request waits in until the server answers, and its entry.
-    private let journal: Journal?
+    /// --outbox: this request's entry in the journal.
     private var outboxID: String?
 
-    init(index: Int, rawURL: String, output: Output, options: CommandLineOptions, body: (body: RequestBody, contentType: String?)?, showProgress: Bool,
-         cache: ResponseCache?, headerDump: HeaderDump?, cookies: CookieJar? = nil, cookieHeader: String? = nil,
-         journal: Journal? = nil, resending entry: OutboxEntry? = nil, trace: HeaderDump? = nil) {
-        self.trace = trace
-        self.journal = journal
+    private var options: CommandLineOptions { _read { yield context.options } }
+    private var body: (body: RequestBody, contentType: String?)? { context.body }
+    private var journal: Journal? { context.journal }
+    private var headerDump: HeaderDump? { context.headerDump }
+    private var trace: HeaderDump? { context.trace }
+
+    init(index: Int, rawURL: String, output: Output, context: CLIContext, resending entry: OutboxEntry? = nil) {
         outboxID = entry?.id
-        self.cookies = cookies
-        self.cookieHeader = cookieHeader
         self.index = index
         self.rawURL = rawURL
         self.output = output
-        self.options = options
-        self.body = body
-        self.cache = cache
-        self.headerDump = headerDump
-        build(showProgress: showProgress)
+        self.context = context
+        if let problem = context.setupError {
+            setupError = problem
+            return
+        }
+        build(showProgress: context.showProgress)
+    }
+
+    /// Whether `url` names its scheme (a byte scan: the standard library's substring search costs
+    /// thousands of instructions per URL).
+    private static func hasScheme(_ url: String) -> Bool {
+        var colonSlash = 0
+        for byte in url.utf8 {
+            switch (colonSlash, byte) {
+            case (0, UInt8(ascii: ":")): colonSlash = 1
+            case (1, UInt8(ascii: "/")): colonSlash = 2
+            case (2, UInt8(ascii: "/")): return true
+            case (_, UInt8(ascii: "/")), (_, UInt8(ascii: "?")), (_, UInt8(ascii: "#")): return false
+            default: colonSlash = byte == UInt8(ascii: ":") ? 1 : 0
+            }
+        }
+        return false
     }
 
     private func build(showProgress: Bool) {
         // curl assumes http:// for a URL without a scheme.
-        var text = rawURL.contains("://") ? rawURL : "http://" + rawURL
+        var text = Self.hasScheme(rawURL) ? rawURL : "http://" + rawURL
         var method: HTTPMethod = options.head ? .head : (body != nil ? .post : .get)
         if let upload = options.uploadFile {
             method = options.head ? .head : .put
@@ -73,59 +86,13 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         }
         if let explicit = options.method { method = HTTPMethod(rawValue: explicit) }
 
-        // curl's own headers (User-Agent, Accept, and the body's type) come first; -H values
-        // replace them, "-H 'Name:'" removes them.
-        // -A '' sends no User-Agent at all (curl's documented way to remove it).
-        var defaults = HTTPHeaders()
-        if options.userAgent != "" { defaults.add(name: "User-Agent", value: options.userAgent ?? "courier/\(CourierVersion.string)") }
-        defaults.add(name: "Accept", value: "*/*")
-        if !options.json.isEmpty {
-            defaults.replaceOrAdd(name: "Accept", value: "application/json")
-            defaults.add(name: "Content-Type", value: "application/json")
-        } else if let contentType = body?.contentType {
-            defaults.add(name: "Content-Type", value: contentType)
-        }
-        let tls: TLSConfiguration
-        switch TLSOptions.configuration(options) {
-        case .success(let configuration): tls = configuration
-        case .failure(let error):
-            setupError = error
-            return
-        }
-        let proxy: ProxySettings
-        switch Self.proxySettings(options) {
-        case .success(let settings): proxy = settings
-        case .failure(let error):
-            setupError = error
-            return
-        }
         var draft = RequestDraft(method: method, base: nil, target: text, parameters: [:], engineID: 0,
-                                 options: transferOptions(tls: tls, proxy: proxy), defaultHeaders: defaults)
-        var suppressAcceptEncoding = false
-        // -b "name=value": curl sends it as the Cookie field (a -H Cookie given too wins).
-        if let cookieHeader, !options.headers.contains(where: { $0.name.lowercased() == "cookie" }) {
-            draft.headers.add(name: "Cookie", value: cookieHeader)
-        }
-        for header in options.headers {
-            if let value = header.value {
-                draft.headers.add(name: header.name, value: value)
-            } else {
-                draft.suppressedHeaders.append(header.name)
-                if header.name.lowercased() == "accept-encoding" { suppressAcceptEncoding = true }
-            }
-        }
-        // -e and -r: a -H of the same name wins.
-        if let referer = options.referer, !draft.headers.contains("Referer") {
-            let url = referer.hasSuffix(";auto") ? String(referer.dropLast(5)) : referer
-            if !url.isEmpty { draft.headers.add(name: "Referer", value: url) }
-        }
-        if let range = options.range, !draft.headers.contains("Range") { draft.headers.add(name: "Range", value: "bytes=" + range) }
-        draft.options.decompress = options.compressed && !suppressAcceptEncoding
+                                 options: context.transferOptions, defaultHeaders: context.defaultHeaders)
+        draft.headers = context.headers
+        draft.suppressedHeaders = context.suppressedHeaders
         draft.credentials = options.user
         if let token = options.bearer { draft.authorization = .bearer(token) }
         draft.body = body?.body
-        // curl's `-H 'Expect:'` sends no Expect, and waits for no 100.
-        if options.headers.contains(where: { $0.name.lowercased() == "expect" && $0.value == nil }) { draft.options.expectContinue = .never }
         // --outbox: every attempt carries the entry's stable key (a -H Idempotency-Key wins).
         let outboxKey = journal != nil && outboxID == nil ? OutboxEntry.newID() : ""
         if !outboxKey.isEmpty, !draft.headers.contains("Idempotency-Key") { draft.headers.add(name: "Idempotency-Key", value: outboxKey) }
@@ -199,77 +166,6 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         self.transfer = transfer
     }
 
-    /// curl's semantics for the deadlines and redirects the flags set.
-    private func transferOptions(tls: TLSConfiguration, proxy: ProxySettings) -> TransferOptions {
-        var transferOptions = TransferOptions()
-        transferOptions.redirects = RedirectPolicy(follow: options.location,
-                                                   maxRedirects: options.maxRedirects < 0 ? Int.max : options.maxRedirects,
-                                                   allowsHTTPSDowngrade: true)
-        // curl has no first-byte or idle deadline of its own; only what the user asked for applies.
-        transferOptions.timeouts = Timeouts(queue: nil,
-                                            connect: options.connectTimeout.map { .seconds($0) } ?? .seconds(300),
-                                            firstByte: nil, idle: nil,
-                                            total: options.maxTime.map { .seconds($0) })
-        if let maxTime = options.maxTime {
-            transferOptions.timeouts.queue = .seconds(maxTime)
-            if options.connectTimeout == nil { transferOptions.timeouts.connect = .seconds(maxTime) }
-        }
-        transferOptions.limits.maxBodyBytes = options.maxFileSize
-        if let rate = options.limitRate {
-            transferOptions.receiveRateLimit = rate
-            transferOptions.sendRateLimit = rate
-        }
-        transferOptions.retryStaleConnection = true
-        if options.retry > 0 { transferOptions.retry = retryPolicy }
-        transferOptions.tls = tls
-        transferOptions.cache = cache
-        transferOptions.cookies = cookies
-        transferOptions.proxy = proxy
-        transferOptions.route = options.route
-        return transferOptions
-    }
-
-    /// curl's proxy rules: -x for every scheme ("" for none, whatever the environment says),
-    /// else the environment; --noproxy replaces no_proxy; -U replaces the credentials. A proxy
-    /// string that cannot be used is curl's 5 ("unsupported proxy syntax").
-    static func proxySettings(_ options: CommandLineOptions) -> Result<ProxySettings, CourierError> {
-        var settings: ProxySettings
-        do throws(CourierError) {
-            if let text = options.proxy {
-                settings = text.isEmpty ? .direct : .all(try Proxy(parsing: text))
-            } else {
-                settings = ProxySettings.environment()
-                if let problem = settings.problem { throw problem }
-            }
-        } catch {
-            return .failure(error.code == .proxyUnsupported ? error : CourierError(.proxyUnsupported, error.detail))
-        }
-        if let list = options.noProxy { settings.noProxy = NoProxy(list) }
-        if let credentials = options.proxyUser {
-            let (user, password) = credentials.firstIndex(of: ":").map {
-                (String(credentials[..<$0]), String(credentials[credentials.index(after: $0)...]))
-            } ?? (credentials, "")
-            settings.http?.user = user
-            settings.http?.password = password
-            settings.https?.user = user
-            settings.https?.password = password
-        }
-        return .success(settings)
-    }
-
-    /// curl's --retry: any method (curl does not look at it), 408/429/500/502/503/504 and timeouts;
-    /// with --retry-delay a fixed wait, else 1 s doubling up to 10 minutes; refused connections
-    /// only with --retry-connrefused (`transferShouldRetry`).
-    private var retryPolicy: RetryPolicy {
-        RetryPolicy(count: options.retry,
-                    intervals: [options.retryDelay.map { .seconds($0) } ?? .seconds(1)],
-                    exponentialBackoff: options.retryDelay == nil, maxInterval: .seconds(600),
-                    retryAfterLimit: .seconds(600),
-                    maxTime: options.retryMaxTime.flatMap { $0 > 0 ? .seconds($0) : nil },
-                    retriesNonIdempotent: true, retriesAllErrors: options.retryAllErrors,
-                    statuses: RetryPolicy.defaultStatuses.union([500]), usesBudget: false)
-    }
-
     /// `mkdir -p` of the directory `path` is in (curl's --create-dirs).
     private static func createDirectories(for path: String) -> CourierError? {
         var components = path.split(separator: "/", omittingEmptySubsequences: false).dropLast()
@@ -286,10 +182,15 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
 
     func start() {
         guard let transfer, setupError == nil else {
-            done.signal()
+            ended()
             return
         }
         Runtime.shared.submit(transfer)
+    }
+
+    private func ended() {
+        isDone = true
+        if let onDone { onDone() } else { done.signal() }
     }
 
     func wait() { done.wait() }
@@ -307,8 +208,11 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
     func transferDidReceiveHead(_ transfer: Transfer) {
         guard let head = transfer.head else { return }
         lastStatus = head.status
+        // Nothing shows heads as text: no text is made (most runs, and the fast path of many URLs).
+        guard context.needsHeadText || options.fail || options.failWithBody || options.remoteHeaderName else { return }
+        let headText = context.needsHeadText ? headText(head) : ""
         // Every head of the exchange, redirects included, as received (or as the cache served it).
-        headerDump?.write(headText(head))
+        headerDump?.write(headText)
         if options.fail, head.status >= 400 {
             failedHTTPStatus = head.status
             transfer.sink = .discard
@@ -319,7 +223,6 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
            let name = head.headers["Content-Disposition"].flatMap(Self.dispositionFileName) {
             takeRemoteHeaderName(name, transfer)
         }
-        let headText = headText(head)
         headerBytes += headText.utf8.count
         if options.verbose || trace != nil { logExchange(transfer, head) }
         if options.include || options.head {
@@ -340,7 +243,7 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
             problem = error.code == .connectFailed ? "connection refused" : (error.code.primary == .timeout ? "timeout" : "error")
         }
         if !options.silent || options.showError {
-            let wait = Int(retryPolicy.interval(beforeRetry: retry).seconds.rounded(.up))
+            let wait = Int(CLIContext.retryPolicy(options).interval(beforeRetry: retry).seconds.rounded(.up))
             Terminal.error("Warning: Problem : \(problem). Will retry in \(wait) seconds. \(options.retry - retry + 1) retries left.\n")
         }
         return true
@@ -352,7 +255,7 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
 
     func transferDidComplete(_ transfer: Transfer) {
         progress?.finish(Self.sample(transfer))
-        done.signal()
+        ended()
     }
 
     private static func sample(_ transfer: Transfer) -> ProgressSample {
@@ -393,14 +296,7 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
                 Terminal.write(headText(head))
             }
             if failedHTTPStatus == nil, !transfer.responseBody.isEmpty {
-                transfer.responseBody.withUnsafeBytes { raw in
-                    var offset = 0
-                    while offset < raw.count {
-                        let n = Glibc.write(1, raw.baseAddress! + offset, raw.count - offset)
-                        if n <= 0 { break }
-                        offset += n
-                    }
-                }
+                transfer.responseBody.withUnsafeBytes { Terminal.write(bytes: $0) }
             }
         }
         let ending = VerboseLog.end(transfer, connection: servingConnection, closing: closesConnection || transfer?.error != nil)

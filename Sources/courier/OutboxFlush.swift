@@ -8,9 +8,9 @@ import CourierCore
 /// `... kept (<exit code>...): <reason>` for one still waiting. A run killed part-way leaves
 /// what it did not finish; the request in flight is sent again by the next flush, with the same key.
 enum OutboxFlush {
-    static func run(_ journal: Journal, options: CommandLineOptions, cache: ResponseCache?, cookies: CookieJar?) -> Int32 {
+    static func run(_ journal: Journal, context: CLIContext) -> Int32 {
         for entry in journal.entries {
-            var resend = options
+            var resend = context.options
             resend.method = entry.method
             resend.headers = entry.headers.map { ($0.name, $0.value) }
             resend.outputs = ["/dev/null"]
@@ -26,8 +26,8 @@ enum OutboxFlush {
                 Terminal.write("\(entry.id) \(entry.method) \(entry.url) kept (\(ExitCode.forError(error))): \(error.message)\n")
                 continue
             }
-            let job = CLIJob(index: 0, rawURL: entry.url, output: .file("/dev/null"), options: resend, body: body, showProgress: false, cache: cache,
-                             headerDump: nil, cookies: cookies, journal: journal, resending: entry)
+            let job = CLIJob(index: 0, rawURL: entry.url, output: .file("/dev/null"), context: context.with(options: resend, body: body),
+                             resending: entry)
             job.start()
             job.wait()
             job.report()

@@ -4,16 +4,40 @@ import Glibc
 /// Unbuffered writes, so body bytes (written by the loop thread straight to the descriptor),
 /// headers and `-w` output never overtake each other in a stdio buffer.
 enum Terminal {
+    /// While set (by `CLIRunner` on the loop thread, for -Z), what goes to stdout is gathered
+    /// here and written once per batch of reports: one write(2) for many small bodies.
+    nonisolated(unsafe) static var stdoutBatch: [UInt8]?
+
     static func write(_ text: String, to fd: Int32 = 1) {
         var text = text
-        text.withUTF8 { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let n = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if n < 0 { if errno == EINTR { continue }; return }
-                offset += n
-            }
+        text.withUTF8 { write(bytes: UnsafeRawBufferPointer($0), to: fd) }
+    }
+
+    static func write(bytes: UnsafeRawBufferPointer, to fd: Int32 = 1) {
+        if fd == 1, stdoutBatch != nil {
+            stdoutBatch!.append(contentsOf: bytes)
+            if stdoutBatch!.count >= 256 * 1024 { flushStdout() }
+            return
         }
+        writeAll(bytes, to: fd)
+    }
+
+    private static func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32) {
+        var offset = 0
+        while offset < bytes.count {
+            let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            if n < 0 { if errno == EINTR { continue }; return }
+            if n == 0 { return }
+            offset += n
+        }
+    }
+
+    /// Writes what the batch gathered (and keeps batching).
+    static func flushStdout() {
+        guard let pending = stdoutBatch, !pending.isEmpty else { return }
+        stdoutBatch = []
+        pending.withUnsafeBytes { writeAll($0, to: 1) }
+        stdoutBatch!.reserveCapacity(pending.count)
     }
 
     static func error(_ text: String) { write(text, to: 2) }

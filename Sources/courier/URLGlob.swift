@@ -11,8 +11,53 @@ enum URLGlob {
         var values: [String]
     }
 
-    static func expand(_ pattern: String) throws(GlobError) -> [Expansion] {
-        var results = [Expansion(url: "", values: [])]
+    /// A parsed argument: literal text and glob choices in turn. Its URLs are made one at a time
+    /// (`expansion(at:)`), so a glob of a million URLs holds no million strings.
+    struct Pattern {
+        enum Segment {
+            case literal(String)
+            case choices([String])
+        }
+
+        var segments: [Segment]
+        /// How many URLs it stands for (the product of its globs' sizes).
+        var count: Int
+
+        /// The `index`-th URL (the first glob varies slowest, as curl orders them).
+        func expansion(at index: Int, values wantsValues: Bool = true) -> Expansion {
+            var picks = [Int](repeating: 0, count: segments.count)
+            var rest = index
+            var length = 0
+            for position in segments.indices.reversed() {
+                switch segments[position] {
+                case .literal(let text):
+                    length += text.utf8.count
+                case .choices(let choices):
+                    picks[position] = rest % choices.count
+                    rest /= choices.count
+                    length += choices[picks[position]].utf8.count
+                }
+            }
+            var url = ""
+            url.reserveCapacity(length)
+            var values: [String] = []
+            for (position, segment) in segments.enumerated() {
+                switch segment {
+                case .literal(let text):
+                    url += text
+                case .choices(let choices):
+                    url += choices[picks[position]]
+                    if wantsValues { values.append(choices[picks[position]]) }
+                }
+            }
+            return Expansion(url: url, values: values)
+        }
+    }
+
+    /// Parses `pattern`'s globs.
+    static func parse(_ pattern: String) throws(GlobError) -> Pattern {
+        var segments: [Pattern.Segment] = []
+        var count = 1
         var chars = Substring(pattern)
         var literal = ""
         while let open = chars.firstIndex(where: { $0 == "[" || $0 == "{" }) {
@@ -28,14 +73,22 @@ enum URLGlob {
                 continue
             }
             let choices = closer == "]" ? try range(inner) : inner.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
-            guard results.count * choices.count <= 10_000_000 else { throw GlobError(message: "URL glob expands to too many URLs") }
-            results = results.flatMap { prefix in
-                choices.map { Expansion(url: prefix.url + literal + $0, values: prefix.values + [$0]) }
-            }
+            guard count * choices.count <= 10_000_000 else { throw GlobError(message: "URL glob expands to too many URLs") }
+            count *= choices.count
+            if !literal.isEmpty { segments.append(.literal(literal)) }
+            segments.append(.choices(choices))
             literal = ""
             chars = chars[chars.index(after: close)...]
         }
-        return results.map { Expansion(url: $0.url + literal + chars, values: $0.values) }
+        literal += chars
+        if !literal.isEmpty { segments.append(.literal(literal)) }
+        return Pattern(segments: segments, count: count)
+    }
+
+    /// Every URL of `pattern`, in order.
+    static func expand(_ pattern: String) throws(GlobError) -> [Expansion] {
+        let parsed = try parse(pattern)
+        return (0..<parsed.count).map { parsed.expansion(at: $0) }
     }
 
     /// `-o` names: `#N` is the N-th glob's value in this URL (curl leaves `#N` without such a glob).

@@ -153,63 +153,38 @@ if let directory = options.outbox {
         Terminal.error("courier: outbox: \(directory)/\(name): damaged entry set aside (not sent)\n")
     }
 }
+// What every URL shares, worked out once.
+let context = CLIContext(options: options, body: requestBody, showProgress: progressAllowed && !options.parallel, cache: cache,
+                         headerDump: headerDump, cookies: cookieJar, cookieHeader: cookieHeader, journal: journal, trace: trace)
 if options.flush {
     guard let journal else {
         Terminal.error("courier: --flush needs --outbox DIR\ncourier: try 'courier --help' for more information\n")
         exit(ExitCode.usage)
     }
-    exit(OutboxFlush.run(journal, options: options, cache: cache, cookies: cookieJar))
+    exit(OutboxFlush.run(journal, context: context))
 }
 
 // Each URL argument pairs with its output in order (curl): the -o names first, then -O; a
 // globbed argument's expansions share it, `#N` in an -o name taking the N-th glob's value.
-var urls: [(url: String, output: CLIJob.Output)] = []
-for (position, pattern) in options.urls.enumerated() {
+var arguments: [URLList.Argument] = []
+for (position, text) in options.urls.enumerated() {
     let remote = position - options.outputs.count
-    let template: String? = position < options.outputs.count ? options.outputs[position] : nil
-    let named = options.remoteNameAll || (remote >= 0 && remote < options.remoteNameCount)
-    func output(_ values: [String]) -> CLIJob.Output {
-        if let template { return .file(URLGlob.outputName(template, values: values)) }
-        return named ? .remoteName : .stdout
-    }
-    func withQuery(_ url: String) -> String {
-        guard let getQuery, !getQuery.isEmpty else { return url }
-        let fragment = url.firstIndex(of: "#").map { url[$0...] } ?? ""
-        let base = url.dropLast(fragment.count)
-        return base + (base.contains("?") ? "&" : "?") + getQuery + fragment
-    }
-    if options.globOff {
-        urls.append((withQuery(pattern), output([])))
-        continue
-    }
+    let pattern: URLGlob.Pattern
     do {
-        urls += try URLGlob.expand(pattern).map { (withQuery($0.url), output($0.values)) }
+        pattern = options.globOff ? URLGlob.Pattern(segments: [.literal(text)], count: 1) : try URLGlob.parse(text)
     } catch {
         Terminal.error("courier: (3) \(error.message)\n")
         exit(3)
     }
+    arguments.append(URLList.Argument(pattern: pattern, template: position < options.outputs.count ? options.outputs[position] : nil,
+                                      remoteName: options.remoteNameAll || (remote >= 0 && remote < options.remoteNameCount),
+                                      query: getQuery))
 }
 
 // A bounded window of transfers: enough to keep the queue's width busy with -Z, one at a time
-// without it; results are reported in URL order either way.
+// without it; results are reported in URL order either way, from the loop thread.
 let window = options.parallel ? max(2 * options.parallelMax, 2) : 1
-var inFlight = Deque<CLIJob>()
-var nextURL = 0
-var exitCode: Int32 = 0
-while nextURL < urls.count || !inFlight.isEmpty {
-    while nextURL < urls.count, inFlight.count < window {
-        let job = CLIJob(index: nextURL, rawURL: urls[nextURL].url, output: urls[nextURL].output, options: options, body: requestBody,
-                         showProgress: progressAllowed && !options.parallel, cache: cache, headerDump: headerDump,
-                         cookies: cookieJar, cookieHeader: cookieHeader, journal: journal, trace: trace)
-        job.start()
-        inFlight.append(job)
-        nextURL += 1
-    }
-    let job = inFlight.popFirst()!
-    job.wait()
-    job.report()
-    if job.exitCode != 0 { exitCode = job.exitCode }
-}
+let exitCode = CLIRunner(urls: URLList(arguments: arguments), context: context, window: window).run()
 
 // What the cache stored is on disk before the next invocation looks.
 cache?.flush()

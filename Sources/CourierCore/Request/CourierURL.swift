@@ -142,15 +142,32 @@ public struct CourierURL: Sendable, Hashable, CustomStringConvertible {
         guard Self.isValidScheme(schemeBytes) else {
             throw CourierError(.invalidURL, "invalid scheme in \"\(string)\"")
         }
-        let schemeName = String(decoding: schemeBytes, as: UTF8.self).lowercased()
-        guard let scheme = Scheme(rawValue: schemeName) else {
-            throw CourierError(.unsupportedScheme, "\"\(schemeName)\" in \"\(string)\"")
+        // http and https compared as bytes, case-insensitively (no String, no lowercased()).
+        let scheme: Scheme
+        if Self.equalsIgnoringCase(schemeBytes, "http") {
+            scheme = .http
+        } else if Self.equalsIgnoringCase(schemeBytes, "https") {
+            scheme = .https
+        } else {
+            throw CourierError(.unsupportedScheme, "\"\(String(decoding: schemeBytes, as: UTF8.self).lowercased())\" in \"\(string)\"")
         }
-        let rest = bytes[(colon + 1)...]
-        guard rest.starts(with: "//".utf8) else {
-            throw CourierError(.invalidURL, "expected \"//\" after \"\(schemeName):\"")
+        let slashes = colon + 1
+        guard bytes.count >= slashes + 2, bytes[slashes] == UInt8(ascii: "/"), bytes[slashes + 1] == UInt8(ascii: "/") else {
+            throw CourierError(.invalidURL, "expected \"//\" after \"\(scheme.rawValue):\"")
         }
-        try self.init(scheme: scheme, afterSlashes: Array(rest.dropFirst(2)), original: string)
+        try self.init(scheme: scheme, afterSlashes: bytes[(slashes + 2)...], original: string)
+    }
+
+    /// Whether `bytes` spell `word` (lower-case ASCII) in any case.
+    private static func equalsIgnoringCase(_ bytes: ArraySlice<UInt8>, _ word: StaticString) -> Bool {
+        guard bytes.count == word.utf8CodeUnitCount else { return false }
+        let letters = word.utf8Start
+        var index = 0
+        for byte in bytes {
+            guard byte | 0x20 == letters[index] else { return false }
+            index += 1
+        }
+        return true
     }
 
     /// Builds a URL from parts the caller already validated (engine host plus path).
@@ -158,10 +175,10 @@ public struct CourierURL: Sendable, Hashable, CustomStringConvertible {
         let authority = port.map { "\(host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host):\($0)" }
             ?? (host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host)
         let slash = target.hasPrefix("/") || target.isEmpty || target.hasPrefix("?") ? "" : "/"
-        try self.init(scheme: scheme, afterSlashes: Array((authority + slash + target).utf8), original: target)
+        try self.init(scheme: scheme, afterSlashes: Array((authority + slash + target).utf8)[...], original: target)
     }
 
-    private init(scheme: Scheme, afterSlashes bytes: [UInt8], original: String) throws(CourierError) {
+    private init(scheme: Scheme, afterSlashes bytes: ArraySlice<UInt8>, original: String) throws(CourierError) {
         // The authority runs to the first "/", "?" or "#" (RFC 3986 section 3.2).
         let authorityEnd = bytes.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.endIndex
         var authority = bytes[..<authorityEnd]
@@ -213,7 +230,9 @@ public struct CourierURL: Sendable, Hashable, CustomStringConvertible {
                 throw CourierError(.invalidURL, "invalid host in \"\(original)\"")
             }
         }
-        let host = String(decoding: hostBytes, as: UTF8.self).lowercased()
+        // Lower-cased only when it has an upper-case letter (the usual host has none).
+        let host = hostBytes.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") })
+            ? String(decoding: hostBytes, as: UTF8.self).lowercased() : String(decoding: hostBytes, as: UTF8.self)
 
         let port: UInt16
         if let portBytes, !portBytes.isEmpty {
@@ -230,7 +249,7 @@ public struct CourierURL: Sendable, Hashable, CustomStringConvertible {
             port = scheme.defaultPort
         }
 
-        let (path, query) = Self.splitTarget(bytes[authorityEnd...])
+        let (path, query) = Self.splitParsedTarget(bytes[authorityEnd...])
         storage = Storage(scheme: scheme, host: host, port: port, path: path, query: query, user: user, password: password)
     }
 
@@ -305,6 +324,25 @@ public struct CourierURL: Sendable, Hashable, CustomStringConvertible {
 
     /// Path and query from the bytes after the authority; the fragment never goes on the wire
     /// (RFC 9110 section 7.1), unsafe bytes are escaped, dot segments removed.
+    /// The target of a parsed URL: read in place when it needs no escaping, has no fragment and
+    /// no dot segment (`split(target:)`'s scan), else through `splitTarget`.
+    private static func splitParsedTarget(_ bytes: ArraySlice<UInt8>) -> (String, String?) {
+        guard bytes.first == UInt8(ascii: "/") else { return bytes.isEmpty ? ("/", nil) : splitTarget(bytes) }
+        let table = Self.literalTable
+        var question = -1
+        var previous: UInt8 = 0
+        for index in bytes.indices {
+            let b = bytes[index]
+            if b == UInt8(ascii: "?") && question < 0 { question = index; previous = b; continue }
+            if table[Int(b)] & 2 == 0 || (b == UInt8(ascii: ".") && previous == UInt8(ascii: "/") && question < 0) {
+                return splitTarget(bytes)
+            }
+            previous = b
+        }
+        guard question >= 0 else { return (String(decoding: bytes, as: UTF8.self), nil) }
+        return (String(decoding: bytes[..<question], as: UTF8.self), String(decoding: bytes[(question + 1)...], as: UTF8.self))
+    }
+
     private static func splitTarget(_ bytes: ArraySlice<UInt8>) -> (String, String?) {
         var rest = bytes
         if let hash = rest.firstIndex(of: UInt8(ascii: "#")) { rest = rest[..<hash] }

@@ -1,0 +1,180 @@
+import Courier
+import CourierCore
+
+/// What every URL of one invocation shares, worked out once: the parsed options and the request
+/// body, the files and stores the transfers write to, and the request parts that do not depend on
+/// the URL (curl's default headers, the -H, -b, -e and -r fields, the transfer options with their
+/// TLS and proxy settings). A URL's job adds only its own target, output and outbox key — a CLI
+/// run of thousands of URLs pays for the flags once, not per URL.
+final class CLIContext: @unchecked Sendable {
+    let options: CommandLineOptions
+    let body: (body: RequestBody, contentType: String?)?
+    let showProgress: Bool
+    let cache: ResponseCache?
+    let headerDump: HeaderDump?
+    let cookies: CookieJar?
+    /// --outbox: the journal requests wait in until their server answers.
+    let journal: Journal?
+    /// --trace-ascii's file.
+    let trace: HeaderDump?
+
+    /// curl's own fields (User-Agent, Accept, the body's type), which the request's replace.
+    let defaultHeaders: HTTPHeaders
+    /// The request's fields: -b's Cookie, -H, -e's Referer, -r's Range; and what -H 'Name:' removes.
+    let headers: HTTPHeaders
+    let suppressedHeaders: [String]
+    let transferOptions: TransferOptions
+    /// Why no request can be made (TLS files or proxy settings that cannot be used), or nil.
+    let setupError: CourierError?
+    /// Whether heads are rendered as text (-i, -I, -D, -v, --trace-ascii, -w's header sizes).
+    let needsHeadText: Bool
+
+    init(options: CommandLineOptions, body: (body: RequestBody, contentType: String?)?, showProgress: Bool,
+         cache: ResponseCache?, headerDump: HeaderDump?, cookies: CookieJar? = nil, cookieHeader: String? = nil,
+         journal: Journal? = nil, trace: HeaderDump? = nil) {
+        self.options = options
+        self.body = body
+        self.showProgress = showProgress
+        self.cache = cache
+        self.headerDump = headerDump
+        self.cookies = cookies
+        self.journal = journal
+        self.trace = trace
+        let format = options.writeOut ?? ""
+        needsHeadText = options.include || options.head || headerDump != nil || options.verbose || trace != nil
+            || format.contains("size_header") || format.contains("%{json}")
+
+        // -A '' sends no User-Agent at all (curl's documented way to remove it).
+        var defaults = HTTPHeaders()
+        if options.userAgent != "" { defaults.add(name: "User-Agent", value: options.userAgent ?? "courier/\(CourierVersion.string)") }
+        defaults.add(name: "Accept", value: "*/*")
+        if !options.json.isEmpty {
+            defaults.replaceOrAdd(name: "Accept", value: "application/json")
+            defaults.add(name: "Content-Type", value: "application/json")
+        } else if let contentType = body?.contentType {
+            defaults.add(name: "Content-Type", value: contentType)
+        }
+        defaultHeaders = defaults
+
+        var headers = HTTPHeaders()
+        var suppressed: [String] = []
+        var suppressAcceptEncoding = false
+        // -b "name=value": curl sends it as the Cookie field (a -H Cookie given too wins).
+        if let cookieHeader, !options.headers.contains(where: { $0.name.lowercased() == "cookie" }) {
+            headers.add(name: "Cookie", value: cookieHeader)
+        }
+        for header in options.headers {
+            if let value = header.value {
+                headers.add(name: header.name, value: value)
+            } else {
+                suppressed.append(header.name)
+                if header.name.lowercased() == "accept-encoding" { suppressAcceptEncoding = true }
+            }
+        }
+        // -e and -r: a -H of the same name wins.
+        if let referer = options.referer, !headers.contains("Referer") {
+            let url = referer.hasSuffix(";auto") ? String(referer.dropLast(5)) : referer
+            if !url.isEmpty { headers.add(name: "Referer", value: url) }
+        }
+        if let range = options.range, !headers.contains("Range") { headers.add(name: "Range", value: "bytes=" + range) }
+        self.headers = headers
+        suppressedHeaders = suppressed
+
+        var problem: CourierError?
+        var tls = TLSConfiguration()
+        switch TLSOptions.configuration(options) {
+        case .success(let configuration): tls = configuration
+        case .failure(let error): problem = error
+        }
+        var proxy = ProxySettings.direct
+        switch Self.proxySettings(options) {
+        case .success(let settings): proxy = settings
+        case .failure(let error): problem = problem ?? error
+        }
+        setupError = problem
+        var transferOptions = Self.transferOptions(options, tls: tls, proxy: proxy, cache: cache, cookies: cookies)
+        transferOptions.decompress = options.compressed && !suppressAcceptEncoding
+        // curl's `-H 'Expect:'` sends no Expect, and waits for no 100.
+        if options.headers.contains(where: { $0.name.lowercased() == "expect" && $0.value == nil }) { transferOptions.expectContinue = .never }
+        self.transferOptions = transferOptions
+    }
+
+    /// The same invocation with other options (--flush resends each entry with its own method
+    /// and headers), sharing the files and stores.
+    func with(options: CommandLineOptions, body: (body: RequestBody, contentType: String?)?) -> CLIContext {
+        CLIContext(options: options, body: body, showProgress: false, cache: cache, headerDump: nil, cookies: cookies,
+                   journal: journal, trace: nil)
+    }
+
+    /// curl's semantics for the deadlines and redirects the flags set.
+    private static func transferOptions(_ options: CommandLineOptions, tls: TLSConfiguration, proxy: ProxySettings,
+                                        cache: ResponseCache?, cookies: CookieJar?) -> TransferOptions {
+        var transferOptions = TransferOptions()
+        transferOptions.redirects = RedirectPolicy(follow: options.location,
+                                                   maxRedirects: options.maxRedirects < 0 ? Int.max : options.maxRedirects,
+                                                   allowsHTTPSDowngrade: true)
+        // curl has no first-byte or idle deadline of its own; only what the user asked for applies.
+        transferOptions.timeouts = Timeouts(queue: nil,
+                                            connect: options.connectTimeout.map { .seconds($0) } ?? .seconds(300),
+                                            firstByte: nil, idle: nil,
+                                            total: options.maxTime.map { .seconds($0) })
+        if let maxTime = options.maxTime {
+            transferOptions.timeouts.queue = .seconds(maxTime)
+            if options.connectTimeout == nil { transferOptions.timeouts.connect = .seconds(maxTime) }
+        }
+        transferOptions.limits.maxBodyBytes = options.maxFileSize
+        if let rate = options.limitRate {
+            transferOptions.receiveRateLimit = rate
+            transferOptions.sendRateLimit = rate
+        }
+        transferOptions.retryStaleConnection = true
+        if options.retry > 0 { transferOptions.retry = retryPolicy(options) }
+        transferOptions.tls = tls
+        transferOptions.cache = cache
+        transferOptions.cookies = cookies
+        transferOptions.proxy = proxy
+        transferOptions.route = options.route
+        return transferOptions
+    }
+
+    /// curl's proxy rules: -x for every scheme ("" for none, whatever the environment says),
+    /// else the environment; --noproxy replaces no_proxy; -U replaces the credentials. A proxy
+    /// string that cannot be used is curl's 5 ("unsupported proxy syntax").
+    static func proxySettings(_ options: CommandLineOptions) -> Result<ProxySettings, CourierError> {
+        var settings: ProxySettings
+        do throws(CourierError) {
+            if let text = options.proxy {
+                settings = text.isEmpty ? .direct : .all(try Proxy(parsing: text))
+            } else {
+                settings = ProxySettings.environment()
+                if let problem = settings.problem { throw problem }
+            }
+        } catch {
+            return .failure(error.code == .proxyUnsupported ? error : CourierError(.proxyUnsupported, error.detail))
+        }
+        if let list = options.noProxy { settings.noProxy = NoProxy(list) }
+        if let credentials = options.proxyUser {
+            let (user, password) = credentials.firstIndex(of: ":").map {
+                (String(credentials[..<$0]), String(credentials[credentials.index(after: $0)...]))
+            } ?? (credentials, "")
+            settings.http?.user = user
+            settings.http?.password = password
+            settings.https?.user = user
+            settings.https?.password = password
+        }
+        return .success(settings)
+    }
+
+    /// curl's --retry: any method (curl does not look at it), 408/429/500/502/503/504 and timeouts;
+    /// with --retry-delay a fixed wait, else 1 s doubling up to 10 minutes; refused connections
+    /// only with --retry-connrefused (`transferShouldRetry`).
+    static func retryPolicy(_ options: CommandLineOptions) -> RetryPolicy {
+        RetryPolicy(count: options.retry,
+                    intervals: [options.retryDelay.map { .seconds($0) } ?? .seconds(1)],
+                    exponentialBackoff: options.retryDelay == nil, maxInterval: .seconds(600),
+                    retryAfterLimit: .seconds(600),
+                    maxTime: options.retryMaxTime.flatMap { $0 > 0 ? .seconds($0) : nil },
+                    retriesNonIdempotent: true, retriesAllErrors: options.retryAllErrors,
+                    statuses: RetryPolicy.defaultStatuses.union([500]), usesBudget: false)
+    }
+}

@@ -1,0 +1,117 @@
+import CourierCore
+import Dispatch
+
+/// Runs the command line's URLs on Courier's loop thread, in a window (one at a time, or twice
+/// the parallel width with -Z): a job starts when the window has room, and is reported (its file
+/// settled, its -w line and errors printed) there as soon as it and every job before it ended, so
+/// results come in URL order. The main thread only waits for the last one: one URL after another
+/// costs no thread hop per URL, and the next request goes out on the connection the previous one
+/// just left in the pool.
+final class CLIRunner: @unchecked Sendable {
+    private let urls: URLList
+    private let context: CLIContext
+    private let window: Int
+    // Loop thread only.
+    private var inFlight = Deque<CLIJob>()
+    private var cursor = URLList.Cursor()
+    private var advancing = false
+    private var advanceAgain = false
+    private var exitCode: Int32 = 0
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(urls: URLList, context: CLIContext, window: Int) {
+        self.urls = urls
+        self.context = context
+        self.window = max(1, window)
+    }
+
+    /// Runs every URL; the exit code of the last job that failed (0 when none did).
+    func run() -> Int32 {
+        guard urls.count > 0 else { return 0 }
+        Runtime.shared.executeOrRunHere { [self] in advance() }
+        finished.wait()
+        return exitCode
+    }
+
+    /// Reports what ended in order, then fills the window. A job that ends at once (it could not
+    /// start) asks again from inside; that is folded into this call's loop.
+    private func advance() {
+        if advancing {
+            advanceAgain = true
+            return
+        }
+        advancing = true
+        // -Z: the bodies and -w lines of every job reported in this turn leave in one write.
+        if context.options.parallel, Terminal.stdoutBatch == nil { Terminal.stdoutBatch = [] }
+        defer { if context.options.parallel { Terminal.flushStdout() } }
+        repeat {
+            advanceAgain = false
+            while let first = inFlight.first, first.isDone {
+                _ = inFlight.popFirst()
+                first.report()
+                if first.exitCode != 0 { exitCode = first.exitCode }
+            }
+            while inFlight.count < window, let (url, output) = urls.next(&cursor) {
+                let job = CLIJob(index: cursor.made - 1, rawURL: url, output: output, context: context)
+                job.onDone = { [unowned self] in advance() }
+                inFlight.append(job)
+                job.start()
+            }
+        } while advanceAgain
+        advancing = false
+        if inFlight.isEmpty, cursor.made == urls.count { finished.signal() }
+    }
+}
+
+/// The command line's URLs, each made when its turn comes (a glob of a million URLs holds no
+/// million strings), with the output it pairs with.
+struct URLList {
+    struct Argument {
+        var pattern: URLGlob.Pattern
+        /// Its -o name (with `#N` to fill in), or whether -O names its files.
+        var template: String?
+        var remoteName: Bool
+        /// -G's query, added to each URL.
+        var query: String?
+    }
+
+    /// Where the next URL comes from.
+    struct Cursor {
+        var argument = 0
+        var index = 0
+        /// URLs made so far.
+        var made = 0
+    }
+
+    let arguments: [Argument]
+    let count: Int
+
+    init(arguments: [Argument]) {
+        self.arguments = arguments
+        count = arguments.reduce(0) { $0 + $1.pattern.count }
+    }
+
+    /// The next URL and its output, or nil after the last.
+    func next(_ cursor: inout Cursor) -> (url: String, output: CLIJob.Output)? {
+        while cursor.argument < arguments.count, cursor.index >= arguments[cursor.argument].pattern.count {
+            cursor.argument += 1
+            cursor.index = 0
+        }
+        guard cursor.argument < arguments.count else { return nil }
+        let argument = arguments[cursor.argument]
+        let expansion = argument.pattern.expansion(at: cursor.index, values: argument.template?.contains("#") ?? false)
+        cursor.index += 1
+        cursor.made += 1
+        let output: CLIJob.Output = argument.template.map { .file(URLGlob.outputName($0, values: expansion.values)) }
+            ?? (argument.remoteName ? .remoteName : .stdout)
+        return (Self.adding(argument.query, to: expansion.url), output)
+    }
+
+    /// `url` with -G's query (before any fragment).
+    private static func adding(_ query: String?, to url: String) -> String {
+        guard let query, !query.isEmpty else { return url }
+        let fragment = url.firstIndex(of: "#").map { url[$0...] } ?? ""
+        let base = url.dropLast(fragment.count)
+        return base + (base.utf8.contains(UInt8(ascii: "?")) ? "&" : "?") + query + fragment
+    }
+}
