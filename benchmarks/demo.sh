@@ -27,6 +27,12 @@ echo "== courier -Z: six URLs in parallel through the shared queue (--parallel-m
     -w '%{url_effective}: %{http_code} in %{time_total}s (queued %{time_queue}s)\n' \
     "$base/pages/4.txt" "$base/pages/5.txt" "$base/pages/6.txt" "$base/pages/7.txt" "$base/pages/8.txt" "$base/pages/9.txt"
 echo
+echo "== courier: curl's contracts — a glob naming files (-o 'page_#1.txt'), --resolve, curl's meter"
+"$bin/courier" -s --output-dir "$work" -o 'page_#1.txt' "$base/pages/[1-3].txt" && ls "$work" | grep '^page_'
+"$bin/courier" -s --resolve "demo.test:$port:127.0.0.1" -o /dev/null \
+    -w '%{url_effective} through %{remote_ip}: %{http_code}, %{content_type}\n' "http://demo.test:$port/items.json"
+"$bin/courier" -o /dev/null "$base/pages/12.txt"
+echo
 echo "== courier -#: a 300 MB download with a progress bar"
 "$bin/courier" -# -o /dev/null -w 'downloaded %{size_download} bytes at %{speed_download} bytes/s\n' "$base/big.bin"
 echo

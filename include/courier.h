@@ -443,6 +443,22 @@ int courier_request_set_redirects(courier_request *request, int follow, int max_
 /* Ask for and decode gzip/deflate (default on). */
 int courier_request_set_decompress(courier_request *request, int enabled);
 
+/* Where the request's connection goes instead of the URL's host (curl's CURLOPT_RESOLVE,
+ * CURLOPT_CONNECT_TO, CURLOPT_IPRESOLVE); the request itself (Host field, TLS name and
+ * certificate check) is unchanged, and such connections are never shared with requests routed
+ * otherwise. Through a proxy the proxy is connected to as usual.
+ * courier_request_add_resolve: "HOST:PORT:ADDR[,ADDR]..." (IP addresses) used instead of a name
+ * lookup; courier_request_add_connect_to: "HOST1:PORT1:HOST2:PORT2" (empty parts match any or keep
+ * the request's), the first matching rule wins; courier_request_set_ip_family: COURIER_IP_*.
+ * The addresses of a name are raced either way (Happy Eyeballs, RFC 8305), and "localhost" is
+ * both loopback addresses. COURIER_E_INVALID_ARGUMENT for an entry that does not parse (or NULL). */
+#define COURIER_IP_ANY 0
+#define COURIER_IP_V4  1
+#define COURIER_IP_V6  2
+int courier_request_add_resolve(courier_request *request, const char *entry);
+int courier_request_add_connect_to(courier_request *request, const char *entry);
+int courier_request_set_ip_family(courier_request *request, int family);
+
 /* Fail with COURIER_E_BODY_TOO_LARGE beyond this many body bytes (0: no limit). */
 int courier_request_set_max_body(courier_request *request, int64_t bytes);
 

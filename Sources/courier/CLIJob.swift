@@ -34,6 +34,8 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
     private var failedHTTPStatus: Int?
     /// The status of the last head received (a redirect's, when redirects ran out).
     private var lastStatus = 0
+    /// When the last redirect followed was received (0: none).
+    private var redirectsEndedAt: UInt64 = 0
     /// -v: the connection the last exchange used, and whether its response closes it.
     private var servingConnection: UInt64?
     private var closesConnection = false
@@ -154,7 +156,11 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
             transfer.sink = .memory
         } else {
             streamsToStdout = true
-            transfer.sink = .file(FileSink(descriptor: 1, name: "stdout"))
+            // Not a terminal: through the stdout buffer, as curl's stdio does (one write(2) per
+            // 64 KiB, not per body); a terminal sees each piece at once.
+            transfer.sink = Terminal.buffersStdout
+                ? .stream(StreamSink { bytes in Terminal.write(bytes: bytes); return .proceed })
+                : .file(FileSink(descriptor: 1, name: "stdout"))
         }
         // curl's rule: a meter on stderr when the body goes to a file or a pipe (not to a terminal);
         // -# draws a bar instead.
@@ -208,6 +214,8 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
     func transferDidReceiveHead(_ transfer: Transfer) {
         guard let head = transfer.head else { return }
         lastStatus = head.status
+        // A redirect being followed: the next hop starts now (curl's time_redirect ends here).
+        if transfer.machine.followsRedirect { redirectsEndedAt = monotonicNanos() }
         // Nothing shows heads as text: no text is made (most runs, and the fast path of many URLs).
         guard context.needsHeadText || options.fail || options.failWithBody || options.remoteHeaderName else { return }
         let headText = context.needsHeadText ? headText(head) : ""
@@ -230,6 +238,8 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
             case .file(let file):
                 var bytes = Array(headText.utf8)
                 _ = bytes.withUnsafeMutableBytes { file.write(UnsafeRawBufferPointer($0)) }
+            case .stream where streamsToStdout:
+                Terminal.write(headText)
             case .memory, .discard, .stream, .fanOut, .destination, .resumable:
                 break
             }
@@ -325,7 +335,7 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
                                         errorMessage: error?.message ?? (failedHTTPStatus.map { "The requested URL returned error: \($0)" } ?? ""),
                                         headerBytes: headerBytes, cacheStatus: t?.cacheStatus ?? "bypass",
                                         method: t?.method.rawValue ?? options.method ?? "GET", filename: outputPath ?? "",
-                                        urlIndex: index, referer: t?.headers["Referer"])
+                                        urlIndex: index, referer: t?.headers["Referer"], redirectsEndedAt: redirectsEndedAt)
             for piece in WriteOut.render(format, report) {
                 if piece.fd == 2 { Terminal.error(piece.text) } else { Terminal.write(piece.text) }
             }

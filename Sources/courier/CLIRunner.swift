@@ -41,9 +41,6 @@ final class CLIRunner: @unchecked Sendable {
             return
         }
         advancing = true
-        // -Z: the bodies and -w lines of every job reported in this turn leave in one write.
-        if context.options.parallel, Terminal.stdoutBatch == nil { Terminal.stdoutBatch = [] }
-        defer { if context.options.parallel { Terminal.flushStdout() } }
         repeat {
             advanceAgain = false
             while let first = inFlight.first, first.isDone {
@@ -59,7 +56,10 @@ final class CLIRunner: @unchecked Sendable {
             }
         } while advanceAgain
         advancing = false
-        if inFlight.isEmpty, cursor.made == urls.count { finished.signal() }
+        if inFlight.isEmpty, cursor.made == urls.count {
+            Terminal.flushStdout()
+            finished.signal()
+        }
     }
 }
 

@@ -4,9 +4,16 @@ import Glibc
 /// Unbuffered writes, so body bytes (written by the loop thread straight to the descriptor),
 /// headers and `-w` output never overtake each other in a stdio buffer.
 enum Terminal {
-    /// While set (by `CLIRunner` on the loop thread, for -Z), what goes to stdout is gathered
-    /// here and written once per batch of reports: one write(2) for many small bodies.
+    /// When stdout is not a terminal, what goes there is gathered here and written 64 KiB at a
+    /// time, and when the run ends (curl's stdio buffering: one write(2) for many small bodies).
+    /// Written on the loop thread while the URLs run, on the main thread before and after.
     nonisolated(unsafe) static var stdoutBatch: [UInt8]?
+    static var buffersStdout: Bool { stdoutBatch != nil }
+
+    /// Starts buffering stdout if it is not a terminal (once, before the URLs run).
+    static func bufferStdoutUnlessTerminal() {
+        if !stdoutIsTerminal { stdoutBatch = [] }
+    }
 
     static func write(_ text: String, to fd: Int32 = 1) {
         var text = text
@@ -16,7 +23,7 @@ enum Terminal {
     static func write(bytes: UnsafeRawBufferPointer, to fd: Int32 = 1) {
         if fd == 1, stdoutBatch != nil {
             stdoutBatch!.append(contentsOf: bytes)
-            if stdoutBatch!.count >= 256 * 1024 { flushStdout() }
+            if stdoutBatch!.count >= 64 * 1024 { flushStdout() }
             return
         }
         writeAll(bytes, to: fd)

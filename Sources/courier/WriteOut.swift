@@ -20,6 +20,8 @@ struct TransferReport {
     /// The URL's position on the command line, after globbing (curl's urlnum).
     var urlIndex = 0
     var referer: String?
+    /// When the last redirect followed was received (0: none), for time_redirect.
+    var redirectsEndedAt: UInt64 = 0
 }
 
 /// curl's `--write-out` format: `%{variable}`, `%%`, `\n`, `\r`, `\t`; `%{stderr}` and
@@ -55,7 +57,7 @@ enum WriteOut {
                         "http_version", "method", "num_connects", "num_headers", "num_redirects", "referer", "remote_ip",
                         "remote_port", "response_code", "reused", "scheme", "size_download", "size_header", "size_upload",
                         "speed_download", "speed_upload", "ssl_verify_result", "time_appconnect", "time_connect",
-                        "time_namelookup", "time_pretransfer", "time_queue", "time_starttransfer", "time_total",
+                        "time_namelookup", "time_pretransfer", "time_queue", "time_redirect", "time_starttransfer", "time_total",
                         "tls_resumed", "url", "url_effective", "urlnum"]
 
     static func value(_ name: String, _ r: TransferReport) -> Value? {
@@ -74,6 +76,7 @@ enum WriteOut {
         case "time_appconnect": return m.tlsEnd > 0 ? since(m.tlsEnd) : .seconds(0)
         case "time_pretransfer": return m.requestStart > 0 ? since(m.requestStart) : .seconds(0)
         case "time_starttransfer": return m.firstByte > 0 ? since(m.firstByte) : .seconds(0)
+        case "time_redirect": return r.redirectsEndedAt > 0 ? since(r.redirectsEndedAt) : .seconds(0)
         case "time_queue": return .seconds(m.enqueuedAt > 0 && start >= m.enqueuedAt ? Double(start - m.enqueuedAt) / 1e9 : 0)
         case "num_connects": return .integer(Int64(m.connectionsOpened))
         case "num_redirects": return .integer(Int64(m.redirects))

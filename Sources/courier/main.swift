@@ -184,6 +184,7 @@ for (position, text) in options.urls.enumerated() {
 // A bounded window of transfers: enough to keep the queue's width busy with -Z, one at a time
 // without it; results are reported in URL order either way, from the loop thread.
 let window = options.parallel ? max(2 * options.parallelMax, 2) : 1
+Terminal.bufferStdoutUnlessTerminal()
 let exitCode = CLIRunner(urls: URLList(arguments: arguments), context: context, window: window).run()
 
 // What the cache stored is on disk before the next invocation looks.
@@ -199,6 +200,7 @@ if let path = options.cookieJarPath, let jar = cookieJar {
         }
     }
 }
+Terminal.flushStdout()
 headerDump?.close()
 trace?.close()
 // A clean shutdown (every connection closed, the loop thread joined) keeps valgrind runs of the

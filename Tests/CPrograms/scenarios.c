@@ -10,6 +10,8 @@
  *                                       a generated 504, statistics, memory drop, coalescing
  *   scenarios codings BASE              br and zstd bodies decoded, an unknown coding refused,
  *                                       decoding off leaves the body as sent
+ *   scenarios routes PORT               --resolve, --connect-to and -6 as request options (the
+ *                                       scripted server on 127.0.0.1:PORT)
  */
 #include <courier.h>
 
@@ -580,7 +582,57 @@ static int codings(const char *base) {
     return 0;
 }
 
+/* A GET to `url` with one route option; the code, and whether the body names `host`. */
+static int routed(const char *url, int (*option)(courier_request *, const char *), const char *entry, int family, const char *host) {
+    courier_request *request = NULL;
+    int code = courier_request_create(NULL, "GET", url, &request);
+    if (code != COURIER_OK) return code;
+    if (option && (code = option(request, entry)) != COURIER_OK) {
+        courier_request_free(request);
+        return code;
+    }
+    if (family >= 0 && (code = courier_request_set_ip_family(request, family)) != COURIER_OK) {
+        courier_request_free(request);
+        return code;
+    }
+    courier_response *response = NULL;
+    code = courier_request_perform(request, &response);
+    if (code == COURIER_OK && host) {
+        size_t length = 0;
+        const uint8_t *body = courier_response_body(response, &length);
+        char text[4096];
+        snprintf(text, sizeof text, "%.*s", (int)(length < sizeof text - 1 ? length : sizeof text - 1), (const char *)body);
+        if (strstr(text, host) == NULL) code = COURIER_E_MALFORMED_RESPONSE;
+    }
+    courier_response_free(response);
+    courier_request_free(request);
+    return code;
+}
+
+static int routes(const char *port) {
+    char url[256], entry[256], host[128];
+    int code;
+    snprintf(url, sizeof url, "http://route.test:%s/echo", port);
+    snprintf(entry, sizeof entry, "route.test:%s:127.0.0.1", port);
+    snprintf(host, sizeof host, "\"route.test:%s\"", port);
+    if ((code = routed(url, courier_request_add_resolve, entry, -1, host)) != COURIER_OK) return fail("resolve", code);
+    snprintf(entry, sizeof entry, "elsewhere.test:80:127.0.0.1:%s", port);
+    if ((code = routed("http://elsewhere.test/echo", courier_request_add_connect_to, entry, -1, "\"elsewhere.test\"")) != COURIER_OK)
+        return fail("connect-to", code);
+    snprintf(url, sizeof url, "http://127.0.0.1:%s/echo", port);
+    if ((code = routed(url, NULL, NULL, COURIER_IP_V6, NULL)) != COURIER_E_CONNECT) return fail("IPv6 only to an IPv4 address", code);
+    if ((code = routed(url, NULL, NULL, COURIER_IP_V4, NULL)) != COURIER_OK) return fail("IPv4", code);
+    if ((code = routed(url, courier_request_add_resolve, "no-port", -1, NULL)) != COURIER_E_INVALID_ARGUMENT) return fail("a bad resolve entry", code);
+    if ((code = routed(url, courier_request_add_connect_to, "a:b", -1, NULL)) != COURIER_E_INVALID_ARGUMENT) return fail("a bad connect-to entry", code);
+    if ((code = routed(url, courier_request_add_resolve, NULL, -1, NULL)) != COURIER_E_INVALID_ARGUMENT) return fail("NULL", code);
+    if ((code = routed(url, NULL, NULL, 7, NULL)) != COURIER_E_INVALID_ARGUMENT) return fail("a bad family", code);
+    if (courier_request_add_resolve(NULL, "x:1:127.0.0.1") != COURIER_E_MISUSE) return fail("NULL request", COURIER_E_MISUSE);
+    printf("routes: resolve, connect-to and address families as request options\n");
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc >= 3 && strcmp(argv[1], "routes") == 0) return routes(argv[2]);
     if (argc >= 3 && strcmp(argv[1], "codings") == 0) return codings(argv[2]);
     if (argc >= 3 && strcmp(argv[1], "loopfail") == 0) return loopfail(argv[2]);
     if (argc >= 3 && strcmp(argv[1], "cancel") == 0) return cancel(argv[2]);

@@ -129,6 +129,8 @@ struct CABITests {
 
         let codings = try await runProcess(bin + "/scenarios", ["codings", s.scripted])
         #expect(codings.status == 0, "\(codings.stdout)\(codings.stderr)")
+        let routes = try await runProcess(bin + "/scenarios", ["routes", String(s.scriptedPort)])
+        #expect(routes.status == 0, "\(routes.stdout)\(routes.stderr)")
         let cancelled = try await runProcess(bin + "/scenarios", ["cancel", s.scripted + "/silence?s=10"])
         #expect(cancelled.status == 0, "\(cancelled.stdout)\(cancelled.stderr)")
 

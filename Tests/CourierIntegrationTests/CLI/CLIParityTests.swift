@@ -58,6 +58,11 @@ struct CLIParityTests {
     @Test func writeOutWhenRedirectsRunOutAndUnknownVariables() async throws {
         let limited = try await run(["-s", "-L", "--max-redirs", "2", "-o", "/dev/null", "-w", "%{http_code} %{num_redirects}", s.scripted + "/redirect-loop"])
         #expect(limited.status == 47 && limited.stdout == "302 2", "the last status received: \(limited.stdout)")
+        let timed = try await run(["-s", "-L", "-o", "/dev/null", "-w", "%{time_redirect} %{time_total}", s.scripted + "/redirect?to=/echo"])
+        let times = timed.stdout.split(separator: " ").compactMap { Double($0) }
+        #expect(times.count == 2 && times[0] > 0 && times[0] <= times[1], "time_redirect within time_total: \(timed.stdout)")
+        let direct = try await run(["-s", "-o", "/dev/null", "-w", "%{time_redirect}", s.scripted + "/echo"])
+        #expect(direct.stdout == "0.000000")
         let unknown = try await run(["-s", "-o", "/dev/null", "-w", "[%{bogus}][%{content_type}]", s.scripted + "/echo"])
         #expect(unknown.stdout == "[][application/json]")
         #expect(unknown.stderr.contains("unknown --write-out variable: 'bogus'"), "\(unknown.stderr)")
@@ -303,6 +308,31 @@ struct CLIParityTests {
         #expect(toTerminal.status == 0 && !toTerminal.stdout.contains("% Total"), "\(toTerminal.stdout)")
         let toFile = try await runProcess("/usr/bin/script", ["-qec", "\(CLITests.binary) -o \(dir)/pty \(s.nginx)/small", "/dev/null"])
         #expect(toFile.stdout.contains("% Total") && toFile.stdout.contains("100   100  100   100"), "\(toFile.stdout)")
+    }
+
+    @Test func headsOfARedirectChainAndSizesWithFail() async throws {
+        for flag in ["-i", "-I"] {
+            let r = try await run(["-s", flag, "-L", s.scripted + "/redirect?to=/echo"])
+            let heads = r.stdout.components(separatedBy: "\r\n").filter { $0.hasPrefix("HTTP/1.1 ") }
+            #expect(heads == ["HTTP/1.1 302 Redirect", "HTTP/1.1 200 OK"], "\(flag): \(r.stdout)")
+        }
+        let dir = try scratch()
+        let dumped = try await run(["-s", "-L", "-D", dir + "/heads", "-o", "/dev/null", s.scripted + "/redirect?to=/echo"])
+        let heads = try String(contentsOfFile: dir + "/heads", encoding: .utf8)
+        #expect(dumped.status == 0 && heads.hasPrefix("HTTP/1.1 302 Redirect\r\n") && heads.contains("\r\n\r\nHTTP/1.1 200 OK\r\n"))
+        let failed = try await run(["-s", "-f", "-o", "/dev/null", "-w", "%{size_download} %{http_code}", s.scripted + "/status?code=404"])
+        #expect(failed.status == 22 && failed.stdout == "0 404", "curl's figures: \(failed.stdout)")
+    }
+
+    @Test(.enabled(if: ConnectionRouteTests.hasIPv6Loopback, "IPv6 loopback (::1) is not available here"))
+    func ipv6LoopbackByAddressAndThroughLocalhost() async throws {
+        let port = await s.idempotencyServerOnIPv6Loopback()
+        for url in ["http://[::1]:\(port)/keys", "http://localhost:\(port)/keys"] {
+            let r = try await run(["-s", "-o", "/dev/null", "-w", "%{http_code} %{remote_ip}", url])
+            #expect(r.status == 0 && r.stdout == "200 ::1", "\(url): \(r.stdout)\(r.stderr)")
+        }
+        let v4 = try await run(["-s", "-4", "-o", "/dev/null", "http://localhost:\(port)/keys"])
+        #expect(v4.status == 7, "-4 finds nothing on 127.0.0.1")
     }
 
     @Test func http2IsRefusedClearly() async throws {

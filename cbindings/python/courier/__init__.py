@@ -566,7 +566,8 @@ class Engine:
                timeouts=None, priority=None, follow_redirects=True, max_redirects=None, decompress=True,
                max_body=None, output=None, verify=True, cafile=None, pins=None, cache=None, coalesce=None,
                files=None, content=None, content_length=None, resume=None, resume_attempts=0, expect_continue=None,
-               rate_limit=None, retry=None, cookies=None, auth=None, proxy=None, no_proxy=None, freeze=None):
+               rate_limit=None, retry=None, cookies=None, auth=None, proxy=None, no_proxy=None, freeze=None,
+               resolve=None, connect_to=None, ip_family=None):
         """Options beyond httpx's: ``files=`` a multipart form streamed from disk (see
         ``apply_files``); ``content=`` bytes, a str, a path-backed file (streamed from disk), any
         iterable of bytes, or an async iterable with ``fetch``/``stream_async`` (sent chunked
@@ -576,7 +577,10 @@ class Engine:
         "never"; ``rate_limit`` most bytes per second each way; ``retry`` a ``Retry`` (or a count);
         ``cookies`` a CookieJar; ``auth`` ``(user, password)`` for Basic or ``Bearer(token)``;
         ``proxy`` this request's proxy (``""`` for none) and ``no_proxy`` its exceptions, as on
-        the engine; ``freeze`` a kind (or True) to send it through the engine's outbox."""
+        the engine; ``freeze`` a kind (or True) to send it through the engine's outbox;
+        ``resolve`` curl's ``["host:port:addr[,addr]"]``, ``connect_to`` its
+        ``["host1:port1:host2:port2"]`` and ``ip_family`` "ipv4" or "ipv6": where the connection
+        goes (the request keeps its URL's Host and TLS name)."""
         if not self._handle:
             raise CourierError(_native.E_MISUSE, "the engine is closed")
         handle = _native.request_p()
@@ -668,6 +672,14 @@ class Engine:
                                                         -1 if max_redirects is None else max_redirects))
             if not decompress:
                 apply(lib.courier_request_set_decompress(handle, 0))
+            for entry in resolve or ():
+                apply(lib.courier_request_add_resolve(handle, entry.encode()))
+            for entry in connect_to or ():
+                apply(lib.courier_request_add_connect_to(handle, entry.encode()))
+            if ip_family is not None:
+                if ip_family not in ("any", "ipv4", "ipv6"):
+                    raise CourierError(_native.E_INVALID_ARGUMENT, "ip_family is 'any', 'ipv4' or 'ipv6'")
+                apply(lib.courier_request_set_ip_family(handle, ("any", "ipv4", "ipv6").index(ip_family)))
             if max_body is not None:
                 apply(lib.courier_request_set_max_body(handle, max_body))
             if output is not None:

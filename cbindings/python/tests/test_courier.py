@@ -138,6 +138,19 @@ class Blocking(unittest.TestCase):
             self.assertEqual(caught.exception.code, courier.E_UNSUPPORTED_ENCODING)
             self.assertIn("unsupported", str(caught.exception))
 
+    def test_routes_resolve_connect_to_and_families(self):
+        port = SCRIPTED.rsplit(":", 1)[1]
+        with courier.Engine() as engine:
+            resolved = engine.get("http://route.test:%s/echo" % port, resolve=["route.test:%s:127.0.0.1" % port])
+            self.assertIn('"route.test:%s"' % port, resolved.text)
+            moved = engine.get("http://elsewhere.test/echo", connect_to=["elsewhere.test:80:127.0.0.1:%s" % port])
+            self.assertIn('["Host", "elsewhere.test"]', moved.text)
+            with self.assertRaises(courier.CourierError) as caught:
+                engine.get(SCRIPTED + "/echo", ip_family="ipv6")
+            self.assertEqual(caught.exception.code, 7)
+            with self.assertRaises(courier.CourierError):
+                engine.get(SCRIPTED + "/echo", resolve=["nonsense"])
+
     def test_threads_wait_in_parallel(self):
         group = "pythreads-" + uuid.uuid4().hex[:8]
         results = []

@@ -1,0 +1,34 @@
+import CourierCore
+
+// courier_request_add_resolve, _add_connect_to, _set_ip_family: where a request's connection goes
+// (curl's CURLOPT_RESOLVE, CURLOPT_CONNECT_TO, CURLOPT_IPRESOLVE).
+
+/// Changes the request's route (made on first use).
+private func changeRoute(_ handle: OpaquePointer?, _ change: (inout ConnectRoute) throws(CourierError) -> Void) -> Int32 {
+    configure(handle) { r throws(CourierError) in
+        var route = r.draft.options.route ?? ConnectRoute()
+        try change(&route)
+        r.draft.options.route = route
+    }
+}
+
+@_cdecl("courier_request_add_resolve")
+public func courier_request_add_resolve(_ handle: OpaquePointer?, _ entry: UnsafePointer<CChar>?) -> Int32 {
+    guard let entry else { return CourierError.Code.invalidArgument.c }
+    let text = String(cString: entry)
+    return changeRoute(handle) { route throws(CourierError) in try route.addResolve(text) }
+}
+
+@_cdecl("courier_request_add_connect_to")
+public func courier_request_add_connect_to(_ handle: OpaquePointer?, _ entry: UnsafePointer<CChar>?) -> Int32 {
+    guard let entry else { return CourierError.Code.invalidArgument.c }
+    let text = String(cString: entry)
+    return changeRoute(handle) { route throws(CourierError) in route.redirects.append(try ConnectRoute.Redirect(parsing: text)) }
+}
+
+@_cdecl("courier_request_set_ip_family")
+public func courier_request_set_ip_family(_ handle: OpaquePointer?, _ family: Int32) -> Int32 {
+    let families: [ConnectRoute.Family] = [.any, .ipv4, .ipv6]
+    guard family >= 0, Int(family) < families.count else { return CourierError.Code.invalidArgument.c }
+    return changeRoute(handle) { route in route.family = families[Int(family)] }
+}
