@@ -92,7 +92,8 @@ public enum JSONValue: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    static func writeString(_ s: String, to out: inout String) {
+    /// `s` as a JSON string literal (quotes, escapes), appended to `out` (also `courier -w`'s).
+    package static func writeString(_ s: String, to out: inout String) {
         out += "\""
         for scalar in s.unicodeScalars {
             switch scalar {

@@ -112,25 +112,18 @@ if options.junkSessionCookies, let jar = cookieJar {
 }
 let cookieHeader = cookieStrings.isEmpty ? nil : cookieStrings.joined(separator: "; ")
 
-var headerDump: HeaderDump?
-if let path = options.dumpHeader {
+/// -D's and --trace-ascii's file, or curl's 23 when it cannot be made.
+func textLog(_ path: String?) -> HeaderDump? {
+    guard let path else { return nil }
     do {
-        headerDump = try HeaderDump(path: path)
+        return try HeaderDump(path: path)
     } catch {
         Terminal.error("courier: (23) \(error.message)\n")
         exit(23)
     }
 }
-
-var trace: HeaderDump?
-if let path = options.traceFile {
-    do {
-        trace = try HeaderDump(path: path)
-    } catch {
-        Terminal.error("courier: (23) \(error.message)\n")
-        exit(23)
-    }
-}
+let headerDump = textLog(options.dumpHeader)
+let trace = textLog(options.traceFile)
 
 // curl draws its meter whether or not stderr is a terminal (a log shows it too); -s and
 // --no-progress-meter turn it off, and -v's lines would be torn by it.

@@ -353,6 +353,25 @@ def serve(conn, port, method, path, query, headers, raw_headers, body):
     return True
 
 
+def hang(address, port, keep):
+    """Listens on address:port (0: any) without ever accepting, its backlog filled by four
+    connects: a further connect hangs. The sockets go into `keep`; returns the port."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind((address, port))
+    listener.listen(0)
+    keep.append(listener)
+    port = listener.getsockname()[1]
+    for _ in range(4):
+        filler = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        filler.setblocking(False)
+        try:
+            filler.connect((address, port))
+        except BlockingIOError:
+            pass
+        keep.append(filler)
+    return port
+
+
 def main():
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -361,33 +380,12 @@ def main():
     port = listener.getsockname()[1]
     # A listener that never accepts, with its tiny backlog already full: connecting to it hangs in
     # SYN-SENT, which is how a connect timeout is tested without a real unreachable network.
-    blackhole = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    blackhole.bind(("127.0.0.1", 0))
-    blackhole.listen(0)
-    blackhole_port = blackhole.getsockname()[1]
-    fillers = []
-    for _ in range(4):
-        filler = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        filler.setblocking(False)
-        try:
-            filler.connect(("127.0.0.1", blackhole_port))
-        except BlockingIOError:
-            pass
-        fillers.append(filler)
+    keep = []
+    blackhole_port = hang("127.0.0.1", 0, keep)
     # The same hang on 127.0.0.2 at the server's own port: a name given both addresses
     # (127.0.0.2 first) is reached only if the second attempt starts while the first hangs.
-    racer = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
-        racer.bind(("127.0.0.2", port))
-        racer.listen(0)
-        for _ in range(4):
-            filler = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            filler.setblocking(False)
-            try:
-                filler.connect(("127.0.0.2", port))
-            except BlockingIOError:
-                pass
-            fillers.append(filler)
+        hang("127.0.0.2", port, keep)
     except OSError:
         pass
     time.sleep(0.2)
