@@ -70,6 +70,7 @@ final class TestServers: @unchecked Sendable {
         SharedQueue.width = 64
         SharedQueue.defaultHostLimit = 64
         Self.favourTheLoopThread()
+        StallWatchdog.start(packageRoot: Self.packageRoot)
     }
 
     /// Raises the scheduling priority of this process's loop thread (and only that thread: the
