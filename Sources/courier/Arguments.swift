@@ -19,6 +19,8 @@ struct CommandLineOptions {
     var connectTimeout: Double?
     var fail = false
     var compressed = false
+    /// --http1.0 (the last of --http1.0/--http1.1 wins, as in curl).
+    var http10 = false
     var maxFileSize: UInt64?
     var silent = false
     var showError = false
@@ -246,7 +248,8 @@ enum ArgumentParser {
         case "--remote-header-name": o.remoteHeaderName = true
         case "--clobber": o.clobber = true
         case "--no-clobber": o.clobber = false
-        case "--http1.1", "--http1.0": break  // HTTP/1.1 is what Courier speaks (a 1.0 server is answered in kind)
+        case "--http1.1": o.http10 = false  // what Courier speaks anyway (a 1.0 server is answered in kind)
+        case "--http1.0": o.http10 = true
         case "--http2", "--http2-prior-knowledge", "--http3", "--http3-only":
             throw UsageError(message: "option \(argument): Courier speaks HTTP/1.1 only", code: ExitCode.notBuiltIn)
         case "--json": o.json.append(DataArgument(text: try value(argument), kind: .binary))

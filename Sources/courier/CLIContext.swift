@@ -94,6 +94,7 @@ final class CLIContext: @unchecked Sendable {
         setupError = problem
         var transferOptions = Self.transferOptions(options, tls: tls, proxy: proxy, cache: cache, cookies: cookies)
         transferOptions.decompress = options.compressed && !suppressAcceptEncoding
+        transferOptions.sendsHTTP10 = options.http10
         // curl's `-H 'Expect:'` sends no Expect, and waits for no 100.
         if options.headers.contains(where: { $0.name.lowercased() == "expect" && $0.value == nil }) { transferOptions.expectContinue = .never }
         self.transferOptions = transferOptions

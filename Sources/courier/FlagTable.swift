@@ -80,7 +80,7 @@ enum FlagTable {
         FlagDoc("c", "--cookie-jar", "file", "Write every cookie to <file> after the transfers ('-' is stdout)", .http),
         FlagDoc("j", "--junk-session-cookies", nil, "Drop the session cookies read with -b", .http),
         FlagDoc(nil, "--http1.1", nil, "Use HTTP/1.1 (what Courier speaks)", .http),
-        FlagDoc(nil, "--http1.0", nil, "Accepted: Courier sends HTTP/1.1 and answers a 1.0 server in kind", .http),
+        FlagDoc(nil, "--http1.0", nil, "Send HTTP/1.0 requests (no keep-alive, no chunked uploads)", .http),
         FlagDoc(nil, "--http2", nil, "Refused with exit 4: Courier speaks HTTP/1.1 only", .http),
         FlagDoc(nil, "--http2-prior-knowledge", nil, "Refused with exit 4, as --http2", .http),
         FlagDoc(nil, "--http3", nil, "Refused with exit 4, as --http2", .http),

@@ -136,7 +136,7 @@ struct StandardInputChunks: AsyncSequence, Sendable {
     typealias Element = [UInt8]
 
     /// The most one read takes (a pipe gives what it holds, a file this much).
-    static let chunkSize = 256 * 1024
+    static let chunkSize = 128 * 1024
 
     struct AsyncIterator: AsyncIteratorProtocol {
         mutating func next() async throws -> [UInt8]? {

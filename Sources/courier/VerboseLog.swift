@@ -41,7 +41,8 @@ enum VerboseLog {
                                   headers: transfer.headers,
                                   framing: .init(host: !transfer.headers.contains("Host"),
                                                  contentLength: RequestEncoder.contentLength(for: transfer.method, bodyLength: transfer.requestBodyLength),
-                                                 acceptEncoding: transfer.options.decompress && !transfer.headers.contains("Accept-Encoding")),
+                                                 acceptEncoding: transfer.options.decompress && !transfer.headers.contains("Accept-Encoding"),
+                                                 http10: transfer.options.sendsHTTP10),
                                   into: &request)
         exchange.sent = String(decoding: request, as: UTF8.self).split(separator: "\r\n", omittingEmptySubsequences: false).dropLast().map(String.init)
         exchange.received = [head.statusLine] + head.headers.map { "\($0.name): \($0.value)" } + [""]

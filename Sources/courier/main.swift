@@ -61,6 +61,11 @@ do {
         options.data = []
     }
     requestBody = try RequestData.requestBody(options)
+    if options.http10, options.uploadFile == "-" {
+        // curl's refusal: HTTP/1.0 cannot frame a body of unknown length.
+        Terminal.error("courier: (25) Chunky upload is not supported by HTTP 1.0\n")
+        exit(25)
+    }
 } catch let error as CourierError {
     Terminal.error("courier: (26) \(error.message)\n")
     exit(26)

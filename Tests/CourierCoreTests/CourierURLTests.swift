@@ -142,6 +142,13 @@ struct RequestEncoderTests {
         #expect(String(decoding: buffer, as: UTF8.self) == "GET / HTTP/1.1\r\nHost: virtual.example\r\n\r\n")
     }
 
+    @Test func anHTTP10RequestLine() {
+        var buffer: [UInt8] = []
+        RequestEncoder.encodeHead(method: .get, path: "/old", query: nil, hostHeader: "example.com",
+                                  headers: [:], framing: .init(http10: true), into: &buffer)
+        #expect(String(decoding: buffer, as: UTF8.self) == "GET /old HTTP/1.0\r\nHost: example.com\r\n\r\n")
+    }
+
     @Test func contentLengthRules() {
         #expect(RequestEncoder.contentLength(for: .get, bodyLength: 0) == nil)
         #expect(RequestEncoder.contentLength(for: .post, bodyLength: 0) == 0)

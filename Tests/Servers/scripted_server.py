@@ -39,8 +39,9 @@ def read_request(conn, buffer):
         buffer += chunk
     head, _, rest = buffer.partition(b"\r\n\r\n")
     lines = head.decode("latin-1").split("\r\n")
-    method, target, _ = lines[0].split(" ", 2)
-    headers = {}
+    method, target, version = lines[0].split(" ", 2)
+    # The request line's version, under a key no field name can have.
+    headers = {":version": version}
     raw_headers = []
     for line in lines[1:]:
         name, _, value = line.partition(":")
@@ -189,7 +190,7 @@ def serve(conn, port, method, path, query, headers, raw_headers, body):
         conn.sendall(response(200, b"released"))
         return True
     if path == "/echo":
-        payload = json.dumps({"method": method, "path": path, "query": query, "headers": raw_headers,
+        payload = json.dumps({"method": method, "version": headers[":version"], "path": path, "query": query, "headers": raw_headers,
                               "body": body.decode("latin-1")}).encode()
         conn.sendall(response(200, payload, [("Content-Type", "application/json")]))
         return True

@@ -35,7 +35,7 @@ public struct StreamedResponse: Sendable {
 
 /// The body of a `StreamedResponse` as byte chunks.
 ///
-/// Back-pressure: at most about 512 KiB (and one socket read) wait for the consumer; beyond it the socket is no longer
+/// Back-pressure: at most about 128 KiB (and one socket read) wait for the consumer; beyond it the socket is no longer
 /// read, so TCP slows the server and memory stays flat however slow the consumer. Reading resumes
 /// once the consumer has taken it. Ending the iteration early, cancelling the reading task, or
 /// dropping the response without reading its body cancels the operation (a paused transfer would
@@ -87,9 +87,14 @@ public struct ResponseBody: AsyncSequence, Sendable {
 /// reader's next call takes all of it at once: a reader that cannot keep up gets fewer, larger
 /// chunks (up to about the pause threshold) instead of one wake-up per socket read, which is what
 /// a thread hand-off per piece would cost.
+///
+/// Two buffers take turns: the chunk handed to the reader is kept, and once the reader has let go
+/// of it (its loop body ended) its storage becomes the next pending buffer. A gigabyte goes
+/// through the same two allocations instead of one fresh allocation (and its page faults) per
+/// chunk, and the process grows by at most the two buffers.
 final class BodyChannel: @unchecked Sendable {
     /// Above this many buffered bytes the transfer pauses; it resumes when the reader takes them.
-    static let pauseAbove = 512 << 10
+    static let pauseAbove = 128 << 10
 
     private let lock = Lock()
     private var pending: [UInt8] = []
@@ -108,9 +113,11 @@ final class BodyChannel: @unchecked Sendable {
 
     /// Set while a hand-over to the waiting reader is scheduled for the end of the loop's turn.
     private var wakeScheduled = false
-    /// Capacity given to a fresh pending buffer, so pieces appended in one loop turn do not
-    /// regrow (and recopy) it.
-    private static let pendingCapacity = 256 << 10
+    /// Capacity given to a fresh pending buffer: the threshold plus one socket read, the most it
+    /// ever holds, so it never regrows (and recopies).
+    private static let pendingCapacity = pauseAbove + LoopReadBuffers.socketSize
+    /// The last chunk handed to the reader, whose storage is reused once the reader drops it.
+    private var handedOut: [UInt8] = []
 
     /// The loop's sink: copies the piece and says whether to pause.
     ///
@@ -152,8 +159,13 @@ final class BodyChannel: @unchecked Sendable {
     /// Everything that waited, as one chunk, and the transfer to resume if it was paused. Under
     /// the lock.
     private func takePending() -> ([UInt8], Transfer?) {
+        // The reader's previous chunk: its storage is ours alone again once the reader dropped
+        // it (if not, emptying it makes a new buffer, as a fresh one would).
         var chunk: [UInt8] = []
+        swap(&chunk, &handedOut)
+        chunk.removeAll(keepingCapacity: true)
         swap(&chunk, &pending)
+        handedOut = chunk
         guard paused else { return (chunk, nil) }
         paused = false
         return (chunk, transfer)

@@ -177,6 +177,11 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
             }
             framing.expectContinue = bodyAwaitsContinue
         }
+        if transfer._options.sendsHTTP10 {
+            // curl's --http1.0: the old request line, and no keep-alive asked for.
+            framing.http10 = true
+            machine.requestAsksToClose()
+        }
         RequestEncoder.encodeHead(method: transfer._method, path: transfer._path, query: transfer._query, hostHeader: hostHeader,
                                   headers: transfer._headers, framing: framing, into: &resources.headBuffer)
         if let forward { RequestEncoder.forwardForm(forward, method: transfer._method, headers: transfer._headers, head: &resources.headBuffer) }

@@ -17,14 +17,17 @@ package enum RequestEncoder {
         package var chunked = false
         /// `Expect: 100-continue`.
         package var expectContinue = false
+        /// An HTTP/1.0 request line (curl's --http1.0).
+        package var http10 = false
 
         package init(host: Bool = true, contentLength: UInt64? = nil, acceptEncoding: Bool = false,
-                     chunked: Bool = false, expectContinue: Bool = false) {
+                     chunked: Bool = false, expectContinue: Bool = false, http10: Bool = false) {
             self.host = host
             self.contentLength = contentLength
             self.acceptEncoding = acceptEncoding
             self.chunked = chunked
             self.expectContinue = expectContinue
+            self.http10 = http10
         }
     }
 
@@ -47,7 +50,7 @@ package enum RequestEncoder {
             buffer.append(UInt8(ascii: "?"))
             buffer.append(query)
         }
-        buffer.append(" HTTP/1.1\r\n")
+        buffer.append(framing.http10 ? " HTTP/1.0\r\n" : " HTTP/1.1\r\n")
         if framing.host {
             buffer.append("Host: ")
             buffer.append(hostHeader)

@@ -56,6 +56,9 @@ package enum Admission {
         case .stream(let stream):
             transfer.requestBodyLength = stream.length ?? 0
             transfer.requestBodyChunked = stream.length == nil
+            if stream.length == nil, transfer._options.sendsHTTP10 {
+                return CourierError(.invalidArgument, "a body of unknown length cannot be sent over HTTP/1.0 (it has no chunked encoding)")
+            }
         }
         return nil
     }

@@ -98,6 +98,7 @@ public struct TransferOptions: Sendable, Hashable {
         var priority = Priority.normal
         var retryStaleConnection = true
         var reuseConnection = true
+        var http10 = false
         var tls = TLSConfiguration()
         var poolIdleTimeout: Nanoseconds = .seconds(60)
         var cachePolicy = CachePolicy.useProtocol
@@ -250,6 +251,14 @@ public struct TransferOptions: Sendable, Hashable {
     public var reuseConnection: Bool {
         get { box.values.reuseConnection }
         set { unique().values.reuseConnection = newValue }
+    }
+    /// Send the request as HTTP/1.0 (curl's `--http1.0`), for servers or tests that need the old
+    /// protocol: the request line says `HTTP/1.0`, the connection closes after the exchange, and a
+    /// body of unknown length is refused before any I/O (HTTP/1.0 has no chunked encoding).
+    /// Off by default: HTTP/1.1 is what Courier speaks.
+    public var sendsHTTP10: Bool {
+        get { box.values.http10 }
+        set { unique().values.http10 = newValue }
     }
     /// Certificate checks, trust roots, client certificate, pins and versions for https. Part of
     /// the pool key: connections are shared only between requests with equal configurations.

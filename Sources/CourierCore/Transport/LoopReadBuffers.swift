@@ -9,7 +9,7 @@ import CUV
 /// loop thread, but tests and tools run loops of their own on other threads at the same time, and
 /// two threads reading into one buffer corrupt each other's bodies.
 package enum LoopReadBuffers {
-    static let socketSize = 256 * 1024
+    package static let socketSize = 256 * 1024
     /// Decrypted bytes for https connections (a TLS record holds at most 16 KiB).
     static let plaintextSize = 64 * 1024
 

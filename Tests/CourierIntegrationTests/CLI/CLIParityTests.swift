@@ -101,6 +101,26 @@ struct CLIParityTests {
         #expect(names.prefix(2) == ["Host", "Accept"])
     }
 
+    /// curl's --http1.0: the request line says 1.0, the connection is not kept (a second URL opens
+    /// a new one: -w's num_connects), --http1.1 after it wins, and a body of unknown length (stdin)
+    /// is refused with curl's 25 before anything is sent.
+    @Test func http10RequestsAndTheirLimits() async throws {
+        let r = try await run(["-s", "--http1.0", "-w", "\\n%{num_connects}\\n", s.scripted + "/echo", s.scripted + "/echo"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let bodies = r.stdout.split(separator: "\n")
+        #expect(bodies.count == 4, "\(r.stdout)")
+        for body in bodies.filter({ $0.hasPrefix("{") }) {
+            #expect(try echoed(String(body))["version"] as? String == "HTTP/1.0")
+        }
+        #expect(bodies.filter { $0 == "1" }.count == 2, "each URL on a connection of its own: \(r.stdout)")
+        let back = try echoed(try await run(["-s", "--http1.0", "--http1.1", s.scripted + "/echo"]).stdout)
+        #expect(back["version"] as? String == "HTTP/1.1")
+        let chunked = try await run(["-s", "-S", "--http1.0", "-T", "-", s.scripted + "/echo"], stdin: Data("x".utf8))
+        #expect(chunked.status == 25 && chunked.stderr.contains("(25) Chunky upload is not supported by HTTP 1.0"), "\(chunked.stderr)")
+        let sized = try echoed(try await run(["-s", "--http1.0", "-d", "a=1", s.scripted + "/echo"]).stdout)
+        #expect(sized["version"] as? String == "HTTP/1.0" && sized["body"] as? String == "a=1")
+    }
+
     @Test func getWithURLEncodedDataRefererAndRange() async throws {
         let r = try await run(["-s", "-G", "-d", "a=1", "--data-urlencode", "b=x y&z", "--data-urlencode", "=é", "-e", "http://from.example/",
                                "-r", "0-9", s.scripted + "/echo?k=v"])
