@@ -41,9 +41,9 @@ enum VerboseLog {
                                   headers: transfer.headers,
                                   framing: .init(host: !transfer.headers.contains("Host"),
                                                  contentLength: RequestEncoder.contentLength(for: transfer.method, bodyLength: transfer.requestBodyLength),
-                                                 acceptEncoding: transfer.options.decompress && !transfer.headers.contains("Accept-Encoding"),
-                                                 http10: transfer.options.sendsHTTP10),
+                                                 acceptEncoding: transfer.options.decompress && !transfer.headers.contains("Accept-Encoding")),
                                   into: &request)
+        if transfer.options.sendsHTTP10 { request.withUnsafeMutableBytes { RequestEncoder.downgradeToHTTP10($0) } }
         exchange.sent = String(decoding: request, as: UTF8.self).split(separator: "\r\n", omittingEmptySubsequences: false).dropLast().map(String.init)
         exchange.received = [head.statusLine] + head.headers.map { "\($0.name): \($0.value)" } + [""]
         return exchange

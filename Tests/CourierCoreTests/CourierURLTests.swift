@@ -145,7 +145,8 @@ struct RequestEncoderTests {
     @Test func anHTTP10RequestLine() {
         var buffer: [UInt8] = []
         RequestEncoder.encodeHead(method: .get, path: "/old", query: nil, hostHeader: "example.com",
-                                  headers: [:], framing: .init(http10: true), into: &buffer)
+                                  headers: [:], framing: .init(), into: &buffer)
+        buffer.withUnsafeMutableBytes { RequestEncoder.downgradeToHTTP10($0) }
         #expect(String(decoding: buffer, as: UTF8.self) == "GET /old HTTP/1.0\r\nHost: example.com\r\n\r\n")
     }
 

@@ -177,16 +177,17 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
             }
             framing.expectContinue = bodyAwaitsContinue
         }
-        if transfer._options.sendsHTTP10 {
-            // curl's --http1.0: the old request line, and no keep-alive asked for.
-            framing.http10 = true
-            machine.requestAsksToClose()
-        }
         RequestEncoder.encodeHead(method: transfer._method, path: transfer._path, query: transfer._query, hostHeader: hostHeader,
                                   headers: transfer._headers, framing: framing, into: &resources.headBuffer)
         if let forward { RequestEncoder.forwardForm(forward, method: transfer._method, headers: transfer._headers, head: &resources.headBuffer) }
         headLength = resources.headBuffer.count
-        if transfer.requestAsksToClose || !transfer._options.reuseConnection { machine.requestAsksToClose() }
+        if transfer.requestAsksToClose || !transfer._options.reuseConnection {
+            machine.requestAsksToClose()
+            // curl's --http1.0 (which asks to close, see PoolKeys): the old request line.
+            if transfer._options.hasComposition, transfer._options.sendsHTTP10 {
+                RequestEncoder.downgradeToHTTP10(UnsafeMutableRawBufferPointer(start: resources.headBuffer.base, count: resources.headBuffer.count))
+            }
+        }
         let head = resources.headBuffer.bytes
         switch transfer._body {
         case .empty:

@@ -17,17 +17,14 @@ package enum RequestEncoder {
         package var chunked = false
         /// `Expect: 100-continue`.
         package var expectContinue = false
-        /// An HTTP/1.0 request line (curl's --http1.0).
-        package var http10 = false
 
         package init(host: Bool = true, contentLength: UInt64? = nil, acceptEncoding: Bool = false,
-                     chunked: Bool = false, expectContinue: Bool = false, http10: Bool = false) {
+                     chunked: Bool = false, expectContinue: Bool = false) {
             self.host = host
             self.contentLength = contentLength
             self.acceptEncoding = acceptEncoding
             self.chunked = chunked
             self.expectContinue = expectContinue
-            self.http10 = http10
         }
     }
 
@@ -37,6 +34,16 @@ package enum RequestEncoder {
     package static func contentLength(for method: HTTPMethod, bodyLength: UInt64) -> UInt64? {
         if bodyLength > 0 { return bodyLength }
         return method.announcesEmptyBody ? 0 : nil
+    }
+
+    /// Turns an encoded head's request line into an HTTP/1.0 one (curl's --http1.0), in place:
+    /// the version's last digit is the byte before the first CR LF. Kept out of `encodeHead`,
+    /// which every request runs.
+    @inline(never)
+    package static func downgradeToHTTP10(_ head: UnsafeMutableRawBufferPointer) {
+        guard let end = (0..<max(head.count - 1, 0)).first(where: { head[$0] == 0x0D && head[$0 + 1] == 0x0A }),
+              end >= 8, head[end - 1] == UInt8(ascii: "1") else { return }
+        head[end - 1] = UInt8(ascii: "0")
     }
 
     /// Replaces `buffer`'s contents with the request head, keeping its capacity.
@@ -50,7 +57,7 @@ package enum RequestEncoder {
             buffer.append(UInt8(ascii: "?"))
             buffer.append(query)
         }
-        buffer.append(framing.http10 ? " HTTP/1.0\r\n" : " HTTP/1.1\r\n")
+        buffer.append(" HTTP/1.1\r\n")
         if framing.host {
             buffer.append("Host: ")
             buffer.append(hostHeader)

@@ -88,6 +88,9 @@ package struct PoolKeys {
     /// `poolKey` for a request that may go through a proxy (its settings decide, per origin).
     @inline(never)
     private mutating func proxiedPoolKey(for transfer: Transfer, tlsID: Int) throws(CourierError) -> (key: Int, isNew: Bool) {
+        // An HTTP/1.0 request does not keep its connection: said here, where the rare options
+        // are read anyway, so the request writer tests nothing more for ordinary requests.
+        if transfer._options.sendsHTTP10 { transfer.requestAsksToClose = true }
         let proxy = try transfer._options.proxySettings?.proxy(for: transfer._authority.origin)
         let route = proxy == nil ? transfer._options.route : nil
         if lastPoolKey >= 0, lastPoolTLSID == tlsID, transfer.targets(lastOrigin), lastPoolProxy == proxy, routes[lastPoolKey] == route {

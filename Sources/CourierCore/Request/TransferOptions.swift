@@ -98,7 +98,6 @@ public struct TransferOptions: Sendable, Hashable {
         var priority = Priority.normal
         var retryStaleConnection = true
         var reuseConnection = true
-        var http10 = false
         var tls = TLSConfiguration()
         var poolIdleTimeout: Nanoseconds = .seconds(60)
         var cachePolicy = CachePolicy.useProtocol
@@ -122,28 +121,33 @@ public struct TransferOptions: Sendable, Hashable {
         let proxy: ProxySettings?
         /// Where direct connections go instead (curl's --connect-to, --resolve, -4, -6).
         let route: ConnectRoute?
-        init(retry: RetryPolicy?, cookies: CookieJar?, proxy: ProxySettings?, route: ConnectRoute?) {
+        /// HTTP/1.0 requests (curl's --http1.0).
+        let http10: Bool
+        init(retry: RetryPolicy?, cookies: CookieJar?, proxy: ProxySettings?, route: ConnectRoute?, http10: Bool) {
             self.retry = retry
             self.cookies = cookies
             self.proxy = proxy
             self.route = route
+            self.http10 = http10
         }
         static func == (a: Composition, b: Composition) -> Bool {
-            a.retry == b.retry && a.cookies === b.cookies && a.proxy == b.proxy && a.route == b.route
+            a.retry == b.retry && a.cookies === b.cookies && a.proxy == b.proxy && a.route == b.route && a.http10 == b.http10
         }
         func hash(into hasher: inout Hasher) {
             hasher.combine(retry)
             hasher.combine(cookies.map(ObjectIdentifier.init))
             hasher.combine(proxy)
             hasher.combine(route)
+            hasher.combine(http10)
         }
     }
 
     private mutating func setComposition(retry: RetryPolicy?, cookies: CookieJar?, proxy: ProxySettings?,
-                                         route: ConnectRoute?? = .none) {
+                                         route: ConnectRoute?? = .none, http10: Bool? = nil) {
         let route = route ?? box.values.composition?.route
-        unique().values.composition = retry == nil && cookies == nil && proxy == nil && route == nil
-            ? nil : Composition(retry: retry, cookies: cookies, proxy: proxy, route: route)
+        let http10 = http10 ?? box.values.composition?.http10 ?? false
+        unique().values.composition = retry == nil && cookies == nil && proxy == nil && route == nil && !http10
+            ? nil : Composition(retry: retry, cookies: cookies, proxy: proxy, route: route, http10: http10)
     }
 
     /// Where direct connections go when not to the URL's host and port, and which address
@@ -171,7 +175,8 @@ public struct TransferOptions: Sendable, Hashable {
         set { setComposition(retry: box.values.composition?.retry, cookies: cookies, proxy: newValue) }
     }
 
-    /// Whether a retry policy, a cookie jar or proxy settings are set (a nil test, no copy).
+    /// Whether a retry policy, a cookie jar, proxy settings, a route or HTTP/1.0 are set (a nil
+    /// test, no copy).
     package var hasComposition: Bool { box.values.composition != nil }
 
     /// The settings to route by, nil when every request goes direct.
@@ -257,8 +262,11 @@ public struct TransferOptions: Sendable, Hashable {
     /// body of unknown length is refused before any I/O (HTTP/1.0 has no chunked encoding).
     /// Off by default: HTTP/1.1 is what Courier speaks.
     public var sendsHTTP10: Bool {
-        get { box.values.http10 }
-        set { unique().values.http10 = newValue }
+        get { box.values.composition?.http10 ?? false }
+        set {
+            let composition = box.values.composition
+            setComposition(retry: composition?.retry, cookies: composition?.cookies, proxy: composition?.proxy, http10: newValue)
+        }
     }
     /// Certificate checks, trust roots, client certificate, pins and versions for https. Part of
     /// the pool key: connections are shared only between requests with equal configurations.

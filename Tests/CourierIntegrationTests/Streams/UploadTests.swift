@@ -96,6 +96,17 @@ struct UploadTests {
         let answer = try json(try await api.send(sized))
         #expect(answer["chunked"] as? Bool == false)
         #expect(answer["length"] as? Int == 2_000_000)
+        // HTTP/1.0 has no chunked encoding: a body of unknown length is refused before any I/O,
+        // one of known length goes out with its Content-Length.
+        let old = api.operation(path: "/upload", method: .put)
+        old.options.sendsHTTP10 = true
+        old.body = .stream(BodyStream(Pieces(count: 2, size: 10)))
+        await #expect(throws: CourierError.self) { try await api.send(old) }
+        #expect(old.error?.code == .invalidArgument, "\(String(describing: old.error))")
+        let oldSized = api.operation(path: "/upload", method: .put)
+        oldSized.options.sendsHTTP10 = true
+        oldSized.body = .stream(BodyStream(Pieces(count: 2, size: 10), length: 20))
+        #expect(try json(try await api.send(oldSized))["length"] as? Int == 20)
     }
 
     @Test func aStreamThatBreaksItsLengthFails() async throws {
