@@ -18,7 +18,7 @@ enum VerboseLog {
         var exchange = Exchange()
         let m = transfer.metrics
         let url = transfer.url
-        let number = transfer.connectionInfo.map { String($0.id) } ?? "0"
+        let number = transfer.connectionInfo.map { String(curlNumber($0.id)) } ?? "0"
         if m.reusedConnection {
             exchange.info.append("Re-using existing connection #\(number) with host \(url.host)")
         } else {
@@ -58,8 +58,12 @@ enum VerboseLog {
     /// What became of the connection when the transfer ended.
     static func end(_ transfer: Transfer?, connection: UInt64?, closing: Bool) -> String {
         guard let transfer, let connection else { return "" }
-        return closing ? "Closing connection \(connection)" : "Connection #\(connection) to host \(transfer.url.host) left intact"
+        let number = curlNumber(connection)
+        return closing ? "Closing connection \(number)" : "Connection #\(number) to host \(transfer.url.host) left intact"
     }
+
+    /// curl numbers a process's connections from 0; the loop's ids start at 1.
+    static func curlNumber(_ id: UInt64) -> UInt64 { id > 0 ? id - 1 : 0 }
 
     /// `--trace-ascii`: curl's trace of one exchange (`== Info:`, `=> Send header, N bytes`, offset-numbered lines).
     static func trace(_ exchange: Exchange) -> String {
