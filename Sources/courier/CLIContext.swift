@@ -28,6 +28,8 @@ final class CLIContext: @unchecked Sendable {
     let setupError: CourierError?
     /// Whether heads are rendered as text (-i, -I, -D, -v, --trace-ascii, -w's header sizes).
     let needsHeadText: Bool
+    /// Whether -w prints this end's address (local_ip, local_port, json): asked of the socket.
+    let writeOutNeedsLocalAddress: Bool
 
     init(options: CommandLineOptions, body: (body: RequestBody, contentType: String?)?, showProgress: Bool,
          cache: ResponseCache?, headerDump: HeaderDump?, cookies: CookieJar? = nil, cookieHeader: String? = nil,
@@ -43,6 +45,7 @@ final class CLIContext: @unchecked Sendable {
         let format = options.writeOut ?? ""
         needsHeadText = options.include || options.head || headerDump != nil || options.verbose || trace != nil
             || format.contains("size_header") || format.contains("%{json}")
+        writeOutNeedsLocalAddress = format.contains("%{local_") || format.contains("%{json}")
 
         // -A '' sends no User-Agent at all (curl's documented way to remove it).
         var defaults = HTTPHeaders()

@@ -38,6 +38,8 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
     private var redirectsEndedAt: UInt64 = 0
     /// -v: the connection the last exchange used, and whether its response closes it.
     private var servingConnection: UInt64?
+    /// The local end of the connection the last head came on (for -w).
+    private var localAddress: SocketAddress?
     private var closesConnection = false
     /// --outbox: this request's entry in the journal.
     private var outboxID: String?
@@ -216,6 +218,8 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         lastStatus = head.status
         // A redirect being followed: the next hop starts now (curl's time_redirect ends here).
         if transfer.machine.followsRedirect { redirectsEndedAt = monotonicNanos() }
+        // -w's local_ip/local_port: the socket is asked while the connection still serves us.
+        if context.writeOutNeedsLocalAddress { localAddress = transfer.localAddress }
         // Nothing shows heads as text: no text is made (most runs, and the fast path of many URLs).
         guard context.needsHeadText || options.fail || options.failWithBody || options.remoteHeaderName else { return }
         let headText = context.needsHeadText ? headText(head) : ""
@@ -335,7 +339,8 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
                                         errorMessage: error?.message ?? (failedHTTPStatus.map { "The requested URL returned error: \($0)" } ?? ""),
                                         headerBytes: headerBytes, cacheStatus: t?.cacheStatus ?? "bypass",
                                         method: t?.method.rawValue ?? options.method ?? "GET", filename: outputPath ?? "",
-                                        urlIndex: index, referer: t?.headers["Referer"], redirectsEndedAt: redirectsEndedAt)
+                                        urlIndex: index, referer: t?.headers["Referer"], redirectsEndedAt: redirectsEndedAt,
+                                        localAddress: localAddress)
             for piece in WriteOut.render(format, report) {
                 if piece.fd == 2 { Terminal.error(piece.text) } else { Terminal.write(piece.text) }
             }

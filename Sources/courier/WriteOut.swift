@@ -22,6 +22,8 @@ struct TransferReport {
     var referer: String?
     /// When the last redirect followed was received (0: none), for time_redirect.
     var redirectsEndedAt: UInt64 = 0
+    /// This end of the connection (local_ip, local_port), nil when none was made.
+    var localAddress: SocketAddress?
 }
 
 /// curl's `--write-out` format: `%{variable}`, `%%`, `\n`, `\r`, `\t`; `%{stderr}` and
@@ -54,7 +56,7 @@ enum WriteOut {
 
     /// The variables, in the order `%{json}` lists them (curl's, alphabetical).
     static let names = ["cache_status", "content_type", "errormsg", "exitcode", "filename_effective", "http_code",
-                        "http_version", "method", "num_connects", "num_headers", "num_redirects", "referer", "remote_ip",
+                        "http_version", "local_ip", "local_port", "method", "num_connects", "num_headers", "num_redirects", "referer", "remote_ip",
                         "remote_port", "response_code", "reused", "scheme", "size_download", "size_header", "size_upload",
                         "speed_download", "speed_upload", "ssl_verify_result", "time_appconnect", "time_connect",
                         "time_namelookup", "time_pretransfer", "time_queue", "time_redirect", "time_starttransfer", "time_total",
@@ -92,6 +94,8 @@ enum WriteOut {
         case "errormsg": return .text(r.errorMessage.isEmpty ? nil : r.errorMessage)
         case "filename_effective": return .text(r.filename.isEmpty ? nil : r.filename)
         case "referer": return .text(r.referer)
+        case "local_ip": return .text(r.localAddress?.ipDescription ?? "")
+        case "local_port": return .integer(Int64(r.localAddress?.port ?? 0))
         case "remote_ip": return .text(remoteIP(m.remoteAddress))
         case "remote_port": return .integer(Int64(m.remoteAddress.split(separator: ":").last.flatMap { Int($0) } ?? 0))
         case "speed_download": return .integer(total > 0 ? Int64(Double(m.bodyBytesReceived) / total) : 0)

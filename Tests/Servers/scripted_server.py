@@ -190,7 +190,7 @@ def serve(conn, port, method, path, query, headers, raw_headers, body):
         conn.sendall(response(200, b"released"))
         return True
     if path == "/echo":
-        payload = json.dumps({"method": method, "version": headers[":version"], "path": path, "query": query, "headers": raw_headers,
+        payload = json.dumps({"method": method, "version": headers[":version"], "peer": list(conn.getpeername()[:2]), "path": path, "query": query, "headers": raw_headers,
                               "body": body.decode("latin-1")}).encode()
         conn.sendall(response(200, payload, [("Content-Type", "application/json")]))
         return True

@@ -95,6 +95,8 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
     /// Opens the stream; the owner hears `connectionEstablished` or `connectionFailed`.
     /// What TLS agreed on for this connection (nil for plain TCP), read now.
     package var tlsDetails: TLSDetails? { stream.tlsDetails }
+    /// This end's address (on demand).
+    package var localAddress: SocketAddress? { stream.localAddress }
 
     package func connect() {
         rearmTimer()

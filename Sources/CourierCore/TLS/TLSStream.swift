@@ -41,6 +41,7 @@ package final class TLSStream: ByteStream, ByteStreamDelegate {
 
     // Every record of a read is decrypted and delivered before the read returns, so OpenSSL holds
     // no plaintext while the socket is paused.
+    package var localAddress: SocketAddress? { tcp.localAddress }
     package func pauseReading() { tcp.pauseReading() }
     package func resumeReading() { tcp.resumeReading() }
 

@@ -34,10 +34,13 @@ package protocol ByteStream: AnyObject {
     func close()
     /// What TLS agreed on, nil for plain TCP (read on demand: `courier -v`).
     var tlsDetails: TLSDetails? { get }
+    /// This end's address (read on demand: curl's `-w %{local_ip}`), nil when not connected.
+    var localAddress: SocketAddress? { get }
 }
 
 extension ByteStream {
     package var tlsDetails: TLSDetails? { nil }
+    package var localAddress: SocketAddress? { nil }
 }
 
 /// What a byte stream reports to its owner.

@@ -300,6 +300,18 @@ package final class TCPStream: ByteStream {
         told?.streamDidFailToOpen(error)
     }
 
+    /// This end's address, asked of the socket (getsockname) when someone wants it.
+    package var localAddress: SocketAddress? {
+        guard let handle else { return nil }
+        var storage = sockaddr_storage()
+        var length = Int32(MemoryLayout<sockaddr_storage>.size)
+        return withUnsafeMutablePointer(to: &storage) { raw in
+            raw.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                uv_tcp_getsockname(handle, address, &length) == 0 ? SocketAddress(address) : nil
+            }
+        }
+    }
+
     // MARK: - Reading
 
     private static let onAlloc: uv_alloc_cb = { handle, _, buffer in

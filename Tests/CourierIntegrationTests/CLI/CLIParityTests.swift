@@ -121,6 +121,21 @@ struct CLIParityTests {
         #expect(sized["version"] as? String == "HTTP/1.0" && sized["body"] as? String == "a=1")
     }
 
+    /// -w's local_ip and local_port are the client's end as the server saw it (curl's
+    /// CURLINFO_LOCAL_IP/PORT); without a connection they are empty and 0.
+    @Test func localIPAndPort() async throws {
+        let r = try await run(["-s", "-w", "\\n%{local_ip} %{local_port}", s.scripted + "/echo"])
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2, "\(r.stdout)")
+        let peer = try echoed(lines[0])["peer"] as? [Any]
+        #expect(lines.last == "\(peer?.first as? String ?? "?") \(peer?.last as? Int ?? -1)", "\(r.stdout)")
+        let json = try await run(["-s", "-o", "/dev/null", "-w", "%{json}", s.scripted + "/echo"])
+        let values = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        #expect(values?["local_ip"] as? String == "127.0.0.1" && (values?["local_port"] as? Int ?? 0) > 0, "\(json.stdout)")
+        let none = try await run(["-s", "-w", "[%{local_ip}] %{local_port}", "http://127.0.0.1:1/"])
+        #expect(none.stdout == "[] 0", "\(none.stdout)")
+    }
+
     @Test func getWithURLEncodedDataRefererAndRange() async throws {
         let r = try await run(["-s", "-G", "-d", "a=1", "--data-urlencode", "b=x y&z", "--data-urlencode", "=é", "-e", "http://from.example/",
                                "-r", "0-9", s.scripted + "/echo?k=v"])
