@@ -294,9 +294,9 @@ int courier_queue_unobserve(int token);
  */
 
 /*
- * CONSTRUCTOR. `base` is a URL ("https://api.example.com/v1") or a bare host ("localhost:8080",
- * meaning http, as for curl) under which requests may give paths, or NULL for an engine that
- * only takes absolute URLs. Copied. Errors: COURIER_E_INVALID_URL, COURIER_E_UNSUPPORTED_SCHEME,
+ * CONSTRUCTOR. `base` is a URL ("https://api.example.com/v1") or a bare host ("api.example.com",
+ * meaning https, as in Swift and Python; give "http://" for plain HTTP) under which requests may
+ * give paths, or NULL for an engine that only takes absolute URLs. Copied. Errors: COURIER_E_INVALID_URL, COURIER_E_UNSUPPORTED_SCHEME,
  * COURIER_E_MISUSE (engine NULL), COURIER_E_NO_MEMORY (no descriptor left for the completion
  * queue); *engine is NULL after an error. Thread safety: any thread.
  */

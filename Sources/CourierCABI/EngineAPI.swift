@@ -15,9 +15,10 @@ public func courier_engine_create(_ base: UnsafePointer<CChar>?, _ out: UnsafeMu
     var url: CourierURL?
     if let base = string(base) {
         do {
-            // A bare host ("localhost:8080") means http, as it does for curl. (Swift's
-            // Engine(host:) defaults to https instead: Engine.Configuration.defaultScheme.)
-            url = try CourierURL(parsing: RequestDraft.isAbsoluteURL(base) ? base : "http://" + base)
+            // A bare host ("api.example.com") means https, as Swift's Engine(host:) does (its
+            // Configuration.defaultScheme) and therefore Python's: one rule in every language,
+            // and the safe one (credentials and cookies never go out in clear by omission).
+            url = try CourierURL(parsing: RequestDraft.isAbsoluteURL(base) ? base : "https://" + base)
         } catch {
             return error.code.c
         }

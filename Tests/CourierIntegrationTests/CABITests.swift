@@ -317,6 +317,37 @@ struct CABITests {
         #expect(probe.shutdownCode == COURIER_E_MISUSE)
     }
 
+    /// A bare host means https in C as in Swift (Engine(host:)) and Python: nginx's plain-HTTP
+    /// port spoken to with TLS fails the handshake in both, and answers with http:// given.
+    @Test func aBareHostMeansHTTPSInEveryLanguage() async throws {
+        let bare = "127.0.0.1:\(s.nginxPort)"
+        let codes = await withCheckedContinuation { (done: CheckedContinuation<(Int32, Int32), Never>) in
+            Thread.detachNewThread {
+                func perform(_ base: String) -> Int32 {
+                    var engine: OpaquePointer?
+                    guard courier_engine_create(base, &engine) == COURIER_OK else { return -1 }
+                    defer { courier_engine_destroy(engine) }
+                    var request: OpaquePointer?
+                    guard courier_request_create(engine, "GET", "/small", &request) == COURIER_OK else { return -2 }
+                    defer { courier_request_free(request) }
+                    var response: OpaquePointer?
+                    let code = courier_request_perform(request, &response)
+                    courier_response_free(response)
+                    return code
+                }
+                done.resume(returning: (perform(bare), perform("http://" + bare)))
+            }
+        }
+        #expect(codes.0 & 0xFF == COURIER_E_TLS, "C: \(codes.0)")
+        #expect(codes.1 == COURIER_OK)
+        do {
+            _ = try await Engine(host: bare).get("/small")
+            Issue.record("Swift sent a bare host's request over plain HTTP")
+        } catch {
+            #expect(error.code.primary == .tls, "Swift: \(error)")
+        }
+    }
+
     @Test func pullStyleDescriptorAndFailures() async throws {
         var engine: OpaquePointer?
         #expect(courier_engine_create(s.scripted, &engine) == COURIER_OK)

@@ -44,6 +44,17 @@ class Blocking(unittest.TestCase):
         self.assertEqual(courier.strerror(0), "no error")
         self.assertEqual(courier.strerror(8 | 2 << 8), "connect timed out")
 
+    def test_a_bare_host_means_https(self):
+        # The same rule as Swift's Engine(host:) and C's courier_engine_create: the plain-HTTP
+        # nginx port spoken to with TLS fails the handshake; with http:// it answers.
+        bare = NGINX[len("http://"):]
+        with courier.Engine(bare) as engine:
+            with self.assertRaises(courier.CourierError) as raised:
+                engine.get("/small")
+            self.assertEqual(raised.exception.primary, 22, raised.exception)  # COURIER_E_TLS
+        with courier.Engine("http://" + bare) as engine:
+            self.assertEqual(engine.get("/small").status, 200)
+
     def test_get_reuses_the_connection(self):
         with courier.Engine(NGINX, headers={"X-From": "python"}) as engine:
             first = engine.get("/small")
