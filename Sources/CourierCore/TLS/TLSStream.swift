@@ -39,9 +39,11 @@ package final class TLSStream: ByteStream, ByteStreamDelegate {
 
     package var tlsDetails: TLSDetails? { handshaking ? nil : tls?.details }
 
+    /// This end's address: the TCP socket's.
+    package var localAddress: SocketAddress? { tcp.localAddress }
+
     // Every record of a read is decrypted and delivered before the read returns, so OpenSSL holds
     // no plaintext while the socket is paused.
-    package var localAddress: SocketAddress? { tcp.localAddress }
     package func pauseReading() { tcp.pauseReading() }
     package func resumeReading() { tcp.resumeReading() }
 
