@@ -165,7 +165,8 @@ final class BodyChannel: @unchecked Sendable {
         swap(&chunk, &handedOut)
         chunk.removeAll(keepingCapacity: true)
         swap(&chunk, &pending)
-        handedOut = chunk
+        // Kept for reuse only while more can come: an ended body holds no buffer.
+        handedOut = ending == nil ? chunk : []
         guard paused else { return (chunk, nil) }
         paused = false
         return (chunk, transfer)
