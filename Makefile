@@ -4,6 +4,7 @@
 #   make test      unit + integration tests (Swift, C, Python)
 #   make bench     Courier beside libcurl, wrk and URLSession (writes benchmarks/RESULTS.md)
 #   make install   PREFIX=/usr/local: courier.h, libcourier.so, courier.pc and the courier CLI
+#   make python-wheel   dist/courier_http-*.whl: the Python package with the library inside
 #   make fuzz      every fuzz target under libFuzzer for FUZZ_SECONDS (default 60) each
 #   make test-asan, make test-tsan   the CLI, the benchmark driver and C programs under a sanitizer
 #   make soak      ten million requests with memory and descriptors sampled (benchmarks/SOAK.md)
@@ -16,11 +17,11 @@ SUDO          := $(if $(filter 0,$(shell id -u)),,sudo)
 SWIFT         ?= swift
 
 CORE_PACKAGES  := libuv1-dev libssl-dev zlib1g-dev libbrotli-dev libzstd-dev pkg-config gcc make
-TEST_PACKAGES  := nginx openssl valgrind python3 iproute2
+TEST_PACKAGES  := nginx openssl valgrind python3 python3-venv python3-setuptools python3-wheel python3-pip iproute2
 DEMO_PACKAGES  := nginx python3
 BENCH_PACKAGES := nginx wrk libcurl4-openssl-dev gnuplot-nox valgrind strace python3
 
-.PHONY: bench-bulk soak test-asan test-tsan fuzz install-files all deps core-packages test-deps demo-deps bench-deps llhttp build test demo bench install clean
+.PHONY: python-wheel bench-bulk soak test-asan test-tsan fuzz install-files all deps core-packages test-deps demo-deps bench-deps llhttp build test demo bench install clean
 
 all: build
 
@@ -182,6 +183,23 @@ install-files:
 	install -m 644 cbindings/python/courier/*.py $(DESTDIR)$(PREFIX)/lib/courier/python/courier/
 	# The loader's cache knows the new library at once in the standard prefixes.
 	case "$(DESTDIR):$(PREFIX)" in :/usr|:/usr/local) if [ "$$(id -u)" = 0 ]; then ldconfig; fi;; esac
+
+# A wheel of the Python package with the library inside (courier/libcourier.so.<ABI>), under dist/.
+# PYTHON_WHEEL_LIBRARY: the library to bundle (default: the self-contained `make install` build;
+# the tests pass the debug build). Debian's python3 builds it: python3-setuptools and python3-wheel
+# are packages, so nothing comes from PyPI.
+PYTHON_WHEEL_LIBRARY ?=
+python-wheel: deps
+	$(call ensure_packages,python3 python3-setuptools python3-wheel python3-pip)
+	@library="$(PYTHON_WHEEL_LIBRARY)"; \
+	if [ -z "$$library" ]; then \
+	  $(SWIFT) build -c release --scratch-path .build/install --product CourierC -Xswiftc -static-stdlib || exit 1; \
+	  library=$(INSTALL_BUILD)/libCourierC.so; \
+	fi; \
+	stage=$$(mktemp -d) && cp -r cbindings/python/. $$stage/ && rm -rf $$stage/tests $$stage/build $$stage/*.egg-info && \
+	install -m 755 $$library $$stage/courier/libcourier.so.$(ABI) && \
+	mkdir -p dist && /usr/bin/python3 -m pip wheel --quiet --no-build-isolation --no-deps --no-index -w dist $$stage; \
+	status=$$?; rm -rf $$stage; exit $$status
 
 clean:
 	rm -rf .build

@@ -41,9 +41,9 @@ extern "C" {
 
 /* Compile-time version; compare with courier_version_number() at run time. */
 #define COURIER_VERSION_MAJOR 0
-#define COURIER_VERSION_MINOR 1
+#define COURIER_VERSION_MINOR 2
 #define COURIER_VERSION_PATCH 0
-#define COURIER_VERSION_NUM 0x000100
+#define COURIER_VERSION_NUM 0x000200
 /* The ABI generation: the library's SONAME is libcourier.so.<COURIER_ABI_VERSION>. */
 #define COURIER_ABI_VERSION 1
 
@@ -144,6 +144,7 @@ extern "C" {
 #define COURIER_TIMEOUT_FIRST_BYTE  3
 #define COURIER_TIMEOUT_IDLE        4
 #define COURIER_TIMEOUT_TOTAL       5
+#define COURIER_TIMEOUT_DEFAULT    (-1)   /* milliseconds: back to the default */
 
 #define COURIER_PARAMS_FORM         0   /* application/x-www-form-urlencoded (default) */
 #define COURIER_PARAMS_JSON         1   /* a JSON object of string members */
@@ -433,7 +434,9 @@ int courier_request_add_urlencoded_field(courier_request *request, const char *n
 /* COURIER_PRIORITY_VERY_LOW ... COURIER_PRIORITY_VERY_HIGH (default NORMAL). */
 int courier_request_set_priority(courier_request *request, int priority);
 
-/* One of COURIER_TIMEOUT_*; milliseconds, 0 for no limit. Queue time never counts against the
+/* One of COURIER_TIMEOUT_*; milliseconds, 0 for no limit, COURIER_TIMEOUT_DEFAULT (-1, since 0.2)
+ * for the default again (30 s connect, 60 s first byte and idle, no queue or total limit); other
+ * negative values are COURIER_E_INVALID_ARGUMENT. Queue time never counts against the
  * connect or first-byte limits. */
 int courier_request_set_timeout(courier_request *request, int which, int64_t milliseconds);
 
@@ -624,6 +627,14 @@ int courier_request_perform(courier_request *request, courier_response **respons
  * blocks. Thread safety: any thread, concurrently with the thread that sent the request or waits
  * for it — this is the call meant for another thread — but not after courier_request_free. */
 int courier_request_cancel(courier_request *request);
+
+/* Per-request user data (curl's CURLOPT_PRIVATE / CURLINFO_PRIVATE): a pointer Courier keeps
+ * and never reads, so a callback that gets the request handle (done, progress, head, retry, body)
+ * finds its context without a map. Set it any time before courier_request_free (also from a
+ * callback); courier_request_user_data returns it (NULL when unset or for a bad handle). Setting
+ * it returns COURIER_E_MISUSE only for a bad handle. Since 0.2. */
+int courier_request_set_user_data(courier_request *request, void *data);
+void *courier_request_user_data(const courier_request *request);
 
 /* Detail of the request's last error (static text plus context); valid until the request is
  * freed or fails again. Never NULL. */
@@ -839,6 +850,32 @@ int courier_response_is_preview(const courier_response *response);
 /* curl's %{cache_status}: "hit", "miss", "revalidated", "stale" or "bypass" (static until the
  * response is freed); NULL for a bad handle. */
 const char *courier_response_cache_status(courier_response *response);
+
+/* What else the response can tell (curl's CURLINFO_* role, as Swift's Response.metrics), all
+ * since 0.2. Strings are NUL-terminated and valid until the response is freed.
+ *   reason: the status line's reason phrase ("" when the server sent none; NULL for a bad handle).
+ *   http_version: 10 or 11 (0 when no head arrived).
+ *   redirect_count: redirects followed before this response.
+ *   history: the response of redirect `index` (0 is the first URL's 3xx), with its status,
+ *     reason, URL and headers (no body); owned by `response` and freed with it (passing it to
+ *     courier_response_free is a no-op); NULL past the end.
+ *   bytes_sent: request bytes written, head and body, over every exchange; bytes_received: body
+ *     bytes of the final response as they came off the wire (before decoding). -1 for a bad handle.
+ *   remote_address: "ip:port" of the last connection ("[::1]:8080" for IPv6; "" when none).
+ *   tls: for https, whether the last handshake resumed a session (*resumed 0/1) and OpenSSL's
+ *     verification result (*verify_result, X509_V_OK = 0; curl's ssl_verify_result); returns
+ *     COURIER_E_NOT_FOUND for plain http. Either pointer may be NULL.
+ *   trailer_count / trailer_at: the trailer fields of a chunked response, in order. */
+const char *courier_response_reason(courier_response *response);
+int courier_response_http_version(const courier_response *response);
+int courier_response_redirect_count(const courier_response *response);
+courier_response *courier_response_history(courier_response *response, size_t index);
+int64_t courier_response_bytes_sent(const courier_response *response);
+int64_t courier_response_bytes_received(const courier_response *response);
+const char *courier_response_remote_address(courier_response *response);
+int courier_response_tls(const courier_response *response, int *resumed, long *verify_result);
+size_t courier_response_trailer_count(const courier_response *response);
+int courier_response_trailer_at(courier_response *response, size_t index, const char **name, const char **value);
 
 /* DESTRUCTOR. NULL is a no-op. Any thread. */
 void courier_response_free(courier_response *response);

@@ -30,6 +30,9 @@ public struct Response: Sendable {
     public var url: CourierURL { transfer.url }
     /// Timings and connection facts.
     public var metrics: TransferMetrics { transfer.metrics }
+    /// The redirects followed to get here, oldest first: each one's URL and head (httpx's
+    /// `history`); empty when the first URL answered.
+    public var history: [RedirectedResponse] { transfer.history }
 
     /// Where it came from: the origin (`.fresh`), storage (`.cached(stale:)`), a 304 confirming
     /// the stored one (`.notModified`), the stored one standing in for a failing origin

@@ -30,6 +30,8 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
     /// Fields added with courier_request_add_form_field, in order (the body is re-made from them).
     @exclusivity(unchecked) var formFields: FormFields?
     @exclusivity(unchecked) private var errorMessage: OwnedCString?
+    /// courier_request_set_user_data's pointer (curl's CURLOPT_PRIVATE): Courier never reads it.
+    @exclusivity(unchecked) var userData: UnsafeMutableRawPointer?
 
     /// Where the outcome goes; set by `send` before the transfer is handed over.
     @exclusivity(unchecked) private(set) var delivery = Delivery.none

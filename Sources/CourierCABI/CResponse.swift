@@ -12,8 +12,34 @@ final class CResponse: @unchecked Sendable {
     private let lock = SpinLock()
     @exclusivity(unchecked) private var cStrings: [String: OwnedCString] = [:]
 
+    /// Set on the responses `courier_response_history` lends: they belong to their parent.
+    @exclusivity(unchecked) private(set) var isBorrowed = false
+    /// The redirects' responses, made on first use (kept so the pointers lent stay valid).
+    @exclusivity(unchecked) private var hops: [CResponse]?
+
     init(_ transfer: Transfer) {
         self.transfer = transfer
+    }
+
+    deinit {
+        // Lent pointers to the redirects' responses go stale with this one: caught as misuse.
+        hops?.forEach { $0.tag = HandleTag.dead }
+    }
+
+    /// The response of redirect `index` (oldest first), owned by this one; nil out of range.
+    func hop(_ index: Int) -> CResponse? {
+        lock.lock()
+        defer { lock.unlock() }
+        if hops == nil {
+            hops = transfer.history.map { entry in
+                let made = CResponse(Transfer.finished(url: entry.url, head: entry.head, body: [], trailers: HTTPHeaders(),
+                                                       metrics: TransferMetrics()))
+                made.isBorrowed = true
+                return made
+            }
+        }
+        guard let hops, index >= 0, index < hops.count else { return nil }
+        return hops[index]
     }
 
     /// The response's header fields (empty when no head arrived).

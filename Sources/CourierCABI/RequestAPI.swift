@@ -170,14 +170,18 @@ public func courier_request_set_priority(_ handle: OpaquePointer?, _ priority: I
 @_cdecl("courier_request_set_timeout")
 public func courier_request_set_timeout(_ handle: OpaquePointer?, _ which: Int32, _ milliseconds: Int64) -> Int32 {
     configure(handle) { r throws(CourierError) in
-        guard milliseconds >= 0 else { throw invalid("negative timeout") }
-        let limit = Nanoseconds.limit(milliseconds: milliseconds)
+        guard milliseconds >= -1 else { throw invalid("negative timeout") }
+        // COURIER_TIMEOUT_DEFAULT (-1): what a new request has.
+        let defaults = Timeouts()
+        func limit(_ standard: Nanoseconds?) -> Nanoseconds? {
+            milliseconds == -1 ? standard : Nanoseconds.limit(milliseconds: milliseconds)
+        }
         switch which {
-        case 1: r.draft.options.timeouts.queue = limit
-        case 2: r.draft.options.timeouts.connect = limit
-        case 3: r.draft.options.timeouts.firstByte = limit
-        case 4: r.draft.options.timeouts.idle = limit
-        case 5: r.draft.options.timeouts.total = limit
+        case 1: r.draft.options.timeouts.queue = limit(defaults.queue)
+        case 2: r.draft.options.timeouts.connect = limit(defaults.connect)
+        case 3: r.draft.options.timeouts.firstByte = limit(defaults.firstByte)
+        case 4: r.draft.options.timeouts.idle = limit(defaults.idle)
+        case 5: r.draft.options.timeouts.total = limit(defaults.total)
         default: throw invalid("unknown timeout \(which)")
         }
     }
@@ -359,4 +363,17 @@ public func courier_request_set_bearer(_ handle: OpaquePointer?, _ token: Unsafe
         if let problem = authorization.problem { throw invalid(problem) }
         r.draft.authorization = authorization
     }
+}
+
+@_cdecl("courier_request_set_user_data")
+public func courier_request_set_user_data(_ handle: OpaquePointer?, _ data: UnsafeMutableRawPointer?) -> Int32 {
+    // Allowed after send too (a callback may re-point it): a pointer-sized store.
+    guard let request = request(handle) else { return CourierError.Code.misuse.c }
+    request.userData = data
+    return COURIER_OK
+}
+
+@_cdecl("courier_request_user_data")
+public func courier_request_user_data(_ handle: OpaquePointer?) -> UnsafeMutableRawPointer? {
+    request(handle)?.userData
 }

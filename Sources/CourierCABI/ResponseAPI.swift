@@ -101,7 +101,8 @@ public func courier_response_reused_connection(_ handle: OpaquePointer?) -> Int3
 
 @_cdecl("courier_response_free")
 public func courier_response_free(_ handle: OpaquePointer?) {
-    guard let response = response(handle), let handle else { return }
+    // A redirect's response (courier_response_history) goes with its parent.
+    guard let response = response(handle), let handle, !response.isBorrowed else { return }
     response.tag = HandleTag.dead
     releaseHandle(handle)
 }

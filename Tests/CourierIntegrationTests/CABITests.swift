@@ -31,7 +31,8 @@ struct CABITests {
         // Declarations: "<type> courier_name(" at the start of a line (prototypes, not comments).
         var declared = Set<String>()
         for line in header.split(separator: "\n") where !line.hasPrefix(" ") && !line.hasPrefix("/") && !line.hasPrefix("#") {
-            guard let open = line.firstIndex(of: "("), let start = line.range(of: "courier_")?.lowerBound, start < open else { continue }
+            // The last "courier_" before the parenthesis: a return type may be a courier_ type too.
+            guard let open = line.firstIndex(of: "("), let start = line[..<open].range(of: "courier_", options: .backwards)?.lowerBound else { continue }
             if line.hasPrefix("typedef") { continue }
             declared.insert(String(line[start..<open]).trimmingCharacters(in: CharacterSet(charactersIn: "* ")))
         }
@@ -172,7 +173,7 @@ struct CABITests {
         let install = try await runProcess("/usr/bin/env", ["make", "--no-print-directory", "install-files", "BUILT=\(built)", "PREFIX=\(prefix)"],
                                            directory: TestServers.packageRoot)
         try #require(install.status == 0, "\(install.stdout)\(install.stderr)")
-        for path in ["include/courier.h", "lib/libcourier.so.0.1.0", "lib/libcourier.so.1", "lib/libcourier.so",
+        for path in ["include/courier.h", "lib/libcourier.so.0.2.0", "lib/libcourier.so.1", "lib/libcourier.so",
                      "lib/pkgconfig/courier.pc", "bin/courier", "lib/courier/python/courier/__init__.py", "share/man/man1/courier.1"] {
             #expect(FileManager.default.fileExists(atPath: prefix + "/" + path), "\(path) not installed")
         }
@@ -191,6 +192,20 @@ struct CABITests {
         #expect(python.stdout == "200\n", "\(python.stderr)")
     }
 
+    /// Per-request user data, the response facts (reason, version, redirect history, bytes,
+    /// remote address, TLS, trailers) and COURIER_TIMEOUT_DEFAULT (Tests/CPrograms/info.c),
+    /// plainly and under valgrind memcheck.
+    @Test func userDataAndResponseFacts() async throws {
+        let bin = try await CExamples.shared.directory()
+        let arguments = [await s.privateScripted(), s.https + "/small", s.certs + "/ca.pem"]
+        let run = try await runProcess(bin + "/info", arguments)
+        #expect(run.status == 0, "\(run.stderr)")
+        if let valgrindPath {
+            let checked = try await runProcess(valgrindPath, valgrindArguments + [bin + "/info"] + arguments, background: true)
+            #expect(checked.status == 0, "\(checked.stderr)")
+        }
+    }
+
     @Test(.enabled(if: valgrindPath != nil, "valgrind is not installed (make test installs it)"))
     func cExamplesUnderValgrind() async throws {
         let bin = try await CExamples.shared.directory()
@@ -204,9 +219,25 @@ struct CABITests {
         }
     }
 
+    /// The Python suite as a user runs the package: `make python-wheel` (with this build's
+    /// library inside), installed into a fresh virtual environment, imported from there with no
+    /// COURIER_LIBRARY (the bundled library is found) and not from the source tree.
     @Test func pythonBinding() async throws {
-        let result = try await runProcess(pythonPath, ["-X", "faulthandler", "-m", "unittest", "discover", "-s", "cbindings/python/tests", "-v"],
-                                          environment: ["COURIER_LIBRARY": Self.library, "COURIER_TEST_NGINX": s.nginx,
+        let root = s.root + "/wheel-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let wheel = try await runProcess("/usr/bin/env", ["make", "--no-print-directory", "python-wheel", "PYTHON_WHEEL_LIBRARY=\(Self.library)"],
+                                         directory: TestServers.packageRoot)
+        try #require(wheel.status == 0, "\(wheel.stdout)\(wheel.stderr)")
+        let built = try FileManager.default.contentsOfDirectory(atPath: TestServers.packageRoot + "/dist")
+            .filter { $0.hasPrefix("courier_http-") && $0.hasSuffix(".whl") }
+        try #require(built.count >= 1, "no wheel in dist/")
+        let venv = try await runProcess("/usr/bin/python3", ["-m", "venv", root])
+        try #require(venv.status == 0, "\(venv.stderr)")
+        let install = try await runProcess(root + "/bin/pip", ["install", "--quiet", "--no-index", "--no-deps", "--force-reinstall",
+                                                               TestServers.packageRoot + "/dist/" + built.sorted().last!])
+        try #require(install.status == 0, "\(install.stderr)")
+        let result = try await runProcess(root + "/bin/python", ["-X", "faulthandler", "-m", "unittest", "discover", "-s", "cbindings/python/tests", "-v"],
+                                          environment: ["COURIER_LIBRARY": "", "COURIER_TEST_INSTALLED": "1", "COURIER_TEST_NGINX": s.nginx,
                                                         "COURIER_TEST_SCRIPTED": await s.privateScripted(),
                                                         "COURIER_TEST_HTTPS": s.https, "COURIER_TEST_SELFSIGNED": "https://localhost:\(s.tlsPorts["selfsigned"]!)",
                                                         "COURIER_TEST_CERTS": s.certs, "COURIER_TEST_STREAM": s.stream,
@@ -438,7 +469,7 @@ actor CExamples {
                ("cookies", root + "/Tests/CPrograms/cookies.c"), ("auth", root + "/Tests/CPrograms/auth.c"),
                ("proxy", root + "/Tests/CPrograms/proxy.c"), ("challenge", root + "/Tests/CPrograms/challenge.c"),
                ("hooks", root + "/Tests/CPrograms/hooks.c"), ("chain", root + "/Tests/CPrograms/chain.c"),
-               ("outbox", root + "/Tests/CPrograms/outbox.c")]
+               ("outbox", root + "/Tests/CPrograms/outbox.c"), ("info", root + "/Tests/CPrograms/info.c")]
         for (example, source) in programs {
             let result = try await runProcess("/usr/bin/env", [compiler, "-std=c11", "-D_DEFAULT_SOURCE", "-Wall", "-Wextra", "-Werror", "-g",
                                                                "-I", root + "/include", source,

@@ -371,8 +371,10 @@ struct FacadeTests {
     @Test func redirectMethodRewriting() async throws {
         let seeOther = api.operation(path: "/redirect", params: ["code": "303", "to": "/echo"], method: .post)
         seeOther.body = .bytes(Array("payload".utf8))
-        let a = try await api.send(seeOther).decode(EchoReply.self)
+        let seen = try await api.send(seeOther)
+        let a = try seen.decode(EchoReply.self)
         #expect(a.method == "GET" && a.body.isEmpty)
+        #expect(seen.history.map(\.head.status) == [303] && seen.history.first?.head.reason == "Redirect")
         let temporary = api.operation(path: "/redirect", params: ["code": "307", "to": "/echo"], method: .post)
         temporary.body = .bytes(Array("payload".utf8))
         let b = try await api.send(temporary).decode(EchoReply.self)

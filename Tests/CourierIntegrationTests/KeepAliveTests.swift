@@ -90,8 +90,13 @@ struct KeepAliveTests {
         #expect(moved.head?.status == 200)
         #expect(moved.url.path == "/small")
         #expect(moved.metrics.redirects == 1)
+        // The redirect's own response, kept for the caller (httpx's history): its URL and head.
+        #expect(moved.history.map(\.head.status) == [301])
+        #expect(moved.history.first?.url.path == "/moved")
+        #expect(moved.history.first?.head.headers["Location"]?.hasSuffix("/small") == true)
         let (notFollowed, _) = await fetch(servers.nginx + "/moved") { $0.redirects = .none }
         #expect(notFollowed.head?.status == 301)
+        #expect(notFollowed.history.isEmpty)
     }
 
     @Test func notFoundIsAResponseInTheCore() async {

@@ -88,6 +88,7 @@ def handle(conn, port):
                 # server had decided to drop; it is closed unanswered.
                 return
             url = urllib.parse.urlsplit(target)
+            headers[":target"] = target
             query = dict(urllib.parse.parse_qsl(url.query))
             path = url.path
             group = query.get("group", "")
@@ -190,13 +191,17 @@ def serve(conn, port, method, path, query, headers, raw_headers, body):
         conn.sendall(response(200, b"released"))
         return True
     if path == "/echo":
-        payload = json.dumps({"method": method, "version": headers[":version"], "peer": list(conn.getpeername()[:2]), "path": path, "query": query, "headers": raw_headers,
+        payload = json.dumps({"method": method, "version": headers[":version"], "target": headers[":target"], "peer": list(conn.getpeername()[:2]), "path": path, "query": query, "headers": raw_headers,
                               "body": body.decode("latin-1")}).encode()
         conn.sendall(response(200, payload, [("Content-Type", "application/json")]))
         return True
     if path == "/status":
         code = int(query.get("code", "200"))
         conn.sendall(response(code, query.get("body", "").encode(), reason="Status"))
+        return True
+    if path == "/bytes":
+        # Raw bytes (hex) under a given Content-Type: bodies that are not valid text.
+        conn.sendall(response(200, bytes.fromhex(query.get("hex", "")), [("Content-Type", query.get("type", "text/plain"))]))
         return True
     if path == "/slow":
         time.sleep(int(query.get("ms", "100")) / 1000)

@@ -143,6 +143,8 @@ package final class Transfer: @unchecked Sendable {
     @exclusivity(unchecked) var liveNext: Transfer?
     /// The `Cookie` field was the jar's (`attachCookies`), not the caller's.
     @exclusivity(unchecked) var cookiesFromJar = false
+    /// The redirects followed, oldest first (nil until the first: most transfers have none).
+    @exclusivity(unchecked) var _history: [RedirectedResponse]?
     /// Set by the executor for transfers with a retry policy.
     @exclusivity(unchecked) unowned(unsafe) var retryApproval: RetryApproval?
     @exclusivity(unchecked) unowned(unsafe) var livePrevious: Transfer?
@@ -300,6 +302,7 @@ package final class Transfer: @unchecked Sendable {
             machine.redirectChosen(hop)
             discardsBody = true
             _head = consume head
+            if let redirect = _head { _history = (_history ?? []) + [RedirectedResponse(url: url, head: redirect)] }
             // A front end that shows every head (curl's -i -L, -D) hears about this one too; the
             // machine says it is a redirect being followed.
             if reportsHead { delegate?.transferDidReceiveHead(self) }
@@ -656,6 +659,8 @@ extension Transfer {
         _modify { yield &_cachePhase }
     }
     package var isPreview: Bool { _isPreview }
+    /// The responses that redirected this transfer, oldest first (httpx's `history`).
+    package var history: [RedirectedResponse] { _history ?? [] }
     /// Settles the body's files once the outcome is known (see `ResponseSink.finish`), reading the
     /// sink in place.
     package func finishSink(succeeded: Bool) -> CourierError? {

@@ -150,9 +150,10 @@ let pythonPath: String = {
 let valgrindPath = ["/usr/bin/valgrind", "/usr/local/bin/valgrind"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
 /// valgrind's flags for "no invalid access, no definite leak" (the Swift runtime's metadata caches
-/// are reachable or "possibly lost" by design and are not reported).
+/// are reachable or "possibly lost" by design and are not reported; Tests/Sanitizers/valgrind.supp
+/// names the runtime's own reports, by function and library).
 let valgrindArguments = ["--leak-check=full", "--show-possibly-lost=no", "--errors-for-leak-kinds=definite",
-                         "--error-exitcode=99", "-q"]
+                         "--error-exitcode=99", "-q", "--suppressions=" + TestServers.packageRoot + "/Tests/Sanitizers/valgrind.supp"]
 
 /// A product of this build (the CLI, the C library): beside the test bundle, or in .build/debug.
 func builtProduct(_ name: String) -> String {

@@ -27,6 +27,11 @@ from urllib.parse import urlencode as _urlencode
 
 from . import _native
 from ._native import lib
+from . import _errors
+from ._errors import *  # noqa: F401,F403  (the exception classes)
+from ._errors import CourierError, HTTPStatusError, error_for, strerror
+from ._response import PHASES, TIMINGS, Headers, Response
+from ._client import AsyncClient, Client, Timeout, delete, get, head, options, patch, post, put, request
 from ._streams import AsyncBodyProducer, BodyProducer, FilePart, StreamedResponse, apply_files
 from . import _retry
 from ._retry import Retry, RetryReason
@@ -41,7 +46,8 @@ from . import _offline
 from ._offline import (Outbox, Reachability, follow_network, host_reachability, network_status, set_network_override,
                        unwatch_network, watch_network)
 
-__all__ = ["Engine", "Cache", "DataCache", "Request", "Response", "StreamedResponse", "FilePart", "Retry", "RetryReason",
+__all__ = ["Client", "AsyncClient", "Timeout", "Headers", "request", "get", "head", "options", "delete", "post",
+           "put", "patch"] + list(_errors.__all__) + ["Engine", "Cache", "DataCache", "Request", "Response", "StreamedResponse", "FilePart", "Retry", "RetryReason",
            "ChainOutcome", "CookieJar", "Bearer", "Challenge", "OutgoingRequest", "Completed",
            "E_REJECTED", "E_REDIRECT_REFUSED",
            "Outbox", "network_status", "watch_network", "unwatch_network", "set_network_override", "follow_network",
@@ -51,6 +57,8 @@ __all__ = ["Engine", "Cache", "DataCache", "Request", "Response", "StreamedRespo
            "E_PROXY_CLOSED", "E_PROXY_UNSUPPORTED",
            "HTTPStatusError", "version",
            "queue_width", "set_queue_width", "set_host_limit", "activity", "observe_activity", "shutdown"]
+
+__all__ = list(dict.fromkeys(__all__))
 
 #: The proxy's own failures (CourierError.code): its name did not resolve, it could not be
 #: reached, it refused the CONNECT tunnel (the status is in the message), its answer to CONNECT
@@ -68,41 +76,16 @@ from ._native import E_UNSUPPORTED_ENCODING  # noqa: E402
 
 PRIORITIES = {"very_low": 0, "low": 1, "normal": 2, "high": 3, "very_high": 4}
 TIMEOUTS = {"queue": 1, "connect": 2, "first_byte": 3, "idle": 4, "total": 5}
-TIMINGS = {"queue": 1, "dns": 2, "connect": 3, "tls": 4, "first_byte": 5, "total": 6}
 #: How a call uses its engine's cache (``cache=`` on a request); the C ABI's COURIER_CACHE_*.
 CACHE_POLICIES = {"protocol": 0, "reload": 1, "cache_else_load": 2, "cache_only": 3, "stale_if_error": 4,
                   "cached_then_fresh": 5}
-#: Where a response came from (``Response.phase``), by COURIER_PHASE_* value.
-PHASES = ["fresh", "cached", "cached_stale", "not_modified", "stale_on_error", "generated"]
 COALESCING = {"with_cache": 0, "always": 1, "never": 2}
 CACHE_STATS = ["hits", "memory_hits", "disk_hits", "misses", "revalidations", "not_modified", "stale_served", "stores",
                "generated", "memory_bytes", "memory_entries", "disk_bytes", "memory_evictions", "disk_evictions",
                "corrupt_files_removed", "dropped_writes"]
 
 
-class CourierError(Exception):
-    """A Courier result code: ``code`` (with detail), ``primary`` (its family), the message, and
-    ``response`` when one arrived (a 404 still has a body)."""
-
-    def __init__(self, code, message=None, response=None):
-        self.code = code
-        self.primary = code & 0xFF
-        self.response = response
-        super().__init__("%s (code %d)" % (message or strerror(code), code))
-
-
-class HTTPStatusError(CourierError):
-    """The status is outside the engine's accepted range (default 200-399)."""
-
-
-def _error(code, message=None, response=None):
-    cls = HTTPStatusError if code == _native.E_HTTP_STATUS else CourierError
-    return cls(code, message, response)
-
-
-def strerror(code):
-    """The library's static text for a result code."""
-    return lib.courier_strerror(code).decode()
+_error = error_for
 
 
 def version():
@@ -233,104 +216,6 @@ class Cache:
 
     def __del__(self):
         self.close()
-
-
-class Response:
-    """A finished response, copied out of the library (the C handle is released at once).
-
-    ``phase`` says where it came from: "fresh" (the origin, now), "cached" (storage, fresh),
-    "cached_stale", "not_modified" (the origin confirmed the stored response), "stale_on_error"
-    (the origin failed and the stored response stood in) or "generated" (a 504 the cache made).
-    ``from_cache`` is true for the phases answered from storage without the origin
-    ("cached", "cached_stale", "stale_on_error"); ``is_preview`` marks the first of the two
-    responses of ``cache="cached_then_fresh"``."""
-
-    def __init__(self, handle, owned=True):
-        length = ctypes.c_size_t()
-        pointer = lib.courier_response_body(handle, ctypes.byref(length))
-        self.status = lib.courier_response_status(handle)
-        self.body = ctypes.string_at(pointer, length.value) if length.value else b""
-        #: Body bytes after decoding, also when the body went to a file (``output=``).
-        self.size = lib.courier_response_body_size(handle)
-        self.url = lib.courier_response_url(handle).decode()
-        self.headers = _headers_of(handle)
-        self.timings = {key: lib.courier_response_timing(handle, which) for key, which in TIMINGS.items()}
-        self.reused_connection = bool(lib.courier_response_reused_connection(handle))
-        self.phase = PHASES[lib.courier_response_cache_phase(handle)]
-        self.is_preview = bool(lib.courier_response_is_preview(handle))
-        self.cache_status = lib.courier_response_cache_status(handle).decode()
-        self.retries = lib.courier_response_retries(handle)
-        self.retry_reasons = _retry.reasons_of(handle) if self.retries > 0 else []
-        if owned:
-            lib.courier_response_free(handle)
-
-    @property
-    def from_cache(self):
-        return self.phase in ("cached", "cached_stale", "stale_on_error")
-
-    def header(self, name, default=None):
-        """The first value of a header (case-insensitive)."""
-        lowered = name.lower()
-        for key, value in self.headers:
-            if key.lower() == lowered:
-                return value
-        return default
-
-    @property
-    def text(self):
-        content_type = self.header("Content-Type", "")
-        charset = "utf-8"
-        for part in content_type.split(";")[1:]:
-            key, _, value = part.strip().partition("=")
-            if key.lower() == "charset" and value:
-                charset = value.strip('"')
-        return self.body.decode(charset, errors="replace")
-
-    def json(self):
-        return _json.loads(self.body)
-
-    @property
-    def media_type(self):
-        """The Content-Type's ``type/subtype``, lower-cased, without parameters ("" for none)."""
-        return self.header("Content-Type", "").split(";", 1)[0].strip().lower()
-
-    def validate(self, statuses=range(200, 300), content_types=None):
-        """Opt-in checks, as Swift's ``validating(statuses:contentTypes:)``: the status in
-        ``statuses`` (None: any) and, when given, the media type one of ``content_types`` (exact,
-        or a whole type as ``"text/*"``). Returns the response, so ``r.validate().json()``; raises
-        HTTPStatusError, or CourierError(E_RESPONSE_FORMAT) for an unexpected type."""
-        if statuses is not None and self.status not in statuses:
-            raise _error(_native.E_HTTP_STATUS, "status %d is not one accepted" % self.status, self)
-        if content_types is not None:
-            media = self.media_type
-
-            def matches(pattern):
-                pattern = pattern.lower()
-                if pattern == "*/*":
-                    return bool(media)
-                if pattern.endswith("/*"):
-                    return media.startswith(pattern[:-1])
-                return media == pattern
-            if not any(matches(p) for p in content_types):
-                raise _error(_native.E_RESPONSE_FORMAT, "unexpected Content-Type %s (expected %s)"
-                             % (media or "(none)", " or ".join(content_types)), self)
-        return self
-
-    def __repr__(self):
-        return "<Response %d %s, %d bytes>" % (self.status, self.url, len(self.body))
-
-
-def _headers_of(handle):
-    """A response handle's header fields as (name, value) pairs, in order."""
-    headers = []
-    name, value = ctypes.c_void_p(), ctypes.c_void_p()
-    name_length, value_length = ctypes.c_size_t(), ctypes.c_size_t()
-    for index in range(lib.courier_response_header_count(handle)):
-        lib.courier_response_header_at(handle, index, ctypes.byref(name), ctypes.byref(name_length),
-                                       ctypes.byref(value), ctypes.byref(value_length))
-        headers.append((ctypes.string_at(name, name_length.value).decode("latin-1"),
-                        ctypes.string_at(value, value_length.value).decode("latin-1")))
-    return headers
 
 
 # Request bodies produced by Python iterators, kept alive (with their ctypes callbacks) until the
@@ -567,7 +452,7 @@ class Engine:
                max_body=None, output=None, verify=True, cafile=None, pins=None, cache=None, coalesce=None,
                files=None, content=None, content_length=None, resume=None, resume_attempts=0, expect_continue=None,
                rate_limit=None, retry=None, cookies=None, auth=None, proxy=None, no_proxy=None, freeze=None,
-               resolve=None, connect_to=None, ip_family=None):
+               resolve=None, connect_to=None, ip_family=None, cert=None):
         """Options beyond httpx's: ``files=`` a multipart form streamed from disk (see
         ``apply_files``); ``content=`` bytes, a str, a path-backed file (streamed from disk), any
         iterable of bytes, or an async iterable with ``fetch``/``stream_async`` (sent chunked
@@ -593,7 +478,7 @@ class Engine:
                     apply(lib.courier_request_remove_header(handle, name.encode()))
                 else:
                     apply(lib.courier_request_add_header(handle, name.encode(), str(value).encode()))
-            for name, value in (params or {}).items():
+            for name, value in (params.items() if hasattr(params, "items") else params or ()):
                 apply(lib.courier_request_add_param(handle, str(name).encode(), str(value).encode()))
             if json is not None:
                 if isinstance(json, dict) and all(isinstance(v, str) for v in json.values()) and not params:
@@ -662,7 +547,8 @@ class Engine:
             for which, seconds in limits.items():
                 if which not in TIMEOUTS:
                     raise CourierError(_native.E_INVALID_ARGUMENT, "unknown timeout %r" % which)
-                apply(lib.courier_request_set_timeout(handle, TIMEOUTS[which], max(1, int(seconds * 1000))))
+                # None: no limit (0); a positive limit is at least 1 ms.
+                apply(lib.courier_request_set_timeout(handle, TIMEOUTS[which], 0 if seconds is None else max(1, int(seconds * 1000))))
             if priority is not None:
                 if priority not in PRIORITIES:
                     raise CourierError(_native.E_INVALID_ARGUMENT, "unknown priority %r" % priority)
@@ -688,6 +574,12 @@ class Engine:
                 apply(lib.courier_request_set_tls_verify(handle, 0))
             if cafile is not None:
                 apply(lib.courier_request_set_tls_ca(handle, str(cafile).encode(), None))
+            if cert is not None:
+                # httpx's cert=: "both.pem", ("cert.pem", "key.pem") or (cert, key, passphrase).
+                parts = (cert,) if isinstance(cert, (str, _os.PathLike)) else tuple(cert)
+                certificate, key, passphrase = (list(parts) + [None, None])[:3]
+                apply(lib.courier_request_set_tls_client_certificate(handle, _os.fspath(certificate).encode(),
+                                                                     _os.fspath(key or certificate).encode(), _text(passphrase)))
             if pins is not None:
                 apply(lib.courier_request_set_tls_pins(handle, pins.encode()))
             if cache is not None:

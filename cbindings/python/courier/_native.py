@@ -170,6 +170,18 @@ _SIGNATURES = {
     "courier_response_is_preview": (c_int, [response_p]),
     "courier_response_cache_status": (c_char_p, [response_p]),
     "courier_response_free": (None, [response_p]),
+    "courier_response_reason": (c_char_p, [response_p]),
+    "courier_response_http_version": (c_int, [response_p]),
+    "courier_response_redirect_count": (c_int, [response_p]),
+    "courier_response_history": (response_p, [response_p, c_size_t]),
+    "courier_response_bytes_sent": (c_int64, [response_p]),
+    "courier_response_bytes_received": (c_int64, [response_p]),
+    "courier_response_remote_address": (c_char_p, [response_p]),
+    "courier_response_tls": (c_int, [response_p, P(c_int), P(ctypes.c_long)]),
+    "courier_response_trailer_count": (c_size_t, [response_p]),
+    "courier_response_trailer_at": (c_int, [response_p, c_size_t, P(c_char_p), P(c_char_p)]),
+    "courier_request_set_user_data": (c_int, [request_p, c_void_p]),
+    "courier_request_user_data": (c_void_p, [request_p]),
     "courier_request_set_retry": (c_int, [request_p, c_int, P(c_int64), c_size_t, ctypes.c_uint]),
     "courier_request_set_retry_limits": (c_int, [request_p, c_int64, c_int64, c_int64]),
     "courier_request_set_retry_statuses": (c_int, [request_p, P(c_int), c_size_t]),
@@ -193,21 +205,47 @@ _SIGNATURES = {
 }
 
 
+#: The oldest library this package works with (COURIER_VERSION_NUM packing: 0xMMmmpp): the
+#: first to have every function declared above.
+MINIMUM_VERSION = 0x000200
+
+
+def _candidates():
+    """Where the library may be, in order: $COURIER_LIBRARY; one bundled into this package (a
+    wheel built by `make python-wheel`); what the linker would find (`make install` puts it in
+    PREFIX/lib); libcourier.so.<ABI> on the default search path."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    bundled = os.path.join(here, "libcourier.so.%d" % ABI_VERSION)
+    return [os.environ.get("COURIER_LIBRARY"), bundled if os.path.exists(bundled) else None,
+            ctypes.util.find_library("courier"), "libcourier.so.%d" % ABI_VERSION]
+
+
 def _load():
-    """The library: $COURIER_LIBRARY, else what the linker would find (make install puts it in
-    PREFIX/lib), else libcourier.so.1 on the default search path."""
-    candidates = [os.environ.get("COURIER_LIBRARY"), ctypes.util.find_library("courier"),
-                  "libcourier.so.%d" % ABI_VERSION]
+    """The first candidate that loads and is new enough; ImportError saying what each one was."""
     errors = []
-    for name in candidates:
+    for name in _candidates():
         if not name:
             continue
         try:
-            return ctypes.CDLL(name)
+            loaded = ctypes.CDLL(name)
         except OSError as error:
             errors.append(str(error))
-    raise ImportError("libcourier not found (set COURIER_LIBRARY to its path, or run `make install`): "
-                      + "; ".join(errors))
+            continue
+        try:
+            number = loaded.courier_version_number
+        except AttributeError:
+            errors.append("%s: not libcourier (no courier_version_number)" % name)
+            continue
+        number.restype, number.argtypes = c_int, []
+        found = number()
+        if found >> 16 != MINIMUM_VERSION >> 16 or found < MINIMUM_VERSION:
+            errors.append("%s is libcourier %d.%d.%d; this package needs %d.%d or later within ABI %d"
+                          % (name, found >> 16, (found >> 8) & 0xFF, found & 0xFF, MINIMUM_VERSION >> 16,
+                             (MINIMUM_VERSION >> 8) & 0xFF, ABI_VERSION))
+            continue
+        return loaded
+    raise ImportError("libcourier not found or not usable (set COURIER_LIBRARY to its path, run `make install`, "
+                      "or install a wheel built by `make python-wheel`): " + "; ".join(errors))
 
 
 lib = _load()

@@ -17,6 +17,7 @@ import threading
 
 from . import _native
 from ._native import lib
+from ._response import Headers, _pairs_of
 
 
 class FilePart:
@@ -200,7 +201,9 @@ class StreamedResponse:
         self._head = threading.Event()
         self._finished = False
         self.status = 0
-        self.headers = []
+        self.headers = Headers()
+        self.reason_phrase = ""
+        self.url = ""
         self.error = None
         self._loop = asyncio.get_running_loop() if asynchronous else None
         self._queue = asyncio.Queue() if asynchronous else _queue.Queue()
@@ -230,8 +233,9 @@ class StreamedResponse:
 
     def _on_head(self, _request, head, _user):
         self.status = lib.courier_response_status(head)
-        from . import _headers_of
-        self.headers = _headers_of(head)
+        self.headers = Headers(_pairs_of(head))
+        self.reason_phrase = (lib.courier_response_reason(head) or b"").decode("latin-1")
+        self.url = lib.courier_response_url(head).decode()
         self._head.set()
         if self._loop is not None:
             self._loop.call_soon_threadsafe(self._resolve_head)
@@ -252,8 +256,7 @@ class StreamedResponse:
         if response:
             if not self.status:
                 self.status = lib.courier_response_status(response)
-                from . import _headers_of
-                self.headers = _headers_of(response)
+                self.headers = Headers(_pairs_of(response))
             lib.courier_response_free(response)
         from . import _live_streams
         _live_streams.discard(self)
@@ -270,11 +273,8 @@ class StreamedResponse:
     # Reader
 
     def header(self, name, default=None):
-        lowered = name.lower()
-        for key, value in self.headers:
-            if key.lower() == lowered:
-                return value
-        return default
+        values = self.headers.get_list(name)
+        return values[0] if values else default
 
     def _taken(self, item):
         """A queue item for the reader: the piece, or None at the end (raising the error)."""
@@ -297,6 +297,26 @@ class StreamedResponse:
 
     def read(self):
         return b"".join(self.iter_bytes())
+
+    async def aread(self):
+        return b"".join([piece async for piece in self.aiter_bytes()])
+
+    # httpx's names for the head
+
+    @property
+    def status_code(self):
+        return self.status
+
+    @property
+    def is_success(self):
+        return 200 <= self.status < 300
+
+    def raise_for_status(self):
+        """HTTPStatusError unless the status is 2xx (the body is not read); returns self."""
+        if not self.is_success:
+            from ._errors import error_for
+            raise error_for(_native.E_HTTP_STATUS, "status '%d %s' for url '%s'" % (self.status, self.reason_phrase, self.url))
+        return self
 
     def close(self):
         """Cancels the request if the body was not read to its end, and waits for it to end."""

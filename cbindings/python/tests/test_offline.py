@@ -10,6 +10,8 @@ import threading
 import time
 import unittest
 
+if not os.environ.get("COURIER_TEST_INSTALLED"):  # else the installed package (a wheel in a venv)
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import courier  # noqa: E402
 
 IDEMPOTENCY = os.environ["COURIER_TEST_IDEMPOTENCY"]

@@ -7,7 +7,8 @@ import os
 import sys
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+if not os.environ.get("COURIER_TEST_INSTALLED"):  # else the installed package (a wheel in a venv)
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import courier  # noqa: E402
 
 PROXY = os.environ["COURIER_TEST_PROXY"]

@@ -1,0 +1,296 @@
+"""Responses as Python values: ``Headers`` (a case-insensitive multi-value mapping) and
+``Response``, copied out of the library so the C handle is released at once.
+
+``Response`` answers to httpx's names (``status_code``, ``reason_phrase``, ``content``, ``text``,
+``json()``, ``elapsed``, ``history``, ``is_success``, ``raise_for_status()``) and to the older
+ones this package had first (``status``, ``body``, ``header()``).
+"""
+
+import codecs
+import ctypes
+import datetime
+import json as _json
+from collections.abc import Mapping
+
+from . import _native
+from ._native import lib
+from . import _retry
+from ._errors import ResponseFormatError, error_for
+
+TIMINGS = {"queue": 1, "dns": 2, "connect": 3, "tls": 4, "first_byte": 5, "total": 6}
+#: Where a response came from (``Response.phase``), by COURIER_PHASE_* value.
+PHASES = ["fresh", "cached", "cached_stale", "not_modified", "stale_on_error", "generated"]
+
+
+class Headers(Mapping):
+    """Header fields in the order they came, looked up without regard to case.
+
+    ``headers["set-cookie"]`` joins repeated fields with ", " (as httpx does); ``get_list(name)``
+    gives each value; ``multi_items()`` the (name, value) pairs as sent. Iterating gives each
+    distinct name once (lower-cased), so ``dict(headers)`` works."""
+
+    __slots__ = ("_pairs",)
+
+    def __init__(self, pairs=()):
+        if isinstance(pairs, Mapping):
+            pairs = pairs.items()
+        self._pairs = [(str(name), str(value)) for name, value in pairs]
+
+    def get_list(self, name):
+        """Every value of ``name``, in order ([] when absent)."""
+        lowered = name.lower()
+        return [value for key, value in self._pairs if key.lower() == lowered]
+
+    def multi_items(self):
+        """The fields as (name, value) pairs, names as the server spelled them."""
+        return list(self._pairs)
+
+    @property
+    def raw(self):
+        """The fields as (name, value) byte pairs."""
+        return [(name.encode("latin-1"), value.encode("latin-1")) for name, value in self._pairs]
+
+    def __getitem__(self, name):
+        values = self.get_list(name)
+        if not values:
+            raise KeyError(name)
+        return ", ".join(values)
+
+    def __contains__(self, name):
+        if not isinstance(name, str):
+            return False
+        lowered = name.lower()
+        return any(key.lower() == lowered for key, _ in self._pairs)
+
+    def __iter__(self):
+        seen = []
+        for key, _ in self._pairs:
+            lowered = key.lower()
+            if lowered not in seen:
+                seen.append(lowered)
+        return iter(seen)
+
+    def __len__(self):
+        return len({key.lower() for key, _ in self._pairs})
+
+    def __eq__(self, other):
+        if isinstance(other, Headers):
+            other = other.multi_items()
+        elif isinstance(other, Mapping):
+            other = list(other.items())
+        else:
+            return NotImplemented
+        normal = sorted((key.lower(), value) for key, value in self._pairs)
+        return normal == sorted((str(key).lower(), str(value)) for key, value in other)
+
+    __hash__ = None
+
+    def __repr__(self):
+        return "Headers(%r)" % (self._pairs,)
+
+
+def _pairs_of(handle):
+    """A response handle's header fields as (name, value) pairs, in order."""
+    pairs = []
+    name, value = ctypes.c_void_p(), ctypes.c_void_p()
+    name_length, value_length = ctypes.c_size_t(), ctypes.c_size_t()
+    for index in range(lib.courier_response_header_count(handle)):
+        lib.courier_response_header_at(handle, index, ctypes.byref(name), ctypes.byref(name_length),
+                                       ctypes.byref(value), ctypes.byref(value_length))
+        pairs.append((ctypes.string_at(name, name_length.value).decode("latin-1"),
+                      ctypes.string_at(value, value_length.value).decode("latin-1")))
+    return pairs
+
+
+def _trailers_of(handle):
+    pairs = []
+    name, value = ctypes.c_char_p(), ctypes.c_char_p()
+    for index in range(lib.courier_response_trailer_count(handle)):
+        if lib.courier_response_trailer_at(handle, index, ctypes.byref(name), ctypes.byref(value)) == 0:
+            pairs.append((name.value.decode("latin-1"), value.value.decode("latin-1")))
+    return pairs
+
+
+def charset_of(content_type):
+    """The charset parameter of a Content-Type value, or None."""
+    for part in (content_type or "").split(";")[1:]:
+        key, _, value = part.strip().partition("=")
+        if key.strip().lower() == "charset" and value:
+            return value.strip().strip('"')
+    return None
+
+
+class Response:
+    """A finished response.
+
+    ``phase`` says where it came from: "fresh" (the origin, now), "cached" (storage, fresh),
+    "cached_stale", "not_modified" (the origin confirmed the stored response), "stale_on_error"
+    (the origin failed and the stored response stood in) or "generated" (a 504 the cache made).
+    ``from_cache`` is true for the phases answered from storage without the origin
+    ("cached", "cached_stale", "stale_on_error"); ``is_preview`` marks the first of the two
+    responses of ``cache="cached_then_fresh"``."""
+
+    def __init__(self, handle, owned=True, request=None):
+        self.status = lib.courier_response_status(handle)
+        length = ctypes.c_size_t()
+        pointer = lib.courier_response_body(handle, ctypes.byref(length))
+        self.body = ctypes.string_at(pointer, length.value) if length.value else b""
+        #: Body bytes after decoding, also when the body went to a file (``output=``).
+        self.size = lib.courier_response_body_size(handle)
+        self.url = lib.courier_response_url(handle).decode()
+        self.headers = Headers(_pairs_of(handle))
+        #: The status line's reason phrase ("" when the server sent none).
+        self.reason_phrase = (lib.courier_response_reason(handle) or b"").decode("latin-1")
+        version = lib.courier_response_http_version(handle)
+        #: "HTTP/1.1" or "HTTP/1.0".
+        self.http_version = "HTTP/%d.%d" % divmod(version, 10) if version else ""
+        self.trailers = Headers(_trailers_of(handle))
+        self.timings = {key: lib.courier_response_timing(handle, which) for key, which in TIMINGS.items()}
+        self.reused_connection = bool(lib.courier_response_reused_connection(handle))
+        #: Request bytes written (head and body, every exchange) and body bytes read off the wire.
+        self.bytes_sent = lib.courier_response_bytes_sent(handle)
+        self.bytes_received = lib.courier_response_bytes_received(handle)
+        #: "ip:port" of the connection that answered ("" when none did: a cached response).
+        self.remote_address = (lib.courier_response_remote_address(handle) or b"").decode()
+        resumed, verify = ctypes.c_int(), ctypes.c_long()
+        https = lib.courier_response_tls(handle, ctypes.byref(resumed), ctypes.byref(verify)) == 0
+        #: For https: whether the handshake resumed a session, and OpenSSL's verification result
+        #: (0 is X509_V_OK); None for http.
+        self.tls_resumed = bool(resumed.value) if https else None
+        self.tls_verify_result = verify.value if https else None
+        self.phase = PHASES[lib.courier_response_cache_phase(handle)]
+        self.is_preview = bool(lib.courier_response_is_preview(handle))
+        self.cache_status = lib.courier_response_cache_status(handle).decode()
+        self.retries = lib.courier_response_retries(handle)
+        self.retry_reasons = _retry.reasons_of(handle) if self.retries > 0 else []
+        #: The responses that redirected here, oldest first (each with its status, headers, URL).
+        self.history = []
+        for index in range(max(0, lib.courier_response_redirect_count(handle))):
+            hop = lib.courier_response_history(handle, index)
+            if hop:
+                self.history.append(Response(hop, owned=False, request=request))
+        #: The request as ``(method, url)`` when the caller said (Client does).
+        self.request = request
+        self._text = None
+        if owned:
+            lib.courier_response_free(handle)
+
+    # httpx's names
+
+    @property
+    def status_code(self):
+        return self.status
+
+    @property
+    def content(self):
+        """The body bytes (decoded from gzip, deflate, br or zstd)."""
+        return self.body
+
+    @property
+    def elapsed(self):
+        """From leaving the queue to the last byte, as a ``datetime.timedelta``."""
+        return datetime.timedelta(seconds=max(0.0, self.timings["total"]))
+
+    @property
+    def encoding(self):
+        """The charset the text is decoded with: Content-Type's, else utf-8."""
+        return charset_of(self.headers.get("content-type")) or "utf-8"
+
+    @property
+    def text(self):
+        """The body as text in ``encoding``. Bytes that are not valid there raise DecodingError
+        (nothing is replaced silently); ``decode(errors="replace")`` asks for replacement."""
+        if self._text is None:
+            self._text = self.decode()
+        return self._text
+
+    def decode(self, errors="strict"):
+        """The body as text in ``encoding`` with Python's ``errors`` handling."""
+        encoding = self.encoding
+        try:
+            codecs.lookup(encoding)
+        except LookupError:
+            raise ResponseFormatError(_native.E_RESPONSE_FORMAT, "unknown charset %r" % encoding, self) from None
+        try:
+            return self.body.decode(encoding, errors=errors)
+        except UnicodeDecodeError as error:
+            raise ResponseFormatError(_native.E_RESPONSE_FORMAT, "the body is not valid %s at byte %d" % (encoding, error.start),
+                                self) from error
+
+    def json(self, **options):
+        """The body parsed as JSON (``json.loads`` options pass through)."""
+        return _json.loads(self.body, **options)
+
+    @property
+    def is_informational(self):
+        return 100 <= self.status < 200
+
+    @property
+    def is_success(self):
+        return 200 <= self.status < 300
+
+    @property
+    def is_redirect(self):
+        return 300 <= self.status < 400
+
+    @property
+    def is_client_error(self):
+        return 400 <= self.status < 500
+
+    @property
+    def is_server_error(self):
+        return 500 <= self.status < 600
+
+    @property
+    def is_error(self):
+        return 400 <= self.status < 600
+
+    def raise_for_status(self):
+        """Raises HTTPStatusError (with this response) unless the status is 2xx; returns the
+        response, so ``r.raise_for_status().json()``."""
+        if not self.is_success:
+            kind = {1: "Informational", 3: "Redirect", 4: "Client error", 5: "Server error"}.get(self.status // 100, "Status")
+            raise error_for(_native.E_HTTP_STATUS, "%s '%d %s' for url '%s'" % (kind, self.status, self.reason_phrase, self.url),
+                            self)
+        return self
+
+    # Courier's own
+
+    @property
+    def from_cache(self):
+        return self.phase in ("cached", "cached_stale", "stale_on_error")
+
+    def header(self, name, default=None):
+        """The first value of a header (case-insensitive)."""
+        values = self.headers.get_list(name)
+        return values[0] if values else default
+
+    @property
+    def media_type(self):
+        """The Content-Type's ``type/subtype``, lower-cased, without parameters ("" for none)."""
+        return self.header("Content-Type", "").split(";", 1)[0].strip().lower()
+
+    def validate(self, statuses=range(200, 300), content_types=None):
+        """Opt-in checks, as Swift's ``validating(statuses:contentTypes:)``: the status in
+        ``statuses`` (None: any) and, when given, the media type one of ``content_types`` (exact,
+        or a whole type as ``"text/*"``). Returns the response, so ``r.validate().json()``; raises
+        HTTPStatusError, or CourierError(E_RESPONSE_FORMAT) for an unexpected type."""
+        if statuses is not None and self.status not in statuses:
+            raise error_for(_native.E_HTTP_STATUS, "status %d is not one accepted" % self.status, self)
+        if content_types is not None:
+            media = self.media_type
+
+            def matches(pattern):
+                pattern = pattern.lower()
+                if pattern == "*/*":
+                    return bool(media)
+                if pattern.endswith("/*"):
+                    return media.startswith(pattern[:-1])
+                return media == pattern
+            if not any(matches(p) for p in content_types):
+                raise error_for(_native.E_RESPONSE_FORMAT, "unexpected Content-Type %s (expected %s)"
+                                % (media or "(none)", " or ".join(content_types)), self)
+        return self
+
+    def __repr__(self):
+        return "<Response [%d %s]>" % (self.status, self.reason_phrase) if self.reason_phrase else "<Response [%d]>" % self.status
