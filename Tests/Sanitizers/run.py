@@ -40,7 +40,8 @@ class Harness:
         self.env = dict(os.environ,
                         ASAN_OPTIONS="detect_leaks=1:exitcode=66:abort_on_error=0",
                         LSAN_OPTIONS=f"suppressions={suppressions}:print_suppressions=0",
-                        TSAN_OPTIONS="halt_on_error=0:exitcode=66:second_deadlock_stack=1",
+                        TSAN_OPTIONS=("halt_on_error=0:exitcode=66:second_deadlock_stack=1:"
+                                      f"suppressions={os.path.join(HERE, 'tsan.supp')}:print_suppressions=0"),
                         SWIFT_BACKTRACE="enable=no")
         # The library as C programs load it (its SONAME).
         self.lib = os.path.join(self.work, "lib")
