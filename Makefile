@@ -92,6 +92,8 @@ build: deps
 # Tests/run-tests.sh gives the run a deadline and names any test that hangs.
 test: test-deps
 	$(SWIFT) build --build-tests
+	@# --build-tests does not always relink the C library's product after a change to the C ABI.
+	$(SWIFT) build --product CourierC
 	@Tests/run-tests.sh
 
 # The library's programs built with AddressSanitizer (and LeakSanitizer) or ThreadSanitizer and

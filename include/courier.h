@@ -323,6 +323,25 @@ int courier_engine_add_header(courier_engine *engine, const char *name, const ch
 int courier_engine_set_accepted_status(courier_engine *engine, int low, int high);
 
 /*
+ * Engine defaults (since 0.2): what every request created from the engine afterwards starts with,
+ * so an API's timeouts, TLS settings and redirect rules are set once rather than per request. Same
+ * arguments, meanings and errors as the courier_request_set_* of the same name (a request's own
+ * setter still overrides its copy; COURIER_TIMEOUT_DEFAULT on a request means the engine's value,
+ * on the engine the library's). Strings are copied. Errors: COURIER_E_MISUSE (bad handle),
+ * COURIER_E_INVALID_ARGUMENT (and COURIER_E_TLS_* for pins that do not parse), with the engine
+ * unchanged. Thread safety: as courier_engine_set_accepted_status.
+ */
+int courier_engine_set_timeout(courier_engine *engine, int which, int64_t milliseconds);
+int courier_engine_set_redirects(courier_engine *engine, int follow, int max_redirects);
+int courier_engine_set_decompress(courier_engine *engine, int enabled);
+int courier_engine_set_max_body(courier_engine *engine, int64_t bytes);
+int courier_engine_set_tls_ca(courier_engine *engine, const char *file, const char *directory);
+int courier_engine_set_tls_verify(courier_engine *engine, int verify);
+int courier_engine_set_tls_client_certificate(courier_engine *engine, const char *certificate, const char *key, const char *passphrase);
+int courier_engine_set_tls_pins(courier_engine *engine, const char *pins);
+int courier_engine_set_tls_versions(courier_engine *engine, int minimum, int maximum);
+
+/*
  * A file descriptor that is readable while finished requests wait in the engine's completion
  * queue (requests started with courier_request_enqueue). For poll(), epoll, asyncio's add_reader.
  * Owned by the engine: do not read, write or close it. Returns -COURIER_E_MISUSE for a bad
@@ -403,6 +422,21 @@ int courier_request_create(courier_engine *engine, const char *method, const cha
  * (cancelling it, or waiting in courier_request_perform with it): the handle is gone on return.
  */
 void courier_request_free(courier_request *request);
+
+/*
+ * Makes a finished request new again (curl_easy_reset's role, since 0.2): the handle becomes what
+ * courier_request_create(engine, method, url) makes from its engine now (the engine's current
+ * defaults, headers and accepted statuses; every setting of the last send is dropped, callbacks
+ * included) and may be configured and sent again. Only the user data pointer is kept, so a pool
+ * of handles keeps each one's context. `method` and `url` as for courier_request_create.
+ * Allowed before the first send and once the outcome was delivered (in or after the done
+ * callback, after courier_request_perform returned, after courier_engine_next_done handed it
+ * out); COURIER_E_MISUSE while it is in flight or waiting (in an outbox, for credentials), and
+ * COURIER_E_INVALID_URL / COURIER_E_INVALID_ARGUMENT for a refused URL or method, with the
+ * request unchanged in each case. A response taken from the last send stays valid and is
+ * still freed with courier_response_free. Thread safety: as the setters (one thread at a time).
+ */
+int courier_request_reset(courier_request *request, const char *method, const char *url);
 
 /* Adds a header (copied). An empty value sends the header empty. COURIER_E_INVALID_HEADER for
  * CR, LF, NUL or a bad name. Setters return COURIER_E_MISUSE once the request was sent. */
@@ -552,6 +586,25 @@ int courier_request_add_write_callback(courier_request *request, courier_write_f
 
 /* Called once with the final response head (after redirects), before any body byte: `head` is
  * valid during the call only (status and header accessors work on it; do not free it). */
+/*
+ * A debug callback (curl's CURLOPT_DEBUGFUNCTION role, since 0.2): shown every exchange of the
+ * request when its response head arrives, redirects' and retries' included, on Courier's thread,
+ * in this order: COURIER_DEBUG_TEXT once per line about the connection ("  Trying 127.0.0.1:80...",
+ * "Connected to host (ip) port n (#id)" or "Re-using existing connection #id with host h", the TLS
+ * session and server certificate), each ending in "\n"; COURIER_DEBUG_HEADER_OUT with the request
+ * head as sent (CRLF lines and the empty line); COURIER_DEBUG_HEADER_IN with the response head. `data`
+ * is not NUL-terminated and valid during the call only; the callback must not free the request.
+ * NULL removes it. courier_engine_set_debug gives requests created afterwards the same callback
+ * (thread safety as courier_engine_set_accepted_status). Bodies are never shown. Nothing of this
+ * costs a request without a callback.
+ */
+#define COURIER_DEBUG_TEXT       0
+#define COURIER_DEBUG_HEADER_OUT 1
+#define COURIER_DEBUG_HEADER_IN  2
+typedef void (*courier_debug_fn)(courier_request *request, int kind, const char *data, size_t length, void *user);
+int courier_request_set_debug(courier_request *request, courier_debug_fn debug, void *user);
+int courier_engine_set_debug(courier_engine *engine, courier_debug_fn debug, void *user);
+
 typedef void (*courier_head_fn)(courier_request *request, const courier_response *head, void *user);
 int courier_request_set_head_callback(courier_request *request, courier_head_fn head, void *user);
 

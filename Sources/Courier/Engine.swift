@@ -146,15 +146,7 @@ public final class Engine: Sendable {
     /// transfer and returns the same outcome to every caller; cancelling any of those callers'
     /// tasks cancels the operation for all of them.
     public func send(_ operation: Operation) async throws(CourierError) -> Response {
-        let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                operation.addWaiter(continuation)
-                operation.start()
-            }
-        } onCancel: {
-            operation.cancel()
-        }
-        return try result.get()
+        try await operation.send()
     }
 
     /// Sends an operation and returns as soon as the response head arrives, with the body as an

@@ -377,6 +377,21 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
 
     /// The current state.
     public var state: State { lock.withLock { _state } }
+    /// Sends the operation with the engine that made it and waits for its response: the same as
+    /// `engine.send(operation)`, for code that holds only the operation. Cancelling the calling
+    /// task cancels the operation; sending twice waits for the same transfer.
+    public func send() async throws(CourierError) -> Response {
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                addWaiter(continuation)
+                start()
+            }
+        } onCancel: {
+            cancel()
+        }
+        return try result.get()
+    }
+
     /// The response, once finished (also on `.httpStatus` failures).
     public var response: Response? { lock.withLock { _response } }
     /// The error, once finished with one.
@@ -817,7 +832,8 @@ extension Operation: TransferDelegate {
         // A cache answer (or a refusal) ends on the caller's thread.
         let onLoop = !transfer.concludedOffLoop
         if let error = verdict.error {
-            complete(.failure(error), response: response, onLoopThread: onLoop)
+            // The response of a failed request rides with the error (`CourierError.response`).
+            complete(.failure(response.map { error.attaching($0) } ?? error), response: response, onLoopThread: onLoop)
         } else {
             complete(.success(response!), response: response, onLoopThread: onLoop)
         }

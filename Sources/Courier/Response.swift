@@ -104,3 +104,10 @@ public struct Response: Sendable {
         }
     }
 }
+
+extension CourierError {
+    /// The response of a request that failed with one: an unaccepted status (a 404's body and
+    /// headers), a response hook's rejection, a download that could not be moved into place.
+    /// nil when no response arrived, and for errors not made by a request.
+    public var response: Response? { attachment as? Response }
+}

@@ -36,7 +36,12 @@ final class CEngine: @unchecked Sendable {
     /// Whether requests get an authenticator or hooks (a flag request_create tests).
     @exclusivity(unchecked) private(set) var composed = false
 
-    private func updateComposed() { composed = authenticator != nil || hooks != nil || cHooks != nil || outbox != nil }
+    /// courier_engine_set_debug: the debug callback requests created from now on start with.
+    @exclusivity(unchecked) var debug: (courier_debug_fn, UnsafeMutableRawPointer?)? { didSet { updateComposed() } }
+
+    private func updateComposed() {
+        composed = authenticator != nil || hooks != nil || cHooks != nil || outbox != nil || debug != nil
+    }
     /// An eventfd whose counter is non-zero exactly while `completed` or `networkChanges` is not
     /// empty.
     let completionFD: Int32

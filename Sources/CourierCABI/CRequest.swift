@@ -15,8 +15,10 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
     @exclusivity(unchecked) var tag = HandleTag.request
     let engine: CEngine
     @exclusivity(unchecked) var draft: RequestDraft
-    @exclusivity(unchecked) let acceptedStatus: Range<Int>
+    @exclusivity(unchecked) private(set) var acceptedStatus: Range<Int>
     @exclusivity(unchecked) var progress: (courier_progress_fn, UnsafeMutableRawPointer?)?
+    /// courier_request_set_debug (or the engine's): shown every exchange's heads.
+    @exclusivity(unchecked) var debug: (courier_debug_fn, UnsafeMutableRawPointer?)?
     /// `courier_request_set_retry_callback` (plain C values: nothing to release).
     @exclusivity(unchecked) var retryCallback: (courier_retry_fn, UnsafeMutableRawPointer?)?
     /// Write and read callbacks, the head callback (made on first use).
@@ -66,12 +68,46 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
         self.engine = engine
         self.draft = draft
         self.acceptedStatus = acceptedStatus
-        if engine.composed {
-            if let authenticator = engine.authenticator { self.draft.challenge = ChallengeState(authenticator) }
-            if let hooks = engine.hooks { self.draft.hooks = hooks }
-            if let outbox = engine.outbox { self.draft.outbox = outbox }
-            metricsHook = engine.cHooks
+        if engine.composed { adoptEngineParts() }
+    }
+
+    /// The engine's authenticator, hooks and outbox, for a request made or reset now.
+    @inline(never)
+    private func adoptEngineParts() {
+        if let authenticator = engine.authenticator { draft.challenge = ChallengeState(authenticator) }
+        if let hooks = engine.hooks { draft.hooks = hooks }
+        if let outbox = engine.outbox { draft.outbox = outbox }
+        metricsHook = engine.cHooks
+        debug = engine.debug
+    }
+
+    /// `courier_request_reset`: the handle becomes what `courier_request_create` makes from the
+    /// engine now, with `draft`, and may be sent again; only the user data pointer stays. False
+    /// (nothing changed) while the request is in flight: sent and its outcome not delivered.
+    func reset(draft: consuming RequestDraft) -> Bool {
+        lock.lock()
+        guard !sent || (ended && !starting) else {
+            lock.unlock()
+            return false
         }
+        sent = false
+        ended = false
+        cancelRequested = false
+        transfer = nil
+        lock.unlock()
+        self.draft = draft
+        acceptedStatus = engine.acceptedStatus
+        progress = nil
+        retryCallback = nil
+        _streams = nil
+        formFields = nil
+        errorMessage = nil
+        delivery = .none
+        waitResult = (nil, 0)
+        metricsHook = nil
+        debug = nil
+        if engine.composed { adoptEngineParts() }
+        return true
     }
 
     /// The engine's metrics hook when it has one.
@@ -123,7 +159,7 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
             }
             transfer.reportsProgress = progress != nil
             transfer.delegate = self
-            if _streams?.head != nil { transfer.reportsHead = true }
+            if _streams?.head != nil || debug != nil { transfer.reportsHead = true }
             lock.lock()
             self.transfer = transfer
             if cancelRequested { transfer.cancelBeforeSubmitting() }
@@ -236,6 +272,7 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
     /// The final head, to the head callback (a borrowed response valid during the call), before
     /// any body byte reaches the write callbacks.
     func transferDidReceiveHead(_ transfer: Transfer) {
+        if let debug, !isFreed { reportExchange(debug, request: borrowedHandle(self), transfer) }
         guard let (report, user) = _streams?.head, !transfer.machine.followsRedirect, !isFreed else { return }
         let shown = CResponse(transfer)
         withExtendedLifetime(shown) { report(borrowedHandle(self), borrowedHandle(shown), user) }

@@ -21,8 +21,11 @@ final class CResponse: @unchecked Sendable {
         self.transfer = transfer
     }
 
-    deinit {
-        // Lent pointers to the redirects' responses go stale with this one: caught as misuse.
+    /// At courier_response_free: pointers lent to the redirects' responses go stale with this
+    /// one, caught as misuse from now on.
+    func retireHops() {
+        lock.lock()
+        defer { lock.unlock() }
         hops?.forEach { $0.tag = HandleTag.dead }
     }
 

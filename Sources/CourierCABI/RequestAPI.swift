@@ -51,35 +51,65 @@ public func courier_request_create(_ engineHandle: OpaquePointer?, _ method: Uns
     } else {
         engine = CEngine.shared
     }
-    guard let url = string(url) else { return CourierError.Code.invalidURL.c }
+    var code = COURIER_OK
+    guard let draft = newDraft(engine, method, url, &code) else { return code }
+    out.pointee = retainedHandle(CRequest(engine: engine, draft: consume draft, acceptedStatus: engine.acceptedStatus))
+    return COURIER_OK
+}
+
+/// What a request of `engine` for `method` and `url` starts as (courier_request_create and
+/// courier_request_reset); nil with `code` set when the method or URL is refused.
+@inline(__always)
+private func newDraft(_ engine: CEngine, _ method: UnsafePointer<CChar>?, _ url: UnsafePointer<CChar>?,
+                      _ code: inout Int32) -> RequestDraft? {
+    guard let url = string(url) else {
+        code = CourierError.Code.invalidURL.c
+        return nil
+    }
     let verb: HTTPMethod
     if let method, strcmp(method, "GET") != 0 {
         verb = HTTPMethod(rawValue: String(cString: method))
-        guard verb.isValidToken else { return CourierError.Code.invalidArgument.c }
+        guard verb.isValidToken else {
+            code = CourierError.Code.invalidArgument.c
+            return nil
+        }
     } else {
         verb = .get  // the common case, without building and checking a String
     }
-    let draft: RequestDraft
     if RequestDraft.isAbsoluteURL(url) {
         // Absolute: parsed now, so a bad URL fails here rather than at send time.
         let parsed: CourierURL
         do {
             parsed = try CourierURL(parsing: url)
         } catch {
-            return error.code.c
+            code = error.code.c
+            return nil
         }
         let target = parsed.target
-        draft = RequestDraft(method: verb, base: parsed, target: target, parameters: [:], engineID: engine.id,
-                             options: engine.options, defaultHeaders: engine.defaultHeaders)
-    } else {
-        // A path under the engine's base: unsafe bytes are escaped when the URL is built, as for
-        // Swift's Engine.operation(path:).
-        guard engine.base != nil else { return CourierError.Code.invalidURL.c }
-        let target = RequestDraft.target(url, under: engine.basePath)
-        draft = RequestDraft(method: verb, base: engine.base, target: target, parameters: [:], engineID: engine.id,
-                             options: engine.options, defaultHeaders: engine.defaultHeaders)
+        return RequestDraft(method: verb, base: parsed, target: target, parameters: [:], engineID: engine.id,
+                            options: engine.options, defaultHeaders: engine.defaultHeaders)
     }
-    out.pointee = retainedHandle(CRequest(engine: engine, draft: consume draft, acceptedStatus: engine.acceptedStatus))
+    // A path under the engine's base: unsafe bytes are escaped when the URL is built, as for
+    // Swift's Engine.operation(path:).
+    guard engine.base != nil else {
+        code = CourierError.Code.invalidURL.c
+        return nil
+    }
+    let target = RequestDraft.target(url, under: engine.basePath)
+    return RequestDraft(method: verb, base: engine.base, target: target, parameters: [:], engineID: engine.id,
+                        options: engine.options, defaultHeaders: engine.defaultHeaders)
+}
+
+@_cdecl("courier_request_reset")
+public func courier_request_reset(_ handle: OpaquePointer?, _ method: UnsafePointer<CChar>?, _ url: UnsafePointer<CChar>?) -> Int32 {
+    guard let request = request(handle) else { return CourierError.Code.misuse.c }
+    var code = COURIER_OK
+    guard let draft = newDraft(request.engine, method, url, &code) else {
+        return request.record(CourierError(CourierError.Code(rawValue: code), "the method or URL was refused; the request is unchanged"))
+    }
+    guard request.reset(draft: draft) else {
+        return request.record(CourierError(.misuse, "the request is still in flight (or its outcome not yet delivered)"))
+    }
     return COURIER_OK
 }
 
@@ -170,46 +200,24 @@ public func courier_request_set_priority(_ handle: OpaquePointer?, _ priority: I
 @_cdecl("courier_request_set_timeout")
 public func courier_request_set_timeout(_ handle: OpaquePointer?, _ which: Int32, _ milliseconds: Int64) -> Int32 {
     configure(handle) { r throws(CourierError) in
-        guard milliseconds >= -1 else { throw invalid("negative timeout") }
-        // COURIER_TIMEOUT_DEFAULT (-1): what a new request has.
-        let defaults = Timeouts()
-        func limit(_ standard: Nanoseconds?) -> Nanoseconds? {
-            milliseconds == -1 ? standard : Nanoseconds.limit(milliseconds: milliseconds)
-        }
-        switch which {
-        case 1: r.draft.options.timeouts.queue = limit(defaults.queue)
-        case 2: r.draft.options.timeouts.connect = limit(defaults.connect)
-        case 3: r.draft.options.timeouts.firstByte = limit(defaults.firstByte)
-        case 4: r.draft.options.timeouts.idle = limit(defaults.idle)
-        case 5: r.draft.options.timeouts.total = limit(defaults.total)
-        default: throw invalid("unknown timeout \(which)")
-        }
+        // COURIER_TIMEOUT_DEFAULT: what a new request of the engine has.
+        try TransferSetting.timeout(&r.draft.options, which, milliseconds, defaults: r.engine.options.timeouts)
     }
 }
 
 @_cdecl("courier_request_set_redirects")
 public func courier_request_set_redirects(_ handle: OpaquePointer?, _ follow: Int32, _ maxRedirects: Int32) -> Int32 {
-    configure(handle) { r throws(CourierError) in
-        guard follow == 0 || follow == 1 else { throw invalid("follow must be 0 or 1") }
-        r.draft.options.redirects.follow = follow == 1
-        if maxRedirects >= 0 { r.draft.options.redirects.maxRedirects = Int(maxRedirects) }
-    }
+    configure(handle) { r throws(CourierError) in try TransferSetting.redirects(&r.draft.options, follow, maxRedirects) }
 }
 
 @_cdecl("courier_request_set_decompress")
 public func courier_request_set_decompress(_ handle: OpaquePointer?, _ enabled: Int32) -> Int32 {
-    configure(handle) { r throws(CourierError) in
-        guard enabled == 0 || enabled == 1 else { throw invalid("enabled must be 0 or 1") }
-        r.draft.options.decompress = enabled == 1
-    }
+    configure(handle) { r throws(CourierError) in try TransferSetting.decompress(&r.draft.options, enabled) }
 }
 
 @_cdecl("courier_request_set_max_body")
 public func courier_request_set_max_body(_ handle: OpaquePointer?, _ bytes: Int64) -> Int32 {
-    configure(handle) { r throws(CourierError) in
-        guard bytes >= 0 else { throw invalid("negative body limit") }
-        r.draft.options.limits.maxBodyBytes = bytes == 0 ? nil : UInt64(bytes)
-    }
+    configure(handle) { r throws(CourierError) in try TransferSetting.maxBody(&r.draft.options, bytes) }
 }
 
 @_cdecl("courier_request_set_output_file")
@@ -222,56 +230,30 @@ public func courier_request_set_output_file(_ handle: OpaquePointer?, _ path: Un
 
 @_cdecl("courier_request_set_tls_ca")
 public func courier_request_set_tls_ca(_ handle: OpaquePointer?, _ file: UnsafePointer<CChar>?, _ directory: UnsafePointer<CChar>?) -> Int32 {
-    configure(handle) { r throws(CourierError) in
-        r.draft.options.tls.caFile = string(file)
-        r.draft.options.tls.caDirectory = string(directory)
-    }
+    configure(handle) { r throws(CourierError) in TransferSetting.tlsCA(&r.draft.options, file, directory) }
 }
 
 @_cdecl("courier_request_set_tls_verify")
 public func courier_request_set_tls_verify(_ handle: OpaquePointer?, _ verify: Int32) -> Int32 {
-    configure(handle) { r throws(CourierError) in
-        switch verify {
-        case 0: r.draft.options.tls.verification = .insecureAcceptAnyCertificate
-        case 1: r.draft.options.tls.verification = .full
-        default: throw invalid("verify must be 0 or 1")
-        }
-    }
+    configure(handle) { r throws(CourierError) in try TransferSetting.tlsVerify(&r.draft.options, verify) }
 }
 
 @_cdecl("courier_request_set_tls_client_certificate")
 public func courier_request_set_tls_client_certificate(_ handle: OpaquePointer?, _ certificate: UnsafePointer<CChar>?,
                                                        _ key: UnsafePointer<CChar>?, _ passphrase: UnsafePointer<CChar>?) -> Int32 {
     configure(handle) { r throws(CourierError) in
-        guard let certificate = string(certificate) else { throw invalid("no certificate file") }
-        r.draft.options.tls.clientCertificateFile = certificate
-        r.draft.options.tls.clientKeyFile = string(key)
-        r.draft.options.tls.clientKeyPassphrase = string(passphrase)
+        try TransferSetting.tlsClientCertificate(&r.draft.options, certificate, key, passphrase)
     }
 }
 
 @_cdecl("courier_request_set_tls_pins")
 public func courier_request_set_tls_pins(_ handle: OpaquePointer?, _ pins: UnsafePointer<CChar>?) -> Int32 {
-    configure(handle) { r throws(CourierError) in
-        guard let pins = string(pins) else { throw invalid("no pins") }
-        r.draft.options.tls.pins = [try PinSet(pinnedPublicKey: pins)]
-    }
+    configure(handle) { r throws(CourierError) in try TransferSetting.tlsPins(&r.draft.options, pins) }
 }
 
 @_cdecl("courier_request_set_tls_versions")
 public func courier_request_set_tls_versions(_ handle: OpaquePointer?, _ minimum: Int32, _ maximum: Int32) -> Int32 {
-    configure(handle) { r throws(CourierError) in
-        func version(_ raw: Int32) throws(CourierError) -> TLSConfiguration.Version? {
-            if raw == 0 { return nil }
-            guard let v = TLSConfiguration.Version(rawValue: Int(raw)) else { throw invalid("unknown TLS version 0x\(String(raw, radix: 16))") }
-            return v
-        }
-        let low = try version(minimum)
-        let high = try version(maximum)
-        if let low, let high, low > high { throw invalid("minimum TLS version above the maximum") }
-        r.draft.options.tls.minimumVersion = low ?? .tls12
-        r.draft.options.tls.maximumVersion = high
-    }
+    configure(handle) { r throws(CourierError) in try TransferSetting.tlsVersions(&r.draft.options, minimum, maximum) }
 }
 
 @_cdecl("courier_request_set_progress")

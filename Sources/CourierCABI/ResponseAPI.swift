@@ -103,6 +103,7 @@ public func courier_response_reused_connection(_ handle: OpaquePointer?) -> Int3
 public func courier_response_free(_ handle: OpaquePointer?) {
     // A redirect's response (courier_response_history) goes with its parent.
     guard let response = response(handle), let handle, !response.isBorrowed else { return }
+    response.retireHops()
     response.tag = HandleTag.dead
     releaseHandle(handle)
 }

@@ -16,34 +16,9 @@ enum VerboseLog {
 
     static func exchange(_ transfer: Transfer, _ head: ResponseHead) -> Exchange {
         var exchange = Exchange()
-        let m = transfer.metrics
-        let url = transfer.url
         let number = transfer.connectionInfo.map { String(curlNumber($0.id)) } ?? "0"
-        if m.reusedConnection {
-            exchange.info.append("Re-using existing connection #\(number) with host \(url.host)")
-        } else {
-            let ip = WriteOut.remoteIP(m.remoteAddress)
-            exchange.info.append("  Trying \(m.remoteAddress)...")
-            exchange.info.append("Connected to \(url.host) (\(ip)) port \(url.port) (#\(number))")
-            if let tls = transfer.connectionInfo?.tls {
-                exchange.info.append("SSL connection using \(tls.version) / \(tls.cipher)")
-                if !tls.alpn.isEmpty { exchange.info.append("ALPN: server accepted \(tls.alpn)") }
-                exchange.info.append("Server certificate:")
-                exchange.info.append(" subject: \(tls.subject)")
-                exchange.info.append(" start date: \(tls.notBefore)")
-                exchange.info.append(" expire date: \(tls.notAfter)")
-                exchange.info.append(" issuer: \(tls.issuer)")
-                exchange.info.append(tls.verifyResult == 0 ? " SSL certificate verify ok." : " SSL certificate verify result: \(tls.verifyResult), continuing anyway.")
-            }
-        }
-        var request: [UInt8] = []
-        RequestEncoder.encodeHead(method: transfer.method, path: url.path, query: url.query, hostHeader: url.hostHeader,
-                                  headers: transfer.headers,
-                                  framing: .init(host: !transfer.headers.contains("Host"),
-                                                 contentLength: RequestEncoder.contentLength(for: transfer.method, bodyLength: transfer.requestBodyLength),
-                                                 acceptEncoding: transfer.options.decompress && !transfer.headers.contains("Accept-Encoding")),
-                                  into: &request)
-        if transfer.options.sendsHTTP10 { request.withUnsafeMutableBytes { RequestEncoder.downgradeToHTTP10($0) } }
+        exchange.info = ExchangeText.connection(of: transfer, number: number)
+        let request = ExchangeText.requestHead(of: transfer)
         exchange.sent = String(decoding: request, as: UTF8.self).split(separator: "\r\n", omittingEmptySubsequences: false).dropLast().map(String.init)
         exchange.received = [head.statusLine] + head.headers.map { "\($0.name): \($0.value)" } + [""]
         return exchange

@@ -206,6 +206,19 @@ struct CABITests {
         }
     }
 
+    /// Engine defaults (timeouts, redirects, TLS), courier_request_reset and the debug callback
+    /// (Tests/CPrograms/defaults.c), plainly and under valgrind memcheck.
+    @Test func engineDefaultsResetAndDebug() async throws {
+        let bin = try await CExamples.shared.directory()
+        let arguments = [s.scripted, s.https + "/small", s.certs + "/ca.pem"]
+        let run = try await runProcess(bin + "/defaults", arguments)
+        #expect(run.status == 0, "\(run.stderr)")
+        if let valgrindPath {
+            let checked = try await runProcess(valgrindPath, valgrindArguments + [bin + "/defaults"] + arguments, background: true)
+            #expect(checked.status == 0, "\(checked.stderr)")
+        }
+    }
+
     @Test(.enabled(if: valgrindPath != nil, "valgrind is not installed (make test installs it)"))
     func cExamplesUnderValgrind() async throws {
         let bin = try await CExamples.shared.directory()
@@ -469,7 +482,8 @@ actor CExamples {
                ("cookies", root + "/Tests/CPrograms/cookies.c"), ("auth", root + "/Tests/CPrograms/auth.c"),
                ("proxy", root + "/Tests/CPrograms/proxy.c"), ("challenge", root + "/Tests/CPrograms/challenge.c"),
                ("hooks", root + "/Tests/CPrograms/hooks.c"), ("chain", root + "/Tests/CPrograms/chain.c"),
-               ("outbox", root + "/Tests/CPrograms/outbox.c"), ("info", root + "/Tests/CPrograms/info.c")]
+               ("outbox", root + "/Tests/CPrograms/outbox.c"), ("info", root + "/Tests/CPrograms/info.c"),
+               ("defaults", root + "/Tests/CPrograms/defaults.c")]
         for (example, source) in programs {
             let result = try await runProcess("/usr/bin/env", [compiler, "-std=c11", "-D_DEFAULT_SOURCE", "-Wall", "-Wextra", "-Werror", "-g",
                                                                "-I", root + "/include", source,

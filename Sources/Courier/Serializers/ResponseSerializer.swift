@@ -55,7 +55,7 @@ public struct ValidatingSerializer<Base: ResponseSerializer>: ResponseSerializer
     public func serialize(_ response: Response) throws -> Base.Output {
         if let statuses, !statuses.contains(response.status) {
             throw CourierError(.httpStatus, "status \(response.status) is outside \(statuses.lowerBound)..<\(statuses.upperBound)",
-                               status: response.status)
+                               status: response.status).attaching(response)
         }
         if let contentTypes {
             let media = response.headers["Content-Type"].map(Self.mediaType) ?? ""

@@ -291,7 +291,7 @@ final class Executor: HTTP1ConnectionDelegate, RetryApproval {
             transfer.metrics.connectStart = 0
             transfer.metrics.connectEnd = 0
             // The address it was opened to (curl's remote_ip holds on a reused connection too).
-            transfer.metrics.remoteAddress = connection.timings.remoteAddress
+            transfer.metrics.remoteEndpoint = connection.remoteEndpoint
         } else {
             transfer.metrics.record(connection.timings)
             transfer.metrics.connectionsOpened += 1

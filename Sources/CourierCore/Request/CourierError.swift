@@ -228,18 +228,32 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Everything but the code, boxed and nil for a bare code: errors ride in the machines'
     /// actions on every request, and a code alone keeps them small (an inline `String?`, `Int?`
     /// and existential would make every action several words larger).
-    private let context: Context?
+    private var context: Context?
 
     private final class Context: Sendable {
         let detail: String?
         let status: Int?
         let underlying: (any Error & Sendable)?
-        init(detail: String?, status: Int?, underlying: (any Error & Sendable)?) {
+        /// What the layer above attached (the facade's `Response` of a failed request).
+        let attachment: (any Sendable)?
+        init(detail: String?, status: Int?, underlying: (any Error & Sendable)?, attachment: (any Sendable)? = nil) {
             self.detail = detail
             self.status = status
             self.underlying = underlying
+            self.attachment = attachment
         }
     }
+
+    /// The same error carrying `value` (the facade attaches the response of a request that
+    /// failed with one, so a 404's body is reachable from the error alone). Not part of equality.
+    package func attaching(_ value: any Sendable) -> CourierError {
+        var copy = self
+        copy.context = Context(detail: detail, status: status, underlying: underlying, attachment: value)
+        return copy
+    }
+
+    /// What `attaching` attached.
+    package var attachment: (any Sendable)? { context?.attachment }
 
     /// Creates an error.
     public init(_ code: Code, _ detail: String? = nil, status: Int? = nil) {
@@ -259,18 +273,50 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
         context = Context(detail: String(describing: error), status: nil, underlying: error)
     }
 
+    /// Equal when the codes are: the code is what a caller can rely on, the detail is wording
+    /// for people (it names addresses, sizes, the server's reason phrase) and may change.
+    /// `catch let error where error == CourierError(.connectTimeout)` matches every connect
+    /// timeout. Compare `status` too when it matters which unaccepted status it was.
     public static func == (a: CourierError, b: CourierError) -> Bool {
-        a.code == b.code && a.detail == b.detail && a.status == b.status
+        a.code == b.code
     }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(code)
-        hasher.combine(detail)
-        hasher.combine(status)
     }
 
     /// Whether any deadline fired.
     public var isTimeout: Bool { code.primary == .timeout }
+
+    /// Whether TLS failed: the handshake, certificate verification, pinning, the client
+    /// certificate or CA files, or a stream cut without close_notify.
+    public var isTLS: Bool { code.primary == .tls }
+
+    /// Whether the request was cancelled (by the caller, a cancelled task, or `cancelAll`).
+    public var isCancelled: Bool { code.primary == .cancelled }
+
+    /// Whether the network path failed: the name did not resolve, no connection could be made
+    /// (to the origin or the proxy), or the connection broke or closed before the exchange was
+    /// complete. What an app shows as "offline or unreachable"; a timeout is `isTimeout`, a TLS
+    /// failure `isTLS`, and a malformed response neither.
+    public var isConnectivity: Bool {
+        switch code.primary {
+        case .dnsFailure, .connectFailed, .connectionReset, .emptyReply, .truncatedBody, .sendFailed, .loopUnavailable:
+            return true
+        default:
+            return code == .proxyTunnelClosed
+        }
+    }
+
+    /// Whether sending the same request again later may well succeed, by the rule `RetryPolicy`
+    /// uses for its default retries: a connection that could not be made or broke before any
+    /// response, a connect or first-byte timeout, or an unaccepted status of 408, 429, 502, 503
+    /// or 504. Whether the request may be repeated at all (its method, its body) is the caller's
+    /// side and not judged here.
+    public var isRetryable: Bool {
+        if code == .httpStatus, let status { return RetryPolicy.defaultStatuses.contains(status) }
+        return RetryPolicy.isTransient(self, responseStarted: false)
+    }
 
     /// The deadline that fired, if this is a timeout.
     public var timeoutPhase: TimeoutPhase? {

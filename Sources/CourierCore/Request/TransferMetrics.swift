@@ -64,8 +64,11 @@ public struct TransferMetrics: Sendable, Hashable {
     public var bodyBytesReceived: UInt64 = 0
     /// Response bytes after content decoding.
     public var bodyBytesDecoded: UInt64 = 0
-    /// The remote address of the last connection, as "ip:port".
-    public var remoteAddress: String = ""
+    /// The remote address of the connection that carried the last exchange, as "ip:port"
+    /// ("[::1]:443" for IPv6; "" when none did, as for a response served from the cache).
+    public var remoteAddress: String { remoteEndpoint.description }
+    /// The same, unformatted (what is stored: no string per request).
+    package var remoteEndpoint = RemoteEndpoint()
 
     /// Creates empty metrics.
     public init() {}
@@ -99,6 +102,6 @@ public struct TransferMetrics: Sendable, Hashable {
         tlsEnd = timings.tlsEnd
         tlsResumed = timings.tlsResumed
         tlsVerifyResult = Int(timings.tlsVerifyResult)
-        if !timings.remoteAddress.isEmpty { remoteAddress = timings.remoteAddress }
+        if timings.remoteEndpoint.isKnown { remoteEndpoint = timings.remoteEndpoint }
     }
 }

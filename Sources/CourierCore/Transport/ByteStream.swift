@@ -76,8 +76,8 @@ package struct ConnectTimings {
     package var tlsResumed = false
     /// The first X509_V_* verification error seen, 0 when none.
     package var tlsVerifyResult: Int32 = 0
-    /// The address connected to ("127.0.0.1:8080", "[::1]:443").
-    package var remoteAddress = ""
+    /// The address connected to (formatted as "127.0.0.1:8080", "[::1]:443").
+    package var remoteEndpoint = RemoteEndpoint()
 
     package init() {}
 }

@@ -228,7 +228,7 @@ package final class TCPStream: ByteStream {
         endRace()
         handle = tcp
         timings.connectEnd = monotonicNanos()
-        timings.remoteAddress = address.description
+        timings.remoteEndpoint = RemoteEndpoint(address)
         // A pooled connection should hold nothing it no longer needs.
         addresses = []
         uv_tcp_nodelay(tcp, 1)

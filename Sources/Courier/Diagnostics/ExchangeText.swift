@@ -1,0 +1,49 @@
+import CourierCore
+
+/// One exchange as people read it, built when its response head arrives (the request went out
+/// just before): which connection carried it, the request head as sent, the response head. The
+/// CLI's `-v` and `--trace-ascii` and the C ABI's debug callback (curl's CURLOPT_DEBUGFUNCTION)
+/// show the same text. Only built when asked for: nothing of it is on the request path.
+package enum ExchangeText {
+    /// The connection lines curl's `-v` prints (without `* `): `  Trying addr...` and
+    /// `Connected to host (ip) port N (#n)`, the TLS session and certificate, or `Re-using
+    /// existing connection #n with host h`. `number` is how the caller counts connections.
+    package static func connection(of transfer: Transfer, number: String) -> [String] {
+        let m = transfer.metrics
+        let url = transfer.url
+        if m.reusedConnection { return ["Re-using existing connection #\(number) with host \(url.host)"] }
+        var lines = ["  Trying \(m.remoteAddress)...",
+                     "Connected to \(url.host) (\(m.remoteEndpoint.ip)) port \(url.port) (#\(number))"]
+        if let tls = transfer.connectionInfo?.tls {
+            lines.append("SSL connection using \(tls.version) / \(tls.cipher)")
+            if !tls.alpn.isEmpty { lines.append("ALPN: server accepted \(tls.alpn)") }
+            lines.append("Server certificate:")
+            lines.append(" subject: \(tls.subject)")
+            lines.append(" start date: \(tls.notBefore)")
+            lines.append(" expire date: \(tls.notAfter)")
+            lines.append(" issuer: \(tls.issuer)")
+            lines.append(tls.verifyResult == 0 ? " SSL certificate verify ok." : " SSL certificate verify result: \(tls.verifyResult), continuing anyway.")
+        }
+        return lines
+    }
+
+    /// The request head of the exchange, bytes as the encoder writes them (CRLF lines, ending
+    /// with the empty line).
+    package static func requestHead(of transfer: Transfer) -> [UInt8] {
+        let url = transfer.url
+        var head: [UInt8] = []
+        RequestEncoder.encodeHead(method: transfer.method, path: url.path, query: url.query, hostHeader: url.hostHeader,
+                                  headers: transfer.headers,
+                                  framing: .init(host: !transfer.headers.contains("Host"),
+                                                 contentLength: RequestEncoder.contentLength(for: transfer.method, bodyLength: transfer.requestBodyLength),
+                                                 acceptEncoding: transfer.options.decompress && !transfer.headers.contains("Accept-Encoding")),
+                                  into: &head)
+        if transfer.options.sendsHTTP10 { head.withUnsafeMutableBytes { RequestEncoder.downgradeToHTTP10($0) } }
+        return head
+    }
+
+    /// The response head as text: status line, fields, the empty line, CRLF-separated.
+    package static func responseHead(_ head: ResponseHead) -> String {
+        head.statusLine + "\r\n" + head.headers.map { "\($0.name): \($0.value)\r\n" }.joined() + "\r\n"
+    }
+}

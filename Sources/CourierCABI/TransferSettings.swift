@@ -1,0 +1,81 @@
+import Courier
+import CourierCore
+
+/// The C setters that configure a transfer's options, written once for the two places they
+/// apply: a request (`courier_request_set_*`) and an engine's defaults for the requests it
+/// creates afterwards (`courier_engine_set_*`, libcurl's share-the-settings habit without
+/// copying handles). Each validates its C arguments and throws `.invalidArgument` with the reason.
+enum TransferSetting {
+    /// COURIER_TIMEOUT_*: milliseconds, 0 for no limit, COURIER_TIMEOUT_DEFAULT (-1) for
+    /// `defaults`' value (an engine's for a request, the library's for an engine).
+    static func timeout(_ options: inout TransferOptions, _ which: Int32, _ milliseconds: Int64,
+                        defaults: Timeouts) throws(CourierError) {
+        guard milliseconds >= -1 else { throw invalid("negative timeout") }
+        func limit(_ standard: Nanoseconds?) -> Nanoseconds? {
+            milliseconds == -1 ? standard : Nanoseconds.limit(milliseconds: milliseconds)
+        }
+        switch which {
+        case 1: options.timeouts.queue = limit(defaults.queue)
+        case 2: options.timeouts.connect = limit(defaults.connect)
+        case 3: options.timeouts.firstByte = limit(defaults.firstByte)
+        case 4: options.timeouts.idle = limit(defaults.idle)
+        case 5: options.timeouts.total = limit(defaults.total)
+        default: throw invalid("unknown timeout \(which)")
+        }
+    }
+
+    static func redirects(_ options: inout TransferOptions, _ follow: Int32, _ maxRedirects: Int32) throws(CourierError) {
+        guard follow == 0 || follow == 1 else { throw invalid("follow must be 0 or 1") }
+        options.redirects.follow = follow == 1
+        if maxRedirects >= 0 { options.redirects.maxRedirects = Int(maxRedirects) }
+    }
+
+    static func decompress(_ options: inout TransferOptions, _ enabled: Int32) throws(CourierError) {
+        guard enabled == 0 || enabled == 1 else { throw invalid("enabled must be 0 or 1") }
+        options.decompress = enabled == 1
+    }
+
+    static func maxBody(_ options: inout TransferOptions, _ bytes: Int64) throws(CourierError) {
+        guard bytes >= 0 else { throw invalid("negative body limit") }
+        options.limits.maxBodyBytes = bytes == 0 ? nil : UInt64(bytes)
+    }
+
+    static func tlsCA(_ options: inout TransferOptions, _ file: UnsafePointer<CChar>?, _ directory: UnsafePointer<CChar>?) {
+        options.tls.caFile = string(file)
+        options.tls.caDirectory = string(directory)
+    }
+
+    static func tlsVerify(_ options: inout TransferOptions, _ verify: Int32) throws(CourierError) {
+        switch verify {
+        case 0: options.tls.verification = .insecureAcceptAnyCertificate
+        case 1: options.tls.verification = .full
+        default: throw invalid("verify must be 0 or 1")
+        }
+    }
+
+    static func tlsClientCertificate(_ options: inout TransferOptions, _ certificate: UnsafePointer<CChar>?,
+                                     _ key: UnsafePointer<CChar>?, _ passphrase: UnsafePointer<CChar>?) throws(CourierError) {
+        guard let certificate = string(certificate) else { throw invalid("no certificate file") }
+        options.tls.clientCertificateFile = certificate
+        options.tls.clientKeyFile = string(key)
+        options.tls.clientKeyPassphrase = string(passphrase)
+    }
+
+    static func tlsPins(_ options: inout TransferOptions, _ pins: UnsafePointer<CChar>?) throws(CourierError) {
+        guard let pins = string(pins) else { throw invalid("no pins") }
+        options.tls.pins = [try PinSet(pinnedPublicKey: pins)]
+    }
+
+    static func tlsVersions(_ options: inout TransferOptions, _ minimum: Int32, _ maximum: Int32) throws(CourierError) {
+        func version(_ raw: Int32) throws(CourierError) -> TLSConfiguration.Version? {
+            if raw == 0 { return nil }
+            guard let v = TLSConfiguration.Version(rawValue: Int(raw)) else { throw invalid("unknown TLS version 0x\(String(raw, radix: 16))") }
+            return v
+        }
+        let low = try version(minimum)
+        let high = try version(maximum)
+        if let low, let high, low > high { throw invalid("minimum TLS version above the maximum") }
+        options.tls.minimumVersion = low ?? .tls12
+        options.tls.maximumVersion = high
+    }
+}
