@@ -64,6 +64,7 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
     /// Outcome of a blocking `courier_request_perform`.
     @exclusivity(unchecked) private var waitResult: (response: OpaquePointer?, code: Int32) = (nil, 0)
 
+    @inline(__always)
     init(engine: CEngine, draft: consuming RequestDraft, acceptedStatus: Range<Int>) {
         self.engine = engine
         self.draft = draft

@@ -51,50 +51,38 @@ public func courier_request_create(_ engineHandle: OpaquePointer?, _ method: Uns
     } else {
         engine = CEngine.shared
     }
-    var code = COURIER_OK
-    guard let draft = newDraft(engine, method, url, &code) else { return code }
-    out.pointee = retainedHandle(CRequest(engine: engine, draft: consume draft, acceptedStatus: engine.acceptedStatus))
-    return COURIER_OK
+    do throws(CourierError) {
+        // The draft goes straight into the request (a temporary: moved, never copied).
+        out.pointee = retainedHandle(CRequest(engine: engine, draft: try newDraft(engine, method, url), acceptedStatus: engine.acceptedStatus))
+        return COURIER_OK
+    } catch {
+        return error.code.c
+    }
 }
 
 /// What a request of `engine` for `method` and `url` starts as (courier_request_create and
-/// courier_request_reset); nil with `code` set when the method or URL is refused.
+/// courier_request_reset); throws when the method or URL is refused. (Typed throws rather than an
+/// optional: the draft is moved out, not copied.)
 @inline(__always)
-private func newDraft(_ engine: CEngine, _ method: UnsafePointer<CChar>?, _ url: UnsafePointer<CChar>?,
-                      _ code: inout Int32) -> RequestDraft? {
-    guard let url = string(url) else {
-        code = CourierError.Code.invalidURL.c
-        return nil
-    }
+private func newDraft(_ engine: CEngine, _ method: UnsafePointer<CChar>?, _ url: UnsafePointer<CChar>?) throws(CourierError) -> RequestDraft {
+    guard let url = string(url) else { throw CourierError(.invalidURL) }
     let verb: HTTPMethod
     if let method, strcmp(method, "GET") != 0 {
         verb = HTTPMethod(rawValue: String(cString: method))
-        guard verb.isValidToken else {
-            code = CourierError.Code.invalidArgument.c
-            return nil
-        }
+        guard verb.isValidToken else { throw CourierError(.invalidArgument, "the method is not a token") }
     } else {
         verb = .get  // the common case, without building and checking a String
     }
     if RequestDraft.isAbsoluteURL(url) {
         // Absolute: parsed now, so a bad URL fails here rather than at send time.
-        let parsed: CourierURL
-        do {
-            parsed = try CourierURL(parsing: url)
-        } catch {
-            code = error.code.c
-            return nil
-        }
+        let parsed = try CourierURL(parsing: url)
         let target = parsed.target
         return RequestDraft(method: verb, base: parsed, target: target, parameters: [:], engineID: engine.id,
                             options: engine.options, defaultHeaders: engine.defaultHeaders)
     }
     // A path under the engine's base: unsafe bytes are escaped when the URL is built, as for
     // Swift's Engine.operation(path:).
-    guard engine.base != nil else {
-        code = CourierError.Code.invalidURL.c
-        return nil
-    }
+    guard engine.base != nil else { throw CourierError(.invalidURL, "a path needs an engine with a base URL") }
     let target = RequestDraft.target(url, under: engine.basePath)
     return RequestDraft(method: verb, base: engine.base, target: target, parameters: [:], engineID: engine.id,
                         options: engine.options, defaultHeaders: engine.defaultHeaders)
@@ -103,9 +91,11 @@ private func newDraft(_ engine: CEngine, _ method: UnsafePointer<CChar>?, _ url:
 @_cdecl("courier_request_reset")
 public func courier_request_reset(_ handle: OpaquePointer?, _ method: UnsafePointer<CChar>?, _ url: UnsafePointer<CChar>?) -> Int32 {
     guard let request = request(handle) else { return CourierError.Code.misuse.c }
-    var code = COURIER_OK
-    guard let draft = newDraft(request.engine, method, url, &code) else {
-        return request.record(CourierError(CourierError.Code(rawValue: code), "the method or URL was refused; the request is unchanged"))
+    let draft: RequestDraft
+    do throws(CourierError) {
+        draft = try newDraft(request.engine, method, url)
+    } catch {
+        return request.record(error)
     }
     guard request.reset(draft: draft) else {
         return request.record(CourierError(.misuse, "the request is still in flight (or its outcome not yet delivered)"))

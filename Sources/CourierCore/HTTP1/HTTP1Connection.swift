@@ -92,7 +92,7 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
     /// What connecting took and found (copied into the first transfer's metrics).
     package var timings: ConnectTimings { stream.timings }
     /// Where the connection went, kept once it is up (each transfer it carries gets a copy).
-    package private(set) var remoteEndpoint = RemoteEndpoint()
+    @exclusivity(unchecked) package private(set) var remoteEndpoint = RemoteEndpoint()
 
     /// Opens the stream; the owner hears `connectionEstablished` or `connectionFailed`.
     /// What TLS agreed on for this connection (nil for plain TCP), read now.
