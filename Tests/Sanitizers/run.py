@@ -201,6 +201,17 @@ def scenarios(h):
     h.run("c downloads", [scenario, "download", h.nginx + "/small", h.nginx + "/no-such-file", os.path.join(h.work, "downloads")])
     streams(h)
     retries(h)
+    bindings(h)
+
+
+def bindings(h):
+    """The C conveniences of courier.h 0.2: per-request user data and the response facts, engine
+    defaults, reusing a request handle (courier_request_reset) and the debug callback, called
+    from the loop thread while the caller's thread waits."""
+    info = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "info.c"), "info")
+    h.run("c user data and response facts", [info, h.scripted, h.https + "/small", h.ca])
+    defaults = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "defaults.c"), "defaults")
+    h.run("c engine defaults, reset, debug", [defaults, h.scripted, h.https + "/small", h.ca])
 
 
 def retries(h):

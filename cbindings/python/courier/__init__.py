@@ -342,7 +342,8 @@ class Engine:
 
     def __init__(self, base=None, headers=None, accepted_status=None, cache=None, cache_dir=None, cache_memory=None,
                  cookies=None, proxy=None, no_proxy=None, trust_env=True, auth=None, on_challenge=None,
-                 challenge_timeout=None, outbox=None, on_request=None, on_response=None, on_redirect=None, on_metrics=None):
+                 challenge_timeout=None, outbox=None, on_request=None, on_response=None, on_redirect=None, on_metrics=None,
+                 on_debug=None):
         """``cache``: a Cache to share with other engines; or ``cache_dir`` and/or
         ``cache_memory`` (bytes) for a cache of the engine's own. Without any, nothing is cached.
         ``cookies``: a CookieJar every request of the engine uses (a request's own ``cookies=``
@@ -366,8 +367,11 @@ class Engine:
         for each response that arrived, on Courier's thread: raising or returning False fails the
         request with ``E_REJECTED`` (a 200 carrying an error body); ``on_redirect(status, from, to)``
         returns None to follow, False to refuse (``E_REDIRECT_REFUSED``) or another URL;
-        ``on_metrics(Completed)`` when each request that reached the network ends. A hook's
-        exception is reported through ``sys.unraisablehook``."""
+        ``on_metrics(Completed)`` when each request that reached the network ends;
+        ``on_debug(kind, data)`` sees each exchange's connection lines (``"text"``), request head
+        (``"header_out"``) and response head (``"header_in"``) as bytes, the text of the CLI's
+        ``-v`` (curl's CURLOPT_DEBUGFUNCTION). A hook's exception is reported through
+        ``sys.unraisablehook``."""
         self._handle = None
         #: The engine's CookieJar, or None.
         self.cookies = cookies
@@ -421,6 +425,11 @@ class Engine:
             if code:
                 self.close()
                 raise _error(code, "hooks")
+        if on_debug is not None:
+            code = _hooks.install_debug(handle, on_debug, _report_unraisable)
+            if code:
+                self.close()
+                raise _error(code, "on_debug")
         if proxy is not None or no_proxy is not None or not trust_env:
             try:
                 _check(lib.courier_engine_set_proxy(handle, _proxy_argument(proxy, trust_env), _text(no_proxy)))

@@ -93,3 +93,25 @@ def install(engine_handle, on_request, on_response, on_redirect, on_metrics, rep
                  _native.METRICS_HOOK_FN(metrics_hook) if on_metrics else _native.METRICS_HOOK_FN())
     keep_alive.append(callbacks)
     return lib.courier_engine_set_hooks(engine_handle, *callbacks, None)
+
+
+#: COURIER_DEBUG_* as the names ``on_debug`` gets.
+DEBUG_KINDS = {0: "text", 1: "header_out", 2: "header_in"}
+
+
+def install_debug(engine_handle, on_debug, report):
+    """``Engine(on_debug=)``: ``on_debug(kind, data)`` for every exchange of the engine's requests
+    when its response head arrives, redirects' included: ``"text"`` once per line about the
+    connection, ``"header_out"`` with the request head as sent, ``"header_in"`` with the response
+    head, each as bytes (curl's CURLOPT_DEBUGFUNCTION, libcurl's ``-v`` text). On Courier's
+    thread; an exception is reported through ``sys.unraisablehook``."""
+
+    def debug(_request, kind, data, length, _user):
+        try:
+            on_debug(DEBUG_KINDS.get(kind, str(kind)), ctypes.string_at(data, length))
+        except BaseException:
+            report(sys.exc_info(), on_debug)
+
+    callback = _native.DEBUG_FN(debug)
+    keep_alive.append(callback)
+    return lib.courier_engine_set_debug(engine_handle, callback, None)

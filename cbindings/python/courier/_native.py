@@ -35,6 +35,7 @@ cookiejar_p = c_void_p
 outbox_p = c_void_p
 NETWORK_FN = ctypes.CFUNCTYPE(None, c_void_p, c_int, c_char_p)
 OUTBOX_FN = ctypes.CFUNCTYPE(None, c_void_p, c_char_p, c_char_p, c_int, c_int)
+DEBUG_FN = ctypes.CFUNCTYPE(None, c_void_p, c_int, ctypes.POINTER(ctypes.c_char), c_size_t, c_void_p)
 
 WRITEFUNC_PAUSE = ctypes.c_size_t(-1).value
 READFUNC_ABORT = -1
@@ -105,6 +106,7 @@ _SIGNATURES = {
     "courier_request_freeze": (c_int, [request_p, c_char_p]),
     "courier_request_outbox_id": (c_char_p, [request_p]),
     "courier_engine_set_hooks": (c_int, [engine_p, REQUEST_HOOK_FN, RESPONSE_HOOK_FN, REDIRECT_HOOK_FN, METRICS_HOOK_FN, c_void_p]),
+    "courier_engine_set_debug": (c_int, [engine_p, DEBUG_FN, c_void_p]),
     "courier_outgoing_method": (c_char_p, [c_void_p]),
     "courier_outgoing_url": (c_char_p, [c_void_p]),
     "courier_outgoing_header": (c_char_p, [c_void_p, c_char_p]),

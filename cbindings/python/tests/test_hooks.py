@@ -96,3 +96,21 @@ class HookTests(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class DebugTests(unittest.TestCase):
+    def test_on_debug_sees_each_exchanges_heads(self):
+        seen = []
+        with courier.Engine(SCRIPTED, on_debug=lambda kind, data: seen.append((kind, data))) as engine:
+            self.assertEqual(engine.get("/redirect", params={"to": "/echo"}).status, 200)
+        kinds = [kind for kind, _ in seen]
+        self.assertEqual(kinds.count("header_out"), 2, "the redirect and its target")
+        self.assertEqual(kinds.count("header_in"), 2)
+        out = [data for kind, data in seen if kind == "header_out"]
+        self.assertTrue(out[0].startswith(b"GET /redirect?to=%2Fecho HTTP/1.1\r\n") or out[0].startswith(b"GET /redirect?to=/echo HTTP/1.1\r\n"), out[0])
+        self.assertTrue(out[0].endswith(b"\r\n\r\n"))
+        incoming = [data for kind, data in seen if kind == "header_in"]
+        self.assertTrue(incoming[-1].startswith(b"HTTP/1.1 200"), incoming[-1])
+        text = [data for kind, data in seen if kind == "text"]
+        self.assertTrue(any(b"Connected to" in line or b"Re-using existing connection" in line for line in text), text)
+        self.assertTrue(all(line.endswith(b"\n") for line in text))
