@@ -17,7 +17,7 @@ SUDO          := $(if $(filter 0,$(shell id -u)),,sudo)
 SWIFT         ?= swift
 
 CORE_PACKAGES  := libuv1-dev libssl-dev zlib1g-dev libbrotli-dev libzstd-dev pkg-config gcc make
-TEST_PACKAGES  := nginx openssl valgrind python3 python3-venv python3-setuptools python3-wheel python3-pip iproute2
+TEST_PACKAGES  := nginx openssl valgrind python3 python3-venv python3-setuptools python3-wheel python3-pip iproute2 libcurl4
 DEMO_PACKAGES  := nginx python3
 BENCH_PACKAGES := nginx wrk libcurl4-openssl-dev gnuplot-nox valgrind strace python3
 

@@ -5,6 +5,9 @@ let package = Package(
     name: "Courier",
     products: [
         .library(name: "Courier", targets: ["Courier"]),
+        // URL, URLRequest, Data and Date conveniences for code moving over from URLSession (full
+        // Foundation: opt in by importing CourierFoundation instead of Courier).
+        .library(name: "CourierFoundation", targets: ["CourierFoundation"]),
         .executable(name: "courier", targets: ["courier"]),
         // libcourier: the C ABI of include/courier.h (built as libCourierC.so; `make install`
         // installs it as libcourier.so.1, its SONAME).
@@ -26,6 +29,8 @@ let package = Package(
         .target(name: "CourierCore", dependencies: ["CUV", "CLLHTTP", "CHTTPParser", "COpenSSL", "CZlib", "CBrotli", "CZstd"]),
         // Engine / Operation / Response: callbacks and async/await.
         .target(name: "Courier", dependencies: ["CourierCore"]),
+        // Foundation conveniences (URL, URLRequest, Data, Date) over the Foundation-free facade.
+        .target(name: "CourierFoundation", dependencies: ["Courier", "CourierCore"]),
         // The C ABI. Only courier_* symbols are exported (a linker version script).
         .target(
             name: "CourierCABI",
@@ -53,6 +58,7 @@ let package = Package(
         .executableTarget(name: "courier-demo", dependencies: ["Courier"]),
 
         .testTarget(name: "CourierCoreTests", dependencies: ["CourierCore", "CZlib", "CourierFuzzing"]),
-        .testTarget(name: "CourierIntegrationTests", dependencies: ["Courier", "CourierCore", "courier", "CourierCABI", "CourierHeader"]),
+        .testTarget(name: "CourierIntegrationTests", dependencies: ["Courier", "CourierCore", "courier", "CourierCABI", "CourierHeader",
+                                                                  "CourierFoundation"]),
     ]
 )

@@ -346,6 +346,12 @@ int courier_engine_set_tls_versions(courier_engine *engine, int minimum, int max
  * queue (requests started with courier_request_enqueue). For poll(), epoll, asyncio's add_reader.
  * Owned by the engine: do not read, write or close it. Returns -COURIER_E_MISUSE for a bad
  * handle. Thread safety: any thread.
+ *
+ * Each engine has a descriptor (and completion queue) of its own, by design: the engines of two
+ * libraries in one process, or of two asyncio loops in two threads, never take each other's
+ * finished requests, and an engine's destruction drops only its own. A program with several
+ * engines watches their descriptors together (one poll() array, one epoll set); the requests of
+ * every engine still share the one process-wide queue and connection pool.
  */
 int courier_engine_fd(courier_engine *engine);
 
@@ -691,10 +697,16 @@ void *courier_request_user_data(const courier_request *request);
 
 /* Detail of the request's last error (static text plus context); valid until the request is
  * freed or fails again. Never NULL. */
-const char *courier_request_errmsg(courier_request *request);
+const char *courier_request_errmsg(const courier_request *request);
 
 /* ---------------------------------------------------------------------------------------------
  * Responses (read-only; any thread; valid until courier_response_free)
+ */
+
+/*
+ * Const-correctness (since 0.2): every accessor that only reads takes a const handle. Those that
+ * return strings may still make and cache a NUL-terminated copy inside the handle on first use
+ * (a header value, the URL), which is why they are safe from several threads at once.
  */
 
 /* The HTTP status (100-999), or 0 for a NULL handle. */
@@ -718,10 +730,10 @@ int courier_response_header_at(const courier_response *response, size_t index,
 
 /* The first value of a header (case-insensitive name), NUL-terminated, valid until the response
  * is freed; NULL when absent. */
-const char *courier_response_header(courier_response *response, const char *name);
+const char *courier_response_header(const courier_response *response, const char *name);
 
 /* The URL that answered, after redirects (NUL-terminated; valid until the response is freed). */
-const char *courier_response_url(courier_response *response);
+const char *courier_response_url(const courier_response *response);
 
 /* A duration in seconds (one of COURIER_TIMING_*), or -1 for an unknown `which`. */
 double courier_response_timing(const courier_response *response, int which);
@@ -902,7 +914,7 @@ int courier_response_is_preview(const courier_response *response);
 
 /* curl's %{cache_status}: "hit", "miss", "revalidated", "stale" or "bypass" (static until the
  * response is freed); NULL for a bad handle. */
-const char *courier_response_cache_status(courier_response *response);
+const char *courier_response_cache_status(const courier_response *response);
 
 /* What else the response can tell (curl's CURLINFO_* role, as Swift's Response.metrics), all
  * since 0.2. Strings are NUL-terminated and valid until the response is freed.
@@ -910,8 +922,8 @@ const char *courier_response_cache_status(courier_response *response);
  *   http_version: 10 or 11 (0 when no head arrived).
  *   redirect_count: redirects followed before this response.
  *   history: the response of redirect `index` (0 is the first URL's 3xx), with its status,
- *     reason, URL and headers (no body); owned by `response` and freed with it (passing it to
- *     courier_response_free is a no-op); NULL past the end.
+ *     reason, URL and headers (no body); owned by `response` and freed with it (const: it is
+ *     never passed to courier_response_free, where it would be a no-op); NULL past the end.
  *   bytes_sent: request bytes written, head and body, over every exchange; bytes_received: body
  *     bytes of the final response as they came off the wire (before decoding). -1 for a bad handle.
  *   remote_address: "ip:port" of the last connection ("[::1]:8080" for IPv6; "" when none).
@@ -919,16 +931,16 @@ const char *courier_response_cache_status(courier_response *response);
  *     verification result (*verify_result, X509_V_OK = 0; curl's ssl_verify_result); returns
  *     COURIER_E_NOT_FOUND for plain http. Either pointer may be NULL.
  *   trailer_count / trailer_at: the trailer fields of a chunked response, in order. */
-const char *courier_response_reason(courier_response *response);
+const char *courier_response_reason(const courier_response *response);
 int courier_response_http_version(const courier_response *response);
 int courier_response_redirect_count(const courier_response *response);
-courier_response *courier_response_history(courier_response *response, size_t index);
+const courier_response *courier_response_history(const courier_response *response, size_t index);
 int64_t courier_response_bytes_sent(const courier_response *response);
 int64_t courier_response_bytes_received(const courier_response *response);
-const char *courier_response_remote_address(courier_response *response);
+const char *courier_response_remote_address(const courier_response *response);
 int courier_response_tls(const courier_response *response, int *resumed, long *verify_result);
 size_t courier_response_trailer_count(const courier_response *response);
-int courier_response_trailer_at(courier_response *response, size_t index, const char **name, const char **value);
+int courier_response_trailer_at(const courier_response *response, size_t index, const char **name, const char **value);
 
 /* DESTRUCTOR. NULL is a no-op. Any thread. */
 void courier_response_free(courier_response *response);
@@ -1016,7 +1028,7 @@ int courier_engine_set_outbox(courier_engine *engine, courier_outbox *outbox);
  * a streamed or multipart body fails the request with COURIER_E_INVALID_ARGUMENT. */
 int courier_request_freeze(courier_request *request, const char *kind);
 /* The entry's id (its Idempotency-Key) once frozen, owned by the request; else NULL. */
-const char *courier_request_outbox_id(courier_request *request);
+const char *courier_request_outbox_id(const courier_request *request);
 
 #ifdef __cplusplus
 }
