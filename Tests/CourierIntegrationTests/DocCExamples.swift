@@ -1,0 +1,72 @@
+import Courier
+
+// The Swift examples of Sources/Courier/Courier.docc, verbatim (DocCExamplesTests checks that
+// every ```swift block of the catalog appears here), so the documentation cannot drift from the
+// API: this file does not compile when an example would not. DocCExamplesTests runs them. It
+// imports only Courier, as the articles' readers would.
+
+// From Caching.md.
+func cachedEngine(host: String, directory: String) throws(CourierError) -> Engine {
+    var configuration = Engine.Configuration()
+    configuration.cache = try Cache(directory: directory)
+    return Engine(host: host, configuration: configuration)
+}
+
+// From Engines.md.
+func configuredEngine(host: String) -> Engine {
+    var configuration = Engine.Configuration()
+    configuration.options.timeouts.connect = .seconds(5)
+    configuration.acceptableStatus = 200..<300
+    return Engine(host: host, defaultHeaders: ["X-Api-Key": "k1"], configuration: configuration)
+}
+
+// From GettingStarted.md.
+func firstRequest(host: String) async throws(CourierError) -> Int {
+    let api = Engine(host: host)
+    let response = try await api.get(path: "echo", params: ["page": "2"])
+    return response.status
+}
+
+// From GettingStarted.md.
+func bodyOfAFailure(api: Engine) async -> String? {
+    do {
+        _ = try await api.get(path: "status", params: ["code": "404", "body": "gone"])
+        return nil
+    } catch {
+        return error.response?.text
+    }
+}
+
+// From GettingStarted.md.
+func shouldTryAgainLater(_ error: CourierError) -> Bool {
+    if error.isCancelled { return false }
+    return error.isRetryable || error.isConnectivity
+}
+
+// From Offline.md.
+func freezableSave(host: String, directory: String) throws(CourierError) -> Operation {
+    var configuration = Engine.Configuration()
+    configuration.outbox = try Outbox(directory: directory)
+    let api = Engine(host: host, configuration: configuration)
+    let save = api.operation(path: "submit", method: .put)
+    save.body = .bytes(Array("draft".utf8))
+    save.freeze(kind: "draft")
+    return save
+}
+
+// From Operations.md.
+func upload(api: Engine) async throws(CourierError) -> Response {
+    let op = api.operation(path: "echo", method: .post)
+    op.body = .bytes(Array("hello".utf8))
+    op.headers.replaceOrAdd(name: "Content-Type", value: "text/plain")
+    op.timeouts.firstByte = .seconds(10)
+    op.onUploadProgress { progress in _ = progress.completed }
+    return try await op.send()
+}
+
+// From TheSharedQueue.md.
+func watchActivity() -> Int {
+    let observation = SharedQueue.observeActivity { activity in _ = activity.total }
+    defer { observation.cancel() }
+    return SharedQueue.activity.running
+}
