@@ -112,12 +112,24 @@ class ProxyError(TransportError):
 
 
 class TLSError(TransportError):
-    """The TLS handshake failed, e.g. the certificate did not verify; ``reason`` says why
-    (``verify_result`` is OpenSSL's X509_V_* code when verification was the cause)."""
+    """TLS failed, e.g. the certificate did not verify. ``reason`` says why in words (the
+    library's message: what did not verify and OpenSSL's explanation); ``kind`` is the same as a
+    stable name to test against: ``"handshake"``, ``"untrusted"``, ``"hostname_mismatch"``,
+    ``"expired"``, ``"not_yet_valid"``, ``"pin_mismatch"``, ``"protocol_version"``,
+    ``"client_certificate"``, ``"ca_file"``, ``"rejected_by_hook"``, ``"truncated"``, or ``"tls"``
+    when the library gave no detail."""
+
+    _KINDS = {1: "handshake", 2: "untrusted", 3: "hostname_mismatch", 4: "expired", 5: "not_yet_valid",
+              6: "pin_mismatch", 7: "protocol_version", 8: "client_certificate", 9: "ca_file",
+              10: "rejected_by_hook", 11: "truncated"}
 
     @property
     def reason(self):
         return self.message
+
+    @property
+    def kind(self):
+        return self._KINDS.get(self.code >> 8, "tls")
 
 
 class UnsupportedProtocol(TransportError):

@@ -245,6 +245,7 @@ class ErrorTests(unittest.TestCase):
                 client.get(SELFSIGNED + "/small")
             self.assertIn("certificate", caught.exception.reason.lower())
             self.assertEqual(caught.exception.primary, 22)
+            self.assertEqual(caught.exception.kind, "untrusted", "a self-signed certificate leads to no trusted root")
 
     @unittest.skipUnless(HTTPS and CERTS, "no TLS servers")
     def test_verify_takes_a_ca_path(self):
