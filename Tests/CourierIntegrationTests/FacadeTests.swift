@@ -244,7 +244,9 @@ struct FacadeTests {
         #expect(content() == "previous" && entries() == ["file.bin"])
 
         let group = "staged-cancel-\(UUID().uuidString.prefix(8))"
-        let slow = Engine(host: s.scripted).operation(path: "/silence-mid-body", params: ["s": "5", "group": group])
+        // The server stays silent far longer than the wait for it to see the request can take on a
+        // loaded machine: the cancel must be what ends the transfer.
+        let slow = Engine(host: s.scripted).operation(path: "/silence-mid-body", params: ["s": "30", "group": group])
         slow.downloadPath = path
         Engine(host: s.scripted).enqueue(slow)
         #expect(await waitForScriptedServer(group: group, seen: 1))
