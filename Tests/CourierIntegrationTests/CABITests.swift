@@ -232,6 +232,39 @@ struct CABITests {
         }
     }
 
+    /// `pip install ./cbindings/python` as the issue says a user types it: a package without a
+    /// bundled library, which finds one through COURIER_LIBRARY (or an installed libcourier.so.1),
+    /// and which says what is wrong, naming every place it looked, when there is none.
+    @Test func pythonSourceInstallFindsOrExplainsTheLibrary() async throws {
+        let root = s.root + "/pysrc-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        // A copy of the source package as a checkout has it (no library inside it).
+        let source = root + "/source"
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: TestServers.packageRoot + "/cbindings/python", toPath: source)
+        for leftover in try FileManager.default.contentsOfDirectory(atPath: source + "/courier") where leftover.hasPrefix("libcourier.so") {
+            try FileManager.default.removeItem(atPath: source + "/courier/" + leftover)
+        }
+        // Offline: the build backend (setuptools) comes from Debian, so no build isolation.
+        let venv = try await runProcess("/usr/bin/python3", ["-m", "venv", "--system-site-packages", root + "/venv"])
+        try #require(venv.status == 0, "\(venv.stderr)")
+        let install = try await runProcess(root + "/venv/bin/pip", ["install", "--quiet", "--no-index", "--no-deps", "--no-build-isolation", source],
+                                           directory: root)
+        try #require(install.status == 0, "\(install.stdout)\(install.stderr)")
+        let script = "import courier; print(courier.version()); print(courier.get('\(s.nginx)/small').status_code)"
+        let found = try await runProcess(root + "/venv/bin/python", ["-c", script], environment: ["COURIER_LIBRARY": Self.library],
+                                         directory: root)
+        #expect(found.status == 0 && found.stdout.hasSuffix("\n200\n"), "\(found.stdout)\(found.stderr)")
+        let system = try await runProcess("/sbin/ldconfig", ["-p"])
+        if !system.stdout.contains("libcourier.so") {
+            let missing = try await runProcess(root + "/venv/bin/python", ["-c", "import courier"],
+                                               environment: ["COURIER_LIBRARY": root + "/no-such/libcourier.so.1"], directory: root)
+            #expect(missing.status != 0)
+            #expect(missing.stderr.contains("ImportError: libcourier not found or not usable (set COURIER_LIBRARY"), "\(missing.stderr)")
+            #expect(missing.stderr.contains(root + "/no-such/libcourier.so.1"), "it names the places it tried: \(missing.stderr)")
+        }
+    }
+
     /// The Python suite as a user runs the package: `make python-wheel` (with this build's
     /// library inside), installed into a fresh virtual environment, imported from there with no
     /// COURIER_LIBRARY (the bundled library is found) and not from the source tree.
