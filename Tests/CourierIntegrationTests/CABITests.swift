@@ -286,6 +286,7 @@ struct CABITests {
                                           environment: ["COURIER_LIBRARY": "", "COURIER_TEST_INSTALLED": "1", "COURIER_TEST_NGINX": s.nginx,
                                                         "COURIER_TEST_SCRIPTED": await s.privateScripted(),
                                                         "COURIER_TEST_HTTPS": s.https, "COURIER_TEST_SELFSIGNED": "https://localhost:\(s.tlsPorts["selfsigned"]!)",
+                                                        "COURIER_TEST_CLIENTAUTH": "https://localhost:\(s.tlsPorts["clientauth"]!)",
                                                         "COURIER_TEST_CERTS": s.certs, "COURIER_TEST_STREAM": s.stream,
                                                         "COURIER_TEST_RETRY": await s.privateRetryServer(),
                                                         "COURIER_TEST_COOKIES": await s.privateCookieServer(),

@@ -17,6 +17,7 @@ NGINX = os.environ["COURIER_TEST_NGINX"]
 SCRIPTED = os.environ["COURIER_TEST_SCRIPTED"]
 HTTPS = os.environ.get("COURIER_TEST_HTTPS")
 SELFSIGNED = os.environ.get("COURIER_TEST_SELFSIGNED")
+CLIENTAUTH = os.environ.get("COURIER_TEST_CLIENTAUTH")
 CERTS = os.environ.get("COURIER_TEST_CERTS")
 
 
@@ -246,6 +247,20 @@ class ErrorTests(unittest.TestCase):
             self.assertIn("certificate", caught.exception.reason.lower())
             self.assertEqual(caught.exception.primary, 22)
             self.assertEqual(caught.exception.kind, "untrusted", "a self-signed certificate leads to no trusted root")
+
+    @unittest.skipUnless(CLIENTAUTH and CERTS, "no TLS servers")
+    def test_cert_presents_a_client_certificate(self):
+        ca = CERTS + "/ca.pem"
+        with courier.Client(verify=ca) as client:
+            self.assertEqual(client.get(CLIENTAUTH + "/small").status_code, 400, "nginx's answer without one")
+        with courier.Client(verify=ca, cert=(CERTS + "/client.pem", CERTS + "/client.key")) as client:
+            self.assertEqual(client.get(CLIENTAUTH + "/small").status_code, 200)
+        with courier.Client(verify=ca, cert=(CERTS + "/client.pem", CERTS + "/client-encrypted.key", "secret")) as client:
+            self.assertEqual(client.get(CLIENTAUTH + "/small").status_code, 200)
+        with courier.Client(verify=ca, cert=(CERTS + "/client.pem", CERTS + "/client-encrypted.key", "wrong")) as client:
+            with self.assertRaises(courier.TLSError) as caught:
+                client.get(CLIENTAUTH + "/small")
+            self.assertEqual(caught.exception.kind, "client_certificate")
 
     @unittest.skipUnless(HTTPS and CERTS, "no TLS servers")
     def test_verify_takes_a_ca_path(self):

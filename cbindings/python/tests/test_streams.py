@@ -82,6 +82,19 @@ class Uploads(unittest.TestCase):
         self.assertEqual((answer["length"], answer["sha256"], answer["chunked"]), (1_400_000, digest, True))
         self.assertEqual((sized["sha256"], sized["chunked"]), (digest, False))
 
+    def test_file_bodies(self):
+        payload = os.urandom(300_000)
+        with tempfile.NamedTemporaryFile() as f:
+            f.write(payload)
+            f.flush()
+            with courier.Engine(STREAM) as engine, open(f.name, "rb") as body:
+                from_disk = engine.post("/upload", content=body).json()
+                in_memory = engine.post("/upload", content=__import__("io").BytesIO(payload)).json()
+        digest = hashlib.sha256(payload).hexdigest()
+        self.assertEqual((from_disk["length"], from_disk["sha256"], from_disk["chunked"]), (300_000, digest, False),
+                         "a file with a path is streamed from disk with its length")
+        self.assertEqual((in_memory["length"], in_memory["sha256"]), (300_000, digest), "any file-like object is read")
+
     def test_async_iterable_body(self):
         pieces = [os.urandom(50_000) for _ in range(12)]
 
