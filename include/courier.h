@@ -600,6 +600,8 @@ int courier_request_add_write_callback(courier_request *request, courier_write_f
  * session and server certificate), each ending in "\n"; COURIER_DEBUG_HEADER_OUT with the request
  * head as sent (CRLF lines and the empty line); COURIER_DEBUG_HEADER_IN with the response head. `data`
  * is not NUL-terminated and valid during the call only; the callback must not free the request.
+ * A response served from a cache is shown as one COURIER_DEBUG_TEXT line saying so and its head
+ * (nothing was sent).
  * NULL removes it. courier_engine_set_debug gives requests created afterwards the same callback
  * (thread safety as courier_engine_set_accepted_status). Bodies are never shown. Nothing of this
  * costs a request without a callback.

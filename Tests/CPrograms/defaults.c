@@ -197,6 +197,33 @@ static void reset_and_debug(const char *base) {
     courier_engine_destroy(engine);
 }
 
+/* A response from the cache shows no request head, only a line saying so and the stored head. */
+static void debug_of_a_cache_hit(const char *https, const char *ca) {
+    courier_engine *engine = NULL;
+    courier_cache *cache = NULL;
+    CHECK(courier_engine_create(NULL, &engine) == COURIER_OK, "engine");
+    CHECK(courier_cache_create(NULL, -1, 0, &cache) == COURIER_OK, "cache");
+    CHECK(courier_engine_set_cache(engine, cache) == COURIER_OK, "set cache");
+    CHECK(courier_engine_set_tls_ca(engine, ca, NULL) == COURIER_OK, "CA");
+    int status = 0;
+    courier_request *request = NULL;
+    CHECK(courier_request_create(engine, "GET", https, &request) == COURIER_OK, "create");
+    CHECK(perform(request, &status) == COURIER_OK && status == 200, "stored");
+    struct trace hit = {0};
+    CHECK(courier_request_reset(request, NULL, https) == COURIER_OK, "reset");
+    CHECK(courier_request_set_cache_policy(request, COURIER_CACHE_RETURN_CACHE_ELSE_LOAD) == COURIER_OK, "policy");
+    CHECK(courier_request_set_debug(request, on_debug, &hit) == COURIER_OK, "debug");
+    courier_response *response = NULL;
+    CHECK(courier_request_perform(request, &response) == COURIER_OK, "hit: %s", courier_request_errmsg(request));
+    CHECK(response && courier_response_cache_phase(response) != COURIER_PHASE_FRESH, "from the cache");
+    courier_response_free(response);
+    CHECK(hit.out == 0 && hit.in == 1 && hit.text == 1 && hit.connected == 0, "a hit: %d out, %d in, %d text", hit.out, hit.in, hit.text);
+    CHECK(strncmp(hit.last_in, "HTTP/1.1 200", 12) == 0, "the stored head: %s", hit.last_in);
+    courier_request_free(request);
+    courier_engine_destroy(engine);
+    courier_cache_destroy(cache);
+}
+
 int main(int argc, char **argv) {
     if (argc < 4) {
         fprintf(stderr, "usage: defaults SCRIPTED_BASE_URL HTTPS_URL CA_FILE\n");
@@ -204,6 +231,7 @@ int main(int argc, char **argv) {
     }
     engine_defaults(argv[1], argv[2], argv[3]);
     reset_and_debug(argv[1]);
+    debug_of_a_cache_hit(argv[2], argv[3]);
     courier_shutdown();
     if (failures) fprintf(stderr, "defaults: %d check(s) failed\n", failures);
     return failures ? 1 : 0;
