@@ -22,14 +22,9 @@ func reportExchange(_ debug: (courier_debug_fn, UnsafeMutableRawPointer?), reque
             raw.withMemoryRebound(to: CChar.self) { report(request, kind, $0.baseAddress, $0.count, user) }
         }
     }
-    guard let connection = transfer.connectionInfo else {
-        // A stored response standing in for the network (a cache hit): nothing was sent.
-        emit(DebugKind.text, Array("No request sent: the response comes from the cache\n".utf8))
-        if let head = transfer.head { emit(DebugKind.headerIn, Array(ExchangeText.responseHead(head).utf8)) }
-        return
-    }
-    for line in ExchangeText.connection(of: transfer, number: String(connection.id)) { emit(DebugKind.text, Array((line + "\n").utf8)) }
-    emit(DebugKind.headerOut, ExchangeText.requestHead(of: transfer))
+    let (info, sent) = ExchangeText.describe(transfer) { String($0) }
+    for line in info { emit(DebugKind.text, Array((line + "\n").utf8)) }
+    if let sent { emit(DebugKind.headerOut, sent) }
     if let head = transfer.head { emit(DebugKind.headerIn, Array(ExchangeText.responseHead(head).utf8)) }
 }
 

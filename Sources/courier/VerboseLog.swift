@@ -16,10 +16,11 @@ enum VerboseLog {
 
     static func exchange(_ transfer: Transfer, _ head: ResponseHead) -> Exchange {
         var exchange = Exchange()
-        let number = transfer.connectionInfo.map { String(curlNumber($0.id)) } ?? "0"
-        exchange.info = ExchangeText.connection(of: transfer, number: number)
-        let request = ExchangeText.requestHead(of: transfer)
-        exchange.sent = String(decoding: request, as: UTF8.self).split(separator: "\r\n", omittingEmptySubsequences: false).dropLast().map(String.init)
+        let (info, request) = ExchangeText.describe(transfer) { String(curlNumber($0)) }
+        exchange.info = info
+        if let request {
+            exchange.sent = String(decoding: request, as: UTF8.self).split(separator: "\r\n", omittingEmptySubsequences: false).dropLast().map(String.init)
+        }
         exchange.received = [head.statusLine] + head.headers.map { "\($0.name): \($0.value)" } + [""]
         return exchange
     }
@@ -43,7 +44,7 @@ enum VerboseLog {
     /// `--trace-ascii`: curl's trace of one exchange (`== Info:`, `=> Send header, N bytes`, offset-numbered lines).
     static func trace(_ exchange: Exchange) -> String {
         var out = exchange.info.map { "== Info: \($0)\n" }.joined()
-        out += block("=> Send header", exchange.sent.map { $0 + "\r\n" })
+        if !exchange.sent.isEmpty { out += block("=> Send header", exchange.sent.map { $0 + "\r\n" }) }
         out += block("<= Recv header", exchange.received.map { $0 + "\r\n" })
         return out
     }

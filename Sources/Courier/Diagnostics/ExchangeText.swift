@@ -5,10 +5,20 @@ import CourierCore
 /// CLI's `-v` and `--trace-ascii` and the C ABI's debug callback (curl's CURLOPT_DEBUGFUNCTION)
 /// show the same text. Only built when asked for: nothing of it is on the request path.
 package enum ExchangeText {
+    /// The exchange as its two parts: the connection lines and the request head as sent, or, for
+    /// a response served from storage (no connection: nothing was sent), one line saying so and
+    /// no request head. `number` turns a connection's id into how the caller counts connections.
+    package static func describe(_ transfer: Transfer, number: (UInt64) -> String) -> (info: [String], requestHead: [UInt8]?) {
+        guard let connection = transfer.connectionInfo else {
+            return (["No request sent: the response comes from the cache"], nil)
+        }
+        return (self.connection(of: transfer, number: number(connection.id)), requestHead(of: transfer))
+    }
+
     /// The connection lines curl's `-v` prints (without `* `): `  Trying addr...` and
     /// `Connected to host (ip) port N (#n)`, the TLS session and certificate, or `Re-using
-    /// existing connection #n with host h`. `number` is how the caller counts connections.
-    package static func connection(of transfer: Transfer, number: String) -> [String] {
+    /// existing connection #n with host h`.
+    private static func connection(of transfer: Transfer, number: String) -> [String] {
         let m = transfer.metrics
         let url = transfer.url
         if m.reusedConnection { return ["Re-using existing connection #\(number) with host \(url.host)"] }
@@ -29,7 +39,7 @@ package enum ExchangeText {
 
     /// The request head of the exchange, bytes as the encoder writes them (CRLF lines, ending
     /// with the empty line).
-    package static func requestHead(of transfer: Transfer) -> [UInt8] {
+    private static func requestHead(of transfer: Transfer) -> [UInt8] {
         let url = transfer.url
         var head: [UInt8] = []
         RequestEncoder.encodeHead(method: transfer.method, path: url.path, query: url.query, hostHeader: url.hostHeader,

@@ -129,6 +129,25 @@ struct CacheDiskTests {
         #expect(await resource.requests() == 3)
     }
 
+    /// `-v` and `--trace-ascii` on a cache hit say nothing was sent, instead of a connection and a
+    /// request head that never happened.
+    @Test func verboseOnACacheHitShowsNoRequest() async throws {
+        let resource = ScriptedResource("verbose-hit")
+        await resource.configure(headers: [("Cache-Control", "max-age=600")], body: "v")
+        let dir = directory()
+        let first = try await cli(["-s", "-v", "--cache-dir", dir, resource.url])
+        #expect(first.stderr.contains("> GET ") && first.stderr.contains("* Connected to "), "\(first.stderr)")
+        let trace = dir + "/trace.txt"
+        let hit = try await cli(["-s", "-v", "--trace-ascii", trace, "--cache-dir", dir, "-w", "%{cache_status}", resource.url])
+        #expect(hit.stdout == "vhit")
+        #expect(hit.stderr.contains("* No request sent: the response comes from the cache"), "\(hit.stderr)")
+        #expect(!hit.stderr.contains("> GET ") && !hit.stderr.contains("Trying"), "\(hit.stderr)")
+        #expect(hit.stderr.contains("< HTTP/1.1 200"), "the stored head is shown: \(hit.stderr)")
+        let traced = try String(contentsOfFile: trace, encoding: .utf8)
+        #expect(traced.contains("== Info: No request sent") && !traced.contains("=> Send header"), "\(traced)")
+        #expect(await resource.requests() == 1)
+    }
+
     @Test func dumpHeaderWritesEveryHeadAsReceivedOrServed() async throws {
         let resource = ScriptedResource("dump")
         await resource.configure(headers: [("Cache-Control", "max-age=600"), ("X-Origin", "1")], body: "d")
