@@ -437,7 +437,8 @@ void courier_request_free(courier_request *request);
  * of handles keeps each one's context. `method` and `url` as for courier_request_create.
  * Allowed before the first send and once the outcome was delivered (in or after the done
  * callback, after courier_request_perform returned, after courier_engine_next_done handed it
- * out); COURIER_E_MISUSE while it is in flight or waiting (in an outbox, for credentials), and
+ * out); COURIER_E_MISUSE while it is in flight or waiting (in an outbox, for credentials, or
+ * finished but still in the engine's completion queue), and
  * COURIER_E_INVALID_URL / COURIER_E_INVALID_ARGUMENT for a refused URL or method, with the
  * request unchanged in each case. A response taken from the last send stays valid and is
  * still freed with courier_response_free. Thread safety: as the setters (one thread at a time).

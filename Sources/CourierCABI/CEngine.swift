@@ -163,6 +163,7 @@ final class CEngine: @unchecked Sendable {
                     if let response = entry.response { skipped.append(response) }
                     continue
                 }
+                entry.request.pickedUp()
                 return entry
             }
             return nil

@@ -59,6 +59,10 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
     @exclusivity(unchecked) private var starting = false
     /// The outcome was delivered (or dropped): nothing left to cancel.
     @exclusivity(unchecked) private var ended = false
+    /// Entries for this request in the engine's completion queue not yet taken by
+    /// courier_engine_next_done (a preview and the final response): while the queue holds the
+    /// handle it cannot be reset.
+    @exclusivity(unchecked) private var pendingPickups = 0
     @exclusivity(unchecked) private var cancelRequested = false
     @exclusivity(unchecked) private var transfer: Transfer?
     /// Outcome of a blocking `courier_request_perform`.
@@ -87,7 +91,7 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
     /// (nothing changed) while the request is in flight: sent and its outcome not delivered.
     func reset(draft: consuming RequestDraft) -> Bool {
         lock.lock()
-        guard !sent || (ended && !starting) else {
+        guard !sent || (ended && !starting && pendingPickups == 0) else {
             lock.unlock()
             return false
         }
@@ -115,6 +119,9 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
     @exclusivity(unchecked) private var metricsHook: CHooks?
 
     var isFreed: Bool { lock.withLock { freed } }
+
+    /// courier_engine_next_done handed one of the request's entries out (or the queue refused it).
+    func pickedUp() { lock.withLock { pendingPickups -= 1 } }
     var wasSent: Bool { lock.withLock { sent } }
 
     /// The message for `courier_request_errmsg`.
@@ -292,7 +299,9 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
             case .callback(let done, let user):
                 done(borrowedHandle(request), response, COURIER_OK, user)
             case .completionQueue:
+                request.lock.withLock { request.pendingPickups += 1 }
                 if !request.engine.pushCompletion(CEngine.Completed(request: request, response: response, code: COURIER_OK)) {
+                    request.pickedUp()
                     releaseHandle(response)
                 }
             case .wait, .handler, .none:
@@ -382,6 +391,7 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
         let engineParts = draft.hasEngineParts
         lock.lock()
         ended = true
+        if case .completionQueue = delivery { pendingPickups += 1 }
         self.transfer = nil
         let gone = freed
         lock.unlock()
@@ -408,8 +418,9 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
         case .handler(let report):
             report.value(response, code)
         case .completionQueue:
-            if !engine.pushCompletion(CEngine.Completed(request: self, response: response, code: code)), let response {
-                releaseHandle(response)
+            if !engine.pushCompletion(CEngine.Completed(request: self, response: response, code: code)) {
+                pickedUp()
+                if let response { releaseHandle(response) }
             }
         case .wait(let semaphore):
             waitResult = (response, code)

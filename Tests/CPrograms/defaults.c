@@ -11,6 +11,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <poll.h>
 #include <time.h>
 
 static int failures = 0;
@@ -182,6 +183,10 @@ static void reset_and_debug(const char *base) {
     CHECK(courier_request_reset(request, NULL, "slow?ms=300") == COURIER_OK, "reset to slow");
     CHECK(courier_request_enqueue(request) == COURIER_OK, "enqueue");
     CHECK(courier_request_reset(request, NULL, "echo") == COURIER_E_MISUSE, "in-flight reset refused");
+    /* Finished but still in the completion queue: the queue holds the handle, so still refused. */
+    struct pollfd ready = {courier_engine_fd(engine), POLLIN, 0};
+    CHECK(poll(&ready, 1, 5000) == 1, "the completion queue became readable");
+    CHECK(courier_request_reset(request, NULL, "echo") == COURIER_E_MISUSE, "reset refused before next_done took it");
     courier_request *done = NULL;
     int code = -1;
     for (int i = 0; i < 500 && courier_engine_next_done(engine, &done, &response, &code) == COURIER_E_NOT_FOUND; i++) {

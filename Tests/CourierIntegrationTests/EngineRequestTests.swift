@@ -149,6 +149,10 @@ struct CourierErrorValueTests {
         #expect(CourierError(.connectTimeout).isRetryable)
         #expect(!CourierError(.totalTimeout).isRetryable)
         #expect(!CourierError(.malformedResponse).isRetryable)
+        #expect(!CourierError(.loopUnavailable).isConnectivity, "no descriptor or thread here is not the network")
+        let head = Response(head: ResponseHead(), body: [], url: try! CourierURL(parsing: "http://h/"))
+        #expect(CourierError(.connectionReset).isRetryable, "a reset before any response")
+        #expect(!CourierError(.connectionReset).attaching(head).isRetryable, "a reset after the head: the server may have acted")
     }
 
     @Test func anAttachmentSurvivesAndIsNotPartOfEquality() {

@@ -301,7 +301,7 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
     /// failure `isTLS`, and a malformed response neither.
     public var isConnectivity: Bool {
         switch code.primary {
-        case .dnsFailure, .connectFailed, .connectionReset, .emptyReply, .truncatedBody, .sendFailed, .loopUnavailable:
+        case .dnsFailure, .connectFailed, .connectionReset, .emptyReply, .truncatedBody, .sendFailed:
             return true
         default:
             return code == .proxyTunnelClosed
@@ -310,12 +310,13 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// Whether sending the same request again later may well succeed, by the rule `RetryPolicy`
     /// uses for its default retries: a connection that could not be made or broke before any
-    /// response, a connect or first-byte timeout, or an unaccepted status of 408, 429, 502, 503
-    /// or 504. Whether the request may be repeated at all (its method, its body) is the caller's
-    /// side and not judged here.
+    /// response (an error carrying a response broke after its head: the server may have acted),
+    /// a connect or first-byte timeout, or an unaccepted status of 408, 429, 502, 503 or 504.
+    /// Whether the request may be repeated at all (its method, its body) is the caller's side
+    /// and not judged here.
     public var isRetryable: Bool {
         if code == .httpStatus, let status { return RetryPolicy.defaultStatuses.contains(status) }
-        return RetryPolicy.isTransient(self, responseStarted: false)
+        return RetryPolicy.isTransient(self, responseStarted: attachment != nil)
     }
 
     /// The deadline that fired, if this is a timeout.
