@@ -45,10 +45,10 @@ let package = Package(
         .systemLibrary(name: "CourierHeader"),
         // The curl-compatible command-line tool.
         .executableTarget(name: "courier", dependencies: ["Courier", "CourierCore"]),
-        // Fuzz targets (the response path, URL, chunked and header parsing, the cache's readers, the
-        // C ABI), shared by `courier-fuzz` (libFuzzer with -DFUZZING, or a replay tool) and the
+        // Fuzz targets (the response path, URL, chunked and header parsing, the cache's readers, JSON
+        // bodies, the C ABI), shared by `courier-fuzz` (libFuzzer with -DFUZZING, or a replay tool) and the
         // corpus replay tests.
-        .target(name: "CourierFuzzing", dependencies: ["CourierCore", "CUV", "CourierCABI", "CourierHeader"]),
+        .target(name: "CourierFuzzing", dependencies: ["CourierCore", "Courier", "CUV", "CourierCABI", "CourierHeader"]),
         .executableTarget(name: "courier-fuzz", dependencies: ["CourierFuzzing"]),
         // `make bench`'s fixed entry point: N requests, C in flight, one JSON line.
         .executableTarget(name: "courier-bench", dependencies: ["Courier", "CourierCore", "CUV", "CourierCABI", "CourierHeader"]),

@@ -1,5 +1,3 @@
-import FoundationEssentials
-
 /// One HTTP request and what becomes of it: MKNetworkKit's `MKNetworkOperation`.
 ///
 /// Configure it (method, headers, parameters, body, options, handlers), then hand it to its engine

@@ -1,5 +1,3 @@
-import FoundationEssentials
-
 /// A finished HTTP response: status, headers, body and how the transfer went.
 ///
 /// The accessors for text, JSON and `Decodable` throw a `CourierError` in the `.responseFormat`
@@ -74,34 +72,12 @@ public struct Response: Sendable {
         try JSONValue(parsing: body)
     }
 
-    /// The body decoded as JSON into `type`.
-    public func decode<T: Decodable>(_ type: T.Type, using decoder: JSONDecoder = JSONDecoder()) throws(CourierError) -> T {
-        do {
-            return try decoder.decode(type, from: Data(body))
-        } catch let error as DecodingError {
-            throw CourierError(Self.isSyntaxError(error) ? .invalidJSON : .decodeMismatch, Self.describe(error))
-        } catch {
-            throw CourierError(.decodeMismatch, "\(error)")
-        }
-    }
-
-    private static func isSyntaxError(_ error: DecodingError) -> Bool {
-        if case .dataCorrupted(let context) = error, context.codingPath.isEmpty { return true }
-        return false
-    }
-
-    private static func describe(_ error: DecodingError) -> String {
-        func path(_ context: DecodingError.Context) -> String {
-            let joined = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
-            return joined.isEmpty ? "top level" : joined
-        }
-        switch error {
-        case .typeMismatch(let type, let context): return "expected \(type) at \(path(context)): \(context.debugDescription)"
-        case .valueNotFound(let type, let context): return "missing \(type) value at \(path(context))"
-        case .keyNotFound(let key, let context): return "missing key \"\(key.stringValue)\" at \(path(context))"
-        case .dataCorrupted(let context): return "\(context.debugDescription) at \(path(context))"
-        @unknown default: return "\(error)"
-        }
+    /// The body decoded as JSON into `type` by Courier's own decoder (no Foundation; for
+    /// `JSONDecoder`'s date and data strategies, `CourierFoundation` adds `decode(_:using:)` with
+    /// one). A body that is not JSON is `.invalidJSON`; one that does not fit is `.decodeMismatch`
+    /// naming the path.
+    public func decode<T: Decodable>(_ type: T.Type, using decoder: CourierJSONDecoder = CourierJSONDecoder()) throws(CourierError) -> T {
+        try decoder.decode(type, from: body)
     }
 }
 

@@ -17,6 +17,7 @@ package enum FuzzTargets {
         ("proxy", ProxyReading.run),
         ("outbox", OutboxReading.run),
         ("codings", ContentDecoding.run),
+        ("json", JSONReading.run),
     ]
 
     package static func named(_ name: String) -> (@Sendable (UnsafeRawBufferPointer) -> Void)? {

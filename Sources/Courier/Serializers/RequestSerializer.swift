@@ -1,5 +1,4 @@
 import CourierCore
-import FoundationEssentials
 
 /// Turns a value into a request body and the `Content-Type` that describes it (AFNetworking's
 /// request serializers). Set one with `Operation.setBody(_:)`; write your own for other formats.
@@ -58,27 +57,34 @@ public struct FormFields: RequestSerializer, Hashable {
     }
 }
 
-/// Any `Encodable` as JSON (`application/json`), through a `JSONEncoder` set up by `configure`
-/// (date and key strategies, formatting).
+/// Any `Encodable` as JSON (`application/json`), through Courier's `CourierJSONEncoder` (key
+/// case, sorted keys), or through any encoding function (`CourierFoundation` adds one taking a
+/// `JSONEncoder` for its date and data strategies).
 public struct JSONBody<Value: Encodable & Sendable>: RequestSerializer {
     public let value: Value
-    private let configure: @Sendable (JSONEncoder) -> Void
+    private let encodeValue: @Sendable (Value) throws -> [UInt8]
 
-    public init(_ value: Value, configure: @escaping @Sendable (JSONEncoder) -> Void = { _ in }) {
+    public init(_ value: Value, encoder: CourierJSONEncoder = CourierJSONEncoder()) {
         self.value = value
-        self.configure = configure
+        self.encodeValue = { value throws(CourierError) in try encoder.encode(value) }
+    }
+
+    /// `value` encoded by `encode` (whose error becomes `.invalidArgument` saying so).
+    public init(_ value: Value, encodingWith encode: @escaping @Sendable (Value) throws -> [UInt8]) {
+        self.value = value
+        self.encodeValue = encode
     }
 
     public func serialize() throws -> SerializedBody {
-        let encoder = JSONEncoder()
-        configure(encoder)
-        let data: Data
+        let bytes: [UInt8]
         do {
-            data = try encoder.encode(value)
+            bytes = try encodeValue(value)
+        } catch let error as CourierError {
+            throw error
         } catch {
             throw CourierError(.invalidArgument, "the JSON body cannot be encoded: \(error)")
         }
-        return SerializedBody(body: .bytes(Array(data)), contentType: "application/json")
+        return SerializedBody(body: .bytes(bytes), contentType: "application/json")
     }
 }
 

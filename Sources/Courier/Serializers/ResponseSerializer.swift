@@ -1,5 +1,4 @@
 import CourierCore
-import FoundationEssentials
 
 /// Turns a response into a value (AFNetworking's response serializers): bytes, text, JSON, a
 /// `Decodable`, or your own. Status and `Content-Type` validation is opt-in (`validating`):
@@ -29,19 +28,21 @@ public struct JSONSerializer: ResponseSerializer {
     public func serialize(_ response: Response) throws -> JSONValue { try response.json() }
 }
 
-/// The body decoded as `T` from JSON, through a `JSONDecoder` set up by `configure`.
+/// The body decoded as `T` from JSON, through `CourierJSONDecoder` or any decoding function
+/// (`CourierFoundation` adds one taking a `JSONDecoder`).
 public struct DecodableSerializer<T: Decodable & Sendable>: ResponseSerializer {
-    private let configure: @Sendable (JSONDecoder) -> Void
+    private let decodeBody: @Sendable (Response) throws -> T
 
-    public init(_ type: T.Type = T.self, configure: @escaping @Sendable (JSONDecoder) -> Void = { _ in }) {
-        self.configure = configure
+    public init(_ type: T.Type = T.self, decoder: CourierJSONDecoder = CourierJSONDecoder()) {
+        self.decodeBody = { response throws(CourierError) in try response.decode(T.self, using: decoder) }
     }
 
-    public func serialize(_ response: Response) throws -> T {
-        let decoder = JSONDecoder()
-        configure(decoder)
-        return try response.decode(T.self, using: decoder)
+    /// The body decoded by `decode`.
+    public init(_ type: T.Type = T.self, decodingWith decode: @escaping @Sendable (Response) throws -> T) {
+        self.decodeBody = decode
     }
+
+    public func serialize(_ response: Response) throws -> T { try decodeBody(response) }
 }
 
 /// Another serializer behind checks of the status and the media type.
