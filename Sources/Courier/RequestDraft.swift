@@ -267,14 +267,7 @@ package struct RequestDraft: Sendable {
     /// own a request shares the engine's (no copy).
     /// `url` gives the credentials (its user and password).
     package func resolvedHeaders(url: CourierURL) -> HTTPHeaders {
-        var merged = defaultHeaders
-        if !headers.isEmpty {
-            for index in 0..<headers.count where merged.contains(headers.name(at: index)) {
-                merged.remove(name: headers.name(at: index))
-            }
-            for index in 0..<headers.count { merged.add(name: headers.name(at: index), value: headers.value(at: index)) }
-        }
-        for name in suppressedHeaders where merged.contains(name) { merged.remove(name: name) }
+        var merged = Self.merging(defaultHeaders, own: headers, suppressed: suppressedHeaders)
         // (One path and one return: an early return here cost the common request, which has no
         // credentials at all, copies of the merged fields.)
         let explicit = authorization
@@ -282,6 +275,20 @@ package struct RequestDraft: Sendable {
         if explicit != nil || userPassword != nil, !merged.contains("Authorization") {
             merged.add(name: "Authorization", value: explicit?.fieldValue ?? "Basic " + Base64.encode(Array(userPassword!.utf8)))
         }
+        return merged
+    }
+
+    /// `defaults` except the names `own` sets, then `own` in its order, without the `suppressed`
+    /// names: how a request's fields combine with its engine's (or the CLI's, once for every URL).
+    package static func merging(_ defaults: HTTPHeaders, own: HTTPHeaders, suppressed: [String]) -> HTTPHeaders {
+        var merged = defaults
+        if !own.isEmpty {
+            for index in 0..<own.count where merged.contains(own.name(at: index)) {
+                merged.remove(name: own.name(at: index))
+            }
+            for index in 0..<own.count { merged.add(name: own.name(at: index), value: own.value(at: index)) }
+        }
+        for name in suppressed where merged.contains(name) { merged.remove(name: name) }
         return merged
     }
 

@@ -18,12 +18,12 @@ final class CLIContext: @unchecked Sendable {
     /// --trace-ascii's file.
     let trace: HeaderDump?
 
-    /// curl's own fields (User-Agent, Accept, the body's type), which the request's replace.
-    let defaultHeaders: HTTPHeaders
-    /// The request's fields: -b's Cookie, -H, -e's Referer, -r's Range; and what -H 'Name:' removes.
-    let headers: HTTPHeaders
-    let suppressedHeaders: [String]
+    /// The fields every request sends: curl's own (User-Agent, Accept, the body's type) as the
+    /// -b Cookie, -H, -e Referer and -r Range fields replace them, without what -H 'Name:' removes.
+    let requestHeaders: HTTPHeaders
     let transferOptions: TransferOptions
+    /// The last origin parsed, which the next URL with the same one is built on.
+    let origins = OriginReuse()
     /// Why no request can be made (TLS files or proxy settings that cannot be used), or nil.
     let setupError: CourierError?
     /// Whether heads are rendered as text (-i, -I, -D, -v, --trace-ascii, -w's header sizes).
@@ -57,7 +57,6 @@ final class CLIContext: @unchecked Sendable {
         } else if let contentType = body?.contentType {
             defaults.add(name: "Content-Type", value: contentType)
         }
-        defaultHeaders = defaults
 
         var headers = HTTPHeaders()
         var suppressed: [String] = []
@@ -80,8 +79,11 @@ final class CLIContext: @unchecked Sendable {
             if !url.isEmpty { headers.add(name: "Referer", value: url) }
         }
         if let range = options.range, !headers.contains("Range") { headers.add(name: "Range", value: "bytes=" + range) }
-        self.headers = headers
-        suppressedHeaders = suppressed
+        // The -H, -b, -e and -r fields merged into curl's defaults, validated and summarised once:
+        // every URL's request shares them as they are (only URL credentials add a field).
+        var merged = RequestDraft.merging(defaults, own: headers, suppressed: suppressed)
+        merged.prepareForSending()
+        requestHeaders = merged
 
         var problem: CourierError?
         var tls = TLSConfiguration()
@@ -136,7 +138,11 @@ final class CLIContext: @unchecked Sendable {
         transferOptions.tls = tls
         transferOptions.cache = cache
         transferOptions.cookies = cookies
-        transferOptions.proxy = proxy
+        // Set only when it is not what every request would follow anyway (the environment's, read
+        // with the same rules): a request without such settings takes the short path to its pool.
+        if proxy.isDirect ? ProxySettings.processDefault != nil : proxy != ProxySettings.processDefault {
+            transferOptions.proxy = proxy
+        }
         transferOptions.route = options.route
         return transferOptions
     }

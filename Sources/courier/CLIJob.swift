@@ -18,31 +18,32 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
     let output: Output
     /// What every URL of the invocation shares (options, files, the URL-independent request parts).
     let context: CLIContext
-    private let done = DispatchSemaphore(value: 0)
     /// Called on the loop thread when the transfer ended (or at once, when it could not start).
-    var onDone: (() -> Void)?
-    private(set) var isDone = false
-    private var transfer: Transfer?
-    private var setupError: CourierError?
-    private var outputPath: String?
-    private var streamsToStdout = false
-    private var headerBytes = 0
-    private var progress: (any ProgressDisplay)?
-    private(set) var exitCode: Int32 = 0
+    @exclusivity(unchecked) var onDone: (() -> Void)?
+    @exclusivity(unchecked) private(set) var isDone = false
+    // The state below is the loop thread's while the transfer runs, then the reporter's: never
+    // touched from two threads at once, so not checked for overlapping access at run time.
+    @exclusivity(unchecked) private var transfer: Transfer?
+    @exclusivity(unchecked) private var setupError: CourierError?
+    @exclusivity(unchecked) private var outputPath: String?
+    @exclusivity(unchecked) private var streamsToStdout = false
+    @exclusivity(unchecked) private var headerBytes = 0
+    @exclusivity(unchecked) private var progress: (any ProgressDisplay)?
+    @exclusivity(unchecked) private(set) var exitCode: Int32 = 0
     /// The -o/-O destination's staged file, committed or discarded when the transfer is reported.
-    private var outputFile: FileSink?
-    private var failedHTTPStatus: Int?
+    @exclusivity(unchecked) private var outputFile: FileSink?
+    @exclusivity(unchecked) private var failedHTTPStatus: Int?
     /// The status of the last head received (a redirect's, when redirects ran out).
-    private var lastStatus = 0
+    @exclusivity(unchecked) private var lastStatus = 0
     /// When the last redirect followed was received (0: none).
-    private var redirectsEndedAt: UInt64 = 0
+    @exclusivity(unchecked) private var redirectsEndedAt: UInt64 = 0
     /// -v: the connection the last exchange used, and whether its response closes it.
-    private var servingConnection: UInt64?
+    @exclusivity(unchecked) private var servingConnection: UInt64?
     /// The local end of the connection the last head came on (for -w).
-    private var localAddress: SocketAddress?
-    private var closesConnection = false
+    @exclusivity(unchecked) private var localAddress: SocketAddress?
+    @exclusivity(unchecked) private var closesConnection = false
     /// --outbox: this request's entry in the journal.
-    private var outboxID: String?
+    @exclusivity(unchecked) private var outboxID: String?
 
     private var options: CommandLineOptions { _read { yield context.options } }
     private var body: (body: RequestBody, contentType: String?)? { context.body }
@@ -63,20 +64,25 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         build(showProgress: context.showProgress)
     }
 
-    /// Whether `url` names its scheme (a byte scan: the standard library's substring search costs
-    /// thousands of instructions per URL).
+    /// Whether `url` names its scheme: "://" before any "/", "?" or "#" (a byte scan over the
+    /// contiguous bytes: the standard library's substring search costs thousands of instructions
+    /// per URL, an iterator over the UTF-8 view about ten a byte).
     private static func hasScheme(_ url: String) -> Bool {
-        var colonSlash = 0
-        for byte in url.utf8 {
-            switch (colonSlash, byte) {
-            case (0, UInt8(ascii: ":")): colonSlash = 1
-            case (1, UInt8(ascii: "/")): colonSlash = 2
-            case (2, UInt8(ascii: "/")): return true
-            case (_, UInt8(ascii: "/")), (_, UInt8(ascii: "?")), (_, UInt8(ascii: "#")): return false
-            default: colonSlash = byte == UInt8(ascii: ":") ? 1 : 0
+        var url = url
+        return url.withUTF8 { bytes in
+            var i = 0
+            while i < bytes.count {
+                switch bytes[i] {
+                case UInt8(ascii: ":"):
+                    return i + 2 < bytes.count && bytes[i + 1] == UInt8(ascii: "/") && bytes[i + 2] == UInt8(ascii: "/")
+                case UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "#"):
+                    return false
+                default:
+                    i += 1
+                }
             }
+            return false
         }
-        return false
     }
 
     private func build(showProgress: Bool) {
@@ -90,13 +96,13 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         }
         if let explicit = options.method { method = HTTPMethod(rawValue: explicit) }
 
-        var draft = RequestDraft(method: method, base: nil, target: text, parameters: [:], engineID: 0,
-                                 options: context.transferOptions, defaultHeaders: context.defaultHeaders)
-        draft.headers = context.headers
-        draft.suppressedHeaders = context.suppressedHeaders
-        draft.credentials = options.user
+        let reused = context.origins.split(text)
+        var draft = RequestDraft(method: method, base: reused?.base, target: reused?.target ?? text, parameters: [:], engineID: 0,
+                                 options: context.transferOptions, defaultHeaders: context.requestHeaders)
+        // Set only when there is one: each allocates the draft's extras, even to store nil.
+        if let user = options.user { draft.credentials = user }
         if let token = options.bearer { draft.authorization = .bearer(token) }
-        draft.body = body?.body
+        if let body { draft.body = body.body }
         // --outbox: every attempt carries the entry's stable key (a -H Idempotency-Key wins).
         let outboxKey = journal != nil && outboxID == nil ? OutboxEntry.newID() : ""
         if !outboxKey.isEmpty, !draft.headers.contains("Idempotency-Key") { draft.headers.add(name: "Idempotency-Key", value: outboxKey) }
@@ -117,7 +123,6 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
                 return
             }
         }
-        let url = transfer.url
         transfer.delegate = self
         transfer.reportsHead = true
 
@@ -125,7 +130,8 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         case .stdout: break
         case .file(let path): outputPath = path
         case .remoteName:
-            let name = url.path.split(separator: "/").last.map(String.init) ?? ""
+            // (The URL is built only here: `transfer.url` makes one.)
+            let name = transfer.url.path.split(separator: "/").last.map(String.init) ?? ""
             guard !name.isEmpty else {
                 setupError = CourierError(.fileWrite, "remote file name has no length")
                 return
@@ -198,10 +204,8 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
 
     private func ended() {
         isDone = true
-        if let onDone { onDone() } else { done.signal() }
+        onDone?()
     }
-
-    func wait() { done.wait() }
 
     /// For --flush: whether the server answered (the entry is gone), and what to print.
     var outboxOutcome: (answered: Bool, text: String) {

@@ -1,3 +1,4 @@
+import Dispatch
 import Courier
 import CourierCore
 
@@ -28,8 +29,10 @@ enum OutboxFlush {
             }
             let job = CLIJob(index: 0, rawURL: entry.url, output: .file("/dev/null"), context: context.with(options: resend, body: body),
                              resending: entry)
+            let ended = DispatchSemaphore(value: 0)
+            job.onDone = { ended.signal() }
             job.start()
-            job.wait()
+            ended.wait()
             job.report()
             Terminal.write("\(entry.id) \(entry.method) \(entry.url) \(job.outboxOutcome.text)\n")
         }

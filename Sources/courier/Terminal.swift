@@ -7,7 +7,7 @@ enum Terminal {
     /// When stdout is not a terminal, what goes there is gathered here and written 64 KiB at a
     /// time, and when the run ends (curl's stdio buffering: one write(2) for many small bodies).
     /// Written on the loop thread while the URLs run, on the main thread before and after.
-    nonisolated(unsafe) static var stdoutBatch: [UInt8]?
+    @exclusivity(unchecked) nonisolated(unsafe) static var stdoutBatch: [UInt8]?
     static var buffersStdout: Bool { stdoutBatch != nil }
 
     /// Starts buffering stdout if it is not a terminal (once, before the URLs run).

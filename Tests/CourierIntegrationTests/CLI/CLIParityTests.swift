@@ -45,6 +45,43 @@ struct CLIParityTests {
         #expect(FileManager.default.fileExists(atPath: dir + "/small") && FileManager.default.fileExists(atPath: dir + "/index.html"))
     }
 
+    /// curl's glob forms, without sockets: order (the first glob slowest), steps, zero padding,
+    /// letters, lists; a huge range is counted, not made (a value is computed when its URL is).
+    @Test func globRangesExpandInCurlsOrderWithoutMaterialising() throws {
+        let urls = try URLGlob.expand("h://x/[1-10:4]{a,b}[08-10][c-g:2]").map(\.url)
+        #expect(urls.count == 3 * 2 * 3 * 3)
+        #expect(Array(urls.prefix(4)) == ["h://x/1a08c", "h://x/1a08e", "h://x/1a08g", "h://x/1a09c"])
+        #expect(urls.last == "h://x/9b10g")
+        let values = try URLGlob.parse("h://x/[001-120]/{p,q}").expansion(at: 5)
+        #expect(values.url == "h://x/003/q" && values.values == ["003", "q"])
+        let huge = try URLGlob.parse("h://x/[1-9999999]")
+        #expect(huge.count == 9_999_999 && huge.expansion(at: 9_999_998, values: false).url == "h://x/9999999")
+        #expect(throws: URLGlob.GlobError.self) { try URLGlob.parse("h://x/[1-9999999][1-2]") }
+        #expect(throws: URLGlob.GlobError.self) { try URLGlob.parse("h://x/[0-9223372036854775806][1-9]") }
+    }
+
+    /// A URL built on the previous URL's origin is the URL a full parse gives, and anything that
+    /// a prefix match could get wrong (another port, credentials, case, spaces, a fragment right
+    /// after the host) is parsed whole.
+    @Test func urlsOnTheLastOriginMatchAFullParse() throws {
+        let reuse = OriginReuse()
+        let urls = ["http://h.example:808/a?x=1", "http://h.example:808/b/../c?y=%zz&z", "http://h.example:808?q",
+                    "http://h.example:8080/x", "http://h.example:8080/z", "http://u:p@h.example:8080/x", "http://u:p@h.example:8080/y z",
+                    "HTTP://h.example:8080/x", "http://h.example:8080/x ", "http://h.example:8080#f", "http://h.example:8080",
+                    "https://[::1]:8443/v?w", "https://[::1]:8443/w", "http://h.example:8080/%41?a#frag"]
+        var reused = 0
+        for url in urls {
+            let whole = try CourierURL(parsing: url)
+            guard let (base, target) = reuse.split(url) else { continue }
+            reused += 1
+            let (path, query) = CourierURL.split(target: target)
+            let built = base.withTarget(path: path, query: query)
+            #expect(built == whole && built.description == whole.description && built.user == whole.user && built.password == whole.password,
+                    "\(url): \(built) against \(whole)")
+        }
+        #expect(reused >= 8, "the common case reuses the origin (\(reused))")
+    }
+
     @Test func aBracketedIPv6AddressIsNotAGlob() async throws {
         #expect(URLGlob.isIPv6Literal("::1") && URLGlob.isIPv6Literal("fe80::1%25eth0") && URLGlob.isIPv6Literal("::ffff:1.2.3.4"))
         #expect(!URLGlob.isIPv6Literal("1-3") && !URLGlob.isIPv6Literal("a-z") && !URLGlob.isIPv6Literal("1-10:2"))
