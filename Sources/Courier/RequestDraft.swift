@@ -267,7 +267,8 @@ package struct RequestDraft: Sendable {
     /// own a request shares the engine's (no copy).
     /// `url` gives the credentials (its user and password).
     package func resolvedHeaders(url: CourierURL) -> HTTPHeaders {
-        var merged = Self.merging(defaultHeaders, own: headers, suppressed: suppressedHeaders)
+        var merged = defaultHeaders
+        Self.merge(own: headers, suppressed: suppressedHeaders, into: &merged)
         // (One path and one return: an early return here cost the common request, which has no
         // credentials at all, copies of the merged fields.)
         let explicit = authorization
@@ -278,10 +279,11 @@ package struct RequestDraft: Sendable {
         return merged
     }
 
-    /// `defaults` except the names `own` sets, then `own` in its order, without the `suppressed`
-    /// names: how a request's fields combine with its engine's (or the CLI's, once for every URL).
-    package static func merging(_ defaults: HTTPHeaders, own: HTTPHeaders, suppressed: [String]) -> HTTPHeaders {
-        var merged = defaults
+    /// `merged` (a request's defaults) without the names `own` sets, then `own` in its order, and
+    /// without the `suppressed` names: how a request's fields combine with its engine's (or the
+    /// CLI's, once for every URL). In place, so the common request copies nothing.
+    @inline(__always)
+    package static func merge(own: HTTPHeaders, suppressed: [String], into merged: inout HTTPHeaders) {
         if !own.isEmpty {
             for index in 0..<own.count where merged.contains(own.name(at: index)) {
                 merged.remove(name: own.name(at: index))
@@ -289,7 +291,6 @@ package struct RequestDraft: Sendable {
             for index in 0..<own.count { merged.add(name: own.name(at: index), value: own.value(at: index)) }
         }
         for name in suppressed where merged.contains(name) { merged.remove(name: name) }
-        return merged
     }
 
     /// The body as sent, with the Content-Type it implies (nil when the caller set one).

@@ -81,7 +81,8 @@ final class CLIContext: @unchecked Sendable {
         if let range = options.range, !headers.contains("Range") { headers.add(name: "Range", value: "bytes=" + range) }
         // The -H, -b, -e and -r fields merged into curl's defaults, validated and summarised once:
         // every URL's request shares them as they are (only URL credentials add a field).
-        var merged = RequestDraft.merging(defaults, own: headers, suppressed: suppressed)
+        var merged = defaults
+        RequestDraft.merge(own: headers, suppressed: suppressed, into: &merged)
         merged.prepareForSending()
         requestHeaders = merged
 
