@@ -481,7 +481,11 @@ int courier_request_set_priority(courier_request *request, int priority);
  * connect or first-byte limits. */
 int courier_request_set_timeout(courier_request *request, int which, int64_t milliseconds);
 
-/* Follow 301/302/303/307/308 (default on, 10 at most); max_redirects < 0 keeps the default. */
+/* Follow 301/302/303/307/308 (default on, 10 at most); max_redirects < 0 keeps the default.
+ * follow: 0 (off), 1 (on), or COURIER_FOLLOW_AUTO_REFERER (since 0.2.1): on, and each hop sends
+ * the URL it was redirected from as Referer, without credentials or fragment (curl's
+ * CURLOPT_AUTOREFERER). Other values are COURIER_E_INVALID_ARGUMENT. */
+#define COURIER_FOLLOW_AUTO_REFERER 2
 int courier_request_set_redirects(courier_request *request, int follow, int max_redirects);
 
 /* Ask for and decode gzip/deflate (default on). */

@@ -25,8 +25,10 @@ enum TransferSetting {
     }
 
     static func redirects(_ options: inout TransferOptions, _ follow: Int32, _ maxRedirects: Int32) throws(CourierError) {
-        guard follow == 0 || follow == 1 else { throw invalid("follow must be 0 or 1") }
-        options.redirects.follow = follow == 1
+        // 2 is COURIER_FOLLOW_AUTO_REFERER: follow, each hop sending the URL it came from.
+        guard follow >= 0 && follow <= 2 else { throw invalid("follow must be 0, 1 or COURIER_FOLLOW_AUTO_REFERER") }
+        options.redirects.follow = follow != 0
+        options.redirects.autoReferer = follow == 2
         if maxRedirects >= 0 { options.redirects.maxRedirects = Int(maxRedirects) }
     }
 

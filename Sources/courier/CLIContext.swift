@@ -119,7 +119,8 @@ final class CLIContext: @unchecked Sendable {
         var transferOptions = TransferOptions()
         transferOptions.redirects = RedirectPolicy(follow: options.location,
                                                    maxRedirects: options.maxRedirects < 0 ? Int.max : options.maxRedirects,
-                                                   allowsHTTPSDowngrade: true)
+                                                   allowsHTTPSDowngrade: true,
+                                                   autoReferer: options.referer?.hasSuffix(";auto") ?? false)
         // curl has no first-byte or idle deadline of its own; only what the user asked for applies.
         transferOptions.timeouts = Timeouts(queue: nil,
                                             connect: options.connectTimeout.map { .seconds($0) } ?? .seconds(300),

@@ -74,7 +74,7 @@ enum FlagTable {
         FlagDoc("L", "--location", nil, "Follow redirects", .important, .http),
         FlagDoc(nil, "--max-redirs", "num", "Maximum number of redirects (default 50, -1 for no limit)", .http),
         FlagDoc("A", "--user-agent", "name", "User-Agent to send ('' sends none)", .important, .http),
-        FlagDoc("e", "--referer", "URL", "Referer to send", .http),
+        FlagDoc("e", "--referer", "URL", "Referer to send (URL;auto or ;auto: each redirect hop sends the URL it came from)", .http),
         FlagDoc("r", "--range", "range", "Ask for part of the body (Range: bytes=<range>)", .http),
         FlagDoc("b", "--cookie", "data|file", "Send \"name=value; ...\" as is, or read cookies from a file (Netscape format)", .http),
         FlagDoc("c", "--cookie-jar", "file", "Write every cookie to <file> after the transfers ('-' is stdout)", .http),

@@ -42,7 +42,7 @@ static void engine_defaults(const char *base, const char *https, const char *ca)
     CHECK(courier_engine_set_timeout(engine, 99, 300) == COURIER_E_INVALID_ARGUMENT, "unknown timeout");
     CHECK(courier_engine_set_timeout(engine, COURIER_TIMEOUT_CONNECT, -5) == COURIER_E_INVALID_ARGUMENT, "negative timeout");
     CHECK(courier_engine_set_redirects(engine, 0, -1) == COURIER_OK, "engine redirects");
-    CHECK(courier_engine_set_redirects(engine, 2, -1) == COURIER_E_INVALID_ARGUMENT, "follow 2");
+    CHECK(courier_engine_set_redirects(engine, 3, -1) == COURIER_E_INVALID_ARGUMENT, "follow 3");
     CHECK(courier_engine_set_tls_ca(engine, ca, NULL) == COURIER_OK, "engine CA");
     CHECK(courier_engine_set_tls_versions(engine, 0x0304, 0x0303) == COURIER_E_INVALID_ARGUMENT, "min above max");
     CHECK(courier_engine_set_timeout(NULL, COURIER_TIMEOUT_CONNECT, 1) == COURIER_E_MISUSE, "NULL engine");
@@ -80,6 +80,24 @@ static void engine_defaults(const char *base, const char *https, const char *ca)
     CHECK(courier_request_create(engine, "GET", "redirect?to=/echo", &request) == COURIER_OK, "create");
     code = perform(request, &status);
     CHECK(code == COURIER_OK && status == 302, "the engine does not follow: %d, status %d", code, status);
+    courier_request_free(request);
+
+    /* COURIER_FOLLOW_AUTO_REFERER on the request: followed, and the hop names where it came from. */
+    CHECK(courier_request_create(engine, "GET", "redirect?to=/echo", &request) == COURIER_OK, "create");
+    CHECK(courier_request_set_redirects(request, COURIER_FOLLOW_AUTO_REFERER, -1) == COURIER_OK, "auto referer");
+    {
+        courier_response *response = NULL;
+        code = courier_request_perform(request, &response);
+        size_t length = 0;
+        const uint8_t *body = response ? courier_response_body(response, &length) : NULL;
+        char expected[600];
+        size_t baseLength = strlen(base);
+        while (baseLength > 0 && base[baseLength - 1] == '/') baseLength--;
+        snprintf(expected, sizeof expected, "[\"Referer\", \"%.*s/redirect?to=/echo\"]", (int)baseLength, base);
+        CHECK(code == COURIER_OK && response && courier_response_status(response) == 200 && body &&
+              memmem(body, length, expected, strlen(expected)), "auto referer: %d, %.*s", code, (int)length, body ? (const char *)body : "");
+        courier_response_free(response);
+    }
     courier_request_free(request);
 
     /* The engine's CA verifies an absolute https URL sent through it. */

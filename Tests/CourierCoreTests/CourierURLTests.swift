@@ -194,6 +194,24 @@ struct RedirectDecisionTests {
         if case .follow(let hop) = port { #expect(hop.crossOrigin) } else { Issue.record("not followed") }
     }
 
+    @Test func autoRefererNamesTheHopItCameFromWithoutCredentials() throws {
+        var auto = policy
+        auto.autoReferer = true
+        let from = try CourierURL(parsing: "https://user:pw@a.example/start?q=1#frag")
+        let decision = RedirectDecision.decide(status: 302, location: "/next", current: from, method: .get, policy: auto, redirectsSoFar: 0)
+        guard case .follow(let hop) = decision else { Issue.record("not followed"); return }
+        #expect(hop.referer == "https://a.example/start?q=1")
+        var headers: HTTPHeaders = ["Referer": "http://given.example/", "X-Kept": "1"]
+        var method = HTTPMethod.get
+        var body = RequestBody.empty
+        var hostSet = false
+        hop.apply(method: &method, headers: &headers, body: &body, hostSetByCaller: &hostSet)
+        #expect(headers["Referer"] == "https://a.example/start?q=1" && headers.count == 2, "replaced, not added")
+        if case .follow(let plain) = RedirectDecision.decide(status: 302, location: "/next", current: from, method: .get, policy: policy, redirectsSoFar: 0) {
+            #expect(plain.referer == nil, "off by default")
+        }
+    }
+
     @Test func refusals() {
         #expect(RedirectDecision.decide(status: 302, location: "http://a.example/", current: base, method: .get, policy: policy, redirectsSoFar: 0)
             == .fail(CourierError(.redirectDowngrade, "https://a.example/start -> http://a.example/")))

@@ -122,7 +122,7 @@ int main(int argc, char **argv) {
     CHECK(courier_request_set_timeout(request, 42, 10), COURIER_E_INVALID_ARGUMENT);
     CHECK(courier_request_set_timeout(request, COURIER_TIMEOUT_TOTAL, -5), COURIER_E_INVALID_ARGUMENT);
     CHECK(courier_request_set_param_encoding(request, 7), COURIER_E_INVALID_ARGUMENT);
-    CHECK(courier_request_set_redirects(request, 2, 0), COURIER_E_INVALID_ARGUMENT);
+    CHECK(courier_request_set_redirects(request, 3, 0), COURIER_E_INVALID_ARGUMENT);
     CHECK(courier_request_set_decompress(request, -1), COURIER_E_INVALID_ARGUMENT);
     CHECK(courier_request_set_max_body(request, -1), COURIER_E_INVALID_ARGUMENT);
     CHECK(courier_request_set_body(request, NULL, 5), COURIER_E_INVALID_ARGUMENT);

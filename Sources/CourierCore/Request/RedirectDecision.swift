@@ -51,8 +51,10 @@ package enum RedirectDecision: Equatable {
         default:
             break
         }
+        // (CourierURL's description has neither credentials nor fragment.)
         return .follow(RedirectHop(url: target, method: newMethod, dropBody: newMethod != method,
-                                   crossOrigin: target.origin != current.origin))
+                                   crossOrigin: target.origin != current.origin,
+                                   referer: policy.autoReferer ? current.description : nil))
     }
 
 }
@@ -67,12 +69,15 @@ package struct RedirectHop: Equatable, Sendable {
     package var dropBody: Bool
     /// The hop leaves the origin: credentials must not follow.
     package var crossOrigin: Bool
+    /// The `Referer` the hop sends instead of the request's (`RedirectPolicy.autoReferer`).
+    package var referer: String?
 
-    package init(url: CourierURL, method: HTTPMethod, dropBody: Bool, crossOrigin: Bool) {
+    package init(url: CourierURL, method: HTTPMethod, dropBody: Bool, crossOrigin: Bool, referer: String? = nil) {
         self.url = url
         self.method = method
         self.dropBody = dropBody
         self.crossOrigin = crossOrigin
+        self.referer = referer
     }
 
     /// Fields that carry credentials and must not be sent to another origin.
@@ -82,8 +87,8 @@ package struct RedirectHop: Equatable, Sendable {
 
     /// Rewrites a request into this hop (the caller moves it to `url`): the new method; across
     /// origins no credentials, and no Host the caller set (it named the old origin); without the
-    /// body, none of the fields that described it. `hostSetByCaller` is cleared with the caller's
-    /// Host.
+    /// body, none of the fields that described it; the automatic Referer when asked for.
+    /// `hostSetByCaller` is cleared with the caller's Host.
     package func apply(method: inout HTTPMethod, headers: inout HTTPHeaders,
                        body: inout RequestBody, hostSetByCaller: inout Bool) {
         if crossOrigin {
@@ -97,6 +102,7 @@ package struct RedirectHop: Equatable, Sendable {
             body = .empty
             for name in Self.bodyFields where headers.contains(name) { headers.remove(name: name) }
         }
+        if let referer { headers.replaceOrAdd(name: "Referer", value: referer) }
         method = self.method
     }
 }

@@ -40,12 +40,17 @@ public struct RedirectPolicy: Sendable, Hashable {
     /// Whether an https URL may redirect to http. Off by default: a downgrade exposes everything
     /// the client sends next, and a redirect is exactly how an attacker would arrange one.
     public var allowsHTTPSDowngrade: Bool
+    /// Whether each hop sends the URL it was redirected from as `Referer` (curl's
+    /// `CURLOPT_AUTOREFERER`, the CLI's `-e ';auto'`), without credentials or fragment. Off by
+    /// default: a Referer tells the next origin where the client came from.
+    public var autoReferer: Bool
 
     /// Follows up to 10 redirects, never from https to http.
-    public init(follow: Bool = true, maxRedirects: Int = 10, allowsHTTPSDowngrade: Bool = false) {
+    public init(follow: Bool = true, maxRedirects: Int = 10, allowsHTTPSDowngrade: Bool = false, autoReferer: Bool = false) {
         self.follow = follow
         self.maxRedirects = maxRedirects
         self.allowsHTTPSDowngrade = allowsHTTPSDowngrade
+        self.autoReferer = autoReferer
     }
 
     /// Never follow: the 3xx response is the result.

@@ -188,6 +188,22 @@ struct CLIParityTests {
         #expect(posted["method"] as? String == "POST" && posted["body"] as? String == "q=1%202")
     }
 
+    /// curl's `-e ';auto'`: each redirect hop sends the URL it came from (without credentials or
+    /// fragment) as Referer; with a URL before `;auto`, the first request sends that one.
+    @Test func autoRefererFollowsTheRedirectChain() async throws {
+        let credentialed = s.scripted.replacingOccurrences(of: "http://", with: "http://user:secret@")
+        let first = credentialed + "/redirect?to=" + "/redirect%3Fto%3D/echo"
+        let auto = try echoed(try await run(["-s", "-L", "-e", ";auto", first + "#frag"]).stdout)
+        #expect(header(auto, "Referer") == s.scripted + "/redirect?to=/echo", "the last hop's URL: \(auto)")
+        let both = try echoed(try await run(["-s", "-L", "-e", "http://from.example/;auto", s.scripted + "/redirect?to=/echo"]).stdout)
+        #expect(header(both, "Referer") == s.scripted + "/redirect?to=/echo", "\(both)")
+        let firstOnly = try echoed(try await run(["-s", "-e", "http://from.example/;auto", s.scripted + "/echo"]).stdout)
+        #expect(header(firstOnly, "Referer") == "http://from.example/", "\(firstOnly)")
+        // Without ;auto the given Referer stays on every hop, as in curl.
+        let plain = try echoed(try await run(["-s", "-L", "-e", "http://from.example/", s.scripted + "/redirect?to=/echo"]).stdout)
+        #expect(header(plain, "Referer") == "http://from.example/", "\(plain)")
+    }
+
     @Test func failWithBodyKeepsTheBody() async throws {
         let dir = try scratch()
         let r = try await run(["-s", "--fail-with-body", "-o", dir + "/body", s.scripted + "/status?code=404"])

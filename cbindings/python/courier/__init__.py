@@ -461,7 +461,7 @@ class Engine:
                max_body=None, output=None, verify=True, cafile=None, pins=None, cache=None, coalesce=None,
                files=None, content=None, content_length=None, resume=None, resume_attempts=0, expect_continue=None,
                rate_limit=None, retry=None, cookies=None, auth=None, proxy=None, no_proxy=None, freeze=None,
-               resolve=None, connect_to=None, ip_family=None, cert=None):
+               resolve=None, connect_to=None, ip_family=None, cert=None, auto_referer=False):
         """Options beyond httpx's: ``files=`` a multipart form streamed from disk (see
         ``apply_files``); ``content=`` bytes, a str, a path-backed file (streamed from disk), any
         iterable of bytes, or an async iterable with ``fetch``/``stream_async`` (sent chunked
@@ -562,9 +562,10 @@ class Engine:
                 if priority not in PRIORITIES:
                     raise CourierError(_native.E_INVALID_ARGUMENT, "unknown priority %r" % priority)
                 apply(lib.courier_request_set_priority(handle, PRIORITIES[priority]))
-            if not follow_redirects or max_redirects is not None:
-                apply(lib.courier_request_set_redirects(handle, 1 if follow_redirects else 0,
-                                                        -1 if max_redirects is None else max_redirects))
+            if not follow_redirects or max_redirects is not None or auto_referer:
+                # auto_referer: each redirect hop sends the URL it came from as Referer (curl's -e ';auto').
+                follow = (_native.FOLLOW_AUTO_REFERER if auto_referer else 1) if follow_redirects else 0
+                apply(lib.courier_request_set_redirects(handle, follow, -1 if max_redirects is None else max_redirects))
             if not decompress:
                 apply(lib.courier_request_set_decompress(handle, 0))
             for entry in resolve or ():

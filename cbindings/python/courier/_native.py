@@ -40,6 +40,7 @@ DEBUG_FN = ctypes.CFUNCTYPE(None, c_void_p, c_int, ctypes.POINTER(ctypes.c_char)
 WRITEFUNC_PAUSE = ctypes.c_size_t(-1).value
 READFUNC_ABORT = -1
 READFUNC_PAUSE = -2
+FOLLOW_AUTO_REFERER = 2  # courier_request_set_redirects: follow, each hop sending its Referer
 
 ABI_VERSION = 1
 

@@ -95,6 +95,15 @@ class ClientTests(unittest.TestCase):
             with self.assertRaises(courier.DecodingError):
                 unknown.text
 
+    def test_auto_referer_names_the_hop_each_request_came_from(self):
+        target = "/redirect?to=" + quote("/redirect?to=/echo", safe="")
+        with courier.Client(base_url=SCRIPTED) as client:
+            echo = client.get(target, follow_redirects=True, auto_referer=True).json()
+            referers = [value for name, value in echo["headers"] if name.lower() == "referer"]
+            self.assertEqual(referers, [SCRIPTED + "/redirect?to=/echo"])
+            plain = client.get(target, follow_redirects=True).json()
+            self.assertFalse([1 for name, _ in plain["headers"] if name.lower() == "referer"])
+
     def test_redirects_only_when_asked_and_the_history_of_each_hop(self):
         target = "/redirect?code=301&to=" + quote("/redirect?code=302&to=/echo", safe="")
         with courier.Client(base_url=SCRIPTED) as client:
