@@ -218,14 +218,16 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
     // MARK: TransferDelegate (loop thread)
 
     func transferDidReceiveHead(_ transfer: Transfer) {
-        guard let head = transfer.head else { return }
-        lastStatus = head.status
+        let status = transfer.headStatus
+        guard status != 0 else { return }
+        lastStatus = status
         // A redirect being followed: the next hop starts now (curl's time_redirect ends here).
         if transfer.machine.followsRedirect { redirectsEndedAt = monotonicNanos() }
         // -w's local_ip/local_port: the socket is asked while the connection still serves us.
         if context.writeOutNeedsLocalAddress { localAddress = transfer.localAddress }
         // Nothing shows heads as text: no text is made (most runs, and the fast path of many URLs).
-        guard context.needsHeadText || options.fail || options.failWithBody || options.remoteHeaderName else { return }
+        guard context.needsHeadText || options.fail || options.failWithBody || options.remoteHeaderName,
+              let head = transfer.head else { return }
         let headText = context.needsHeadText ? headText(head) : ""
         // Every head of the exchange, redirects included, as received (or as the cache served it).
         headerDump?.write(headText)
@@ -294,7 +296,9 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
                 Terminal.error("courier: (22) The requested URL returned error: \(status)\n")
             }
         }
-        if let transfer, case .resumable(let download) = transfer.sink, let failure = download.finish(succeeded: exitCode == 0) {
+        // (-C - is the only resumable sink: asked first, so no other run copies the sink.)
+        if options.continueAt, let transfer, case .resumable(let download) = transfer.sink,
+           let failure = download.finish(succeeded: exitCode == 0) {
             error = failure
             exitCode = ExitCode.forError(failure)
         }

@@ -16,7 +16,7 @@ final class CLIRunner: @unchecked Sendable {
     /// The jobs in flight, oldest first from `inFlightHead`: a concrete array, because CourierCore's
     /// generic Deque is called unspecialized from another module (Swift 6.3 does not inline
     /// `@inlinable package` code), which cost about 1,000 instructions per URL.
-    @exclusivity(unchecked) private var inFlight: [CLIJob] = []
+    @exclusivity(unchecked) private var inFlight: [CLIJob?] = []
     @exclusivity(unchecked) private var inFlightHead = 0
     @exclusivity(unchecked) private var cursor = URLList.Cursor()
     @exclusivity(unchecked) private var advancing = false
@@ -48,8 +48,9 @@ final class CLIRunner: @unchecked Sendable {
         advancing = true
         repeat {
             advanceAgain = false
-            while inFlightHead < inFlight.count, inFlight[inFlightHead].isDone {
-                let first = inFlight[inFlightHead]
+            while inFlightHead < inFlight.count, let first = inFlight[inFlightHead], first.isDone {
+                // The slot lets go of the job at once (with its transfer and, under -Z, its body).
+                inFlight[inFlightHead] = nil
                 inFlightHead += 1
                 if inFlightHead == inFlight.count {
                     inFlight.removeAll(keepingCapacity: true)

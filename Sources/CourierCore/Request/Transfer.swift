@@ -621,6 +621,9 @@ extension Transfer {
         get { _status }
         _modify { yield &_status }
     }
+    /// The status of the last head received, a redirect's included (0 before any): read in place,
+    /// where `head?.status` from another module copies the whole head.
+    package var headStatus: Int { _head?.status ?? 0 }
     package internal(set) var trailers: HTTPHeaders {
         get { _trailers }
         _modify { yield &_trailers }

@@ -206,7 +206,8 @@ class StreamedResponse:
         self.url = ""
         self.error = None
         self._loop = asyncio.get_running_loop() if asynchronous else None
-        self._queue = asyncio.Queue() if asynchronous else _queue.Queue()
+        # SimpleQueue: implemented in C, a fraction of queue.Queue's cost per piece.
+        self._queue = asyncio.Queue() if asynchronous else _queue.SimpleQueue()
         self._head_future = self._loop.create_future() if asynchronous else None
         self._write = _native.WRITE_FN(self._on_write)
         self._on_head_c = _native.HEAD_FN(self._on_head)
