@@ -24,6 +24,8 @@ final class CLIContext: @unchecked Sendable {
     let transferOptions: TransferOptions
     /// The last origin parsed, which the next URL with the same one is built on.
     let origins = OriginReuse()
+    /// `-Z`'s meter for all the transfers together (nil without -Z, or with -s).
+    let parallelMeter: ParallelMeter?
     /// Why no request can be made (TLS files or proxy settings that cannot be used), or nil.
     let setupError: CourierError?
     /// Whether heads are rendered as text (-i, -I, -D, -v, --trace-ascii, -w's header sizes).
@@ -33,7 +35,8 @@ final class CLIContext: @unchecked Sendable {
 
     init(options: CommandLineOptions, body: (body: RequestBody, contentType: String?)?, showProgress: Bool,
          cache: ResponseCache?, headerDump: HeaderDump?, cookies: CookieJar? = nil, cookieHeader: String? = nil,
-         journal: Journal? = nil, trace: HeaderDump? = nil) {
+         journal: Journal? = nil, trace: HeaderDump? = nil, parallelMeter: ParallelMeter? = nil) {
+        self.parallelMeter = parallelMeter
         self.options = options
         self.body = body
         self.showProgress = showProgress

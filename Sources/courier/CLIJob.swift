@@ -44,6 +44,8 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
     @exclusivity(unchecked) private var closesConnection = false
     /// --outbox: this request's entry in the journal.
     @exclusivity(unchecked) private var outboxID: String?
+    /// -Z's meter: what this transfer had moved when it last reported.
+    @exclusivity(unchecked) private var lastSample: ProgressSample?
 
     private var options: CommandLineOptions { _read { yield context.options } }
     private var body: (body: RequestBody, contentType: String?)? { context.body }
@@ -176,6 +178,9 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
             progress = options.forceProgressBar ? ProgressBar() : ProgressMeter()
             transfer.reportsProgress = true
             transfer.progressIntervalMillis = 100
+        } else if context.parallelMeter != nil {
+            transfer.reportsProgress = true
+            transfer.progressIntervalMillis = 250
         }
         self.transfer = transfer
     }
@@ -199,6 +204,7 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
             ended()
             return
         }
+        context.parallelMeter?.added()
         Runtime.shared.submit(transfer)
     }
 
@@ -270,10 +276,21 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
     }
 
     func transferDidProgress(_ transfer: Transfer) {
+        if let meter = context.parallelMeter {
+            let sample = Self.sample(transfer)
+            meter.moved(from: lastSample, to: sample)
+            lastSample = sample
+            return
+        }
         progress?.update(Self.sample(transfer))
     }
 
     func transferDidComplete(_ transfer: Transfer) {
+        if let meter = context.parallelMeter {
+            let sample = Self.sample(transfer)
+            meter.moved(from: lastSample, to: sample)
+            meter.ended(expectedKnown: sample.expected != nil, sendTotalKnown: sample.sendTotal != nil, sentSomething: sample.sent > 0)
+        }
         progress?.finish(Self.sample(transfer))
         ended()
     }

@@ -71,6 +71,7 @@ final class CLIRunner: @unchecked Sendable {
         } while advanceAgain
         advancing = false
         if inFlightHead == inFlight.count, cursor.made == urls.count {
+            context.parallelMeter?.finish()
             Terminal.flushStdout()
             finished.signal()
         }

@@ -47,7 +47,13 @@ enum Terminal {
         stdoutBatch!.reserveCapacity(pending.count)
     }
 
-    static func error(_ text: String) { write(text, to: 2) }
+    /// -Z's meter, whose line a message on stderr must not continue (set before the URLs run).
+    @exclusivity(unchecked) nonisolated(unsafe) static var meterLine: ParallelMeter?
+
+    static func error(_ text: String) {
+        meterLine?.breakLine()
+        write(text, to: 2)
+    }
 
     static var stderrIsTerminal: Bool { isatty(2) != 0 }
     static var stdoutIsTerminal: Bool { isatty(1) != 0 }

@@ -153,7 +153,9 @@ if let directory = options.outbox {
 }
 // What every URL shares, worked out once.
 let context = CLIContext(options: options, body: requestBody, showProgress: progressAllowed && !options.parallel, cache: cache,
-                         headerDump: headerDump, cookies: cookieJar, cookieHeader: cookieHeader, journal: journal, trace: trace)
+                         headerDump: headerDump, cookies: cookieJar, cookieHeader: cookieHeader, journal: journal, trace: trace,
+                         parallelMeter: progressAllowed && options.parallel && !options.flush ? ParallelMeter() : nil)
+Terminal.meterLine = context.parallelMeter
 if options.flush {
     guard let journal else {
         Terminal.error("courier: --flush needs --outbox DIR\ncourier: try 'courier --help' for more information\n")

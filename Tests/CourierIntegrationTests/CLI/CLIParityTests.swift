@@ -363,6 +363,29 @@ struct CLIParityTests {
         #expect(trace.contains("<= Recv data, "))
     }
 
+    /// `-Z`'s meter: one line for every transfer together under curl's parallel header, redrawn
+    /// at most twice a second, ended by a newline; the started and live counts and the bytes of
+    /// all of them; `--` while a size is unknown; nothing with -s.
+    @Test func parallelMeterSumsEveryTransfer() async throws {
+        let dir = try scratch()
+        let r = try await run(["-Z", "--limit-rate", "100k", "-o", dir + "/p#1", s.stream + "/blob/{100000,150000,50000}"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = r.stderr.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines.first == "DL% UL%  Dled  Uled  Xfers  Live Total     Current  Left    Speed", "\(r.stderr)")
+        let last = lines.dropLast().last.map { $0.split(separator: "\r").last.map(String.init) ?? "" } ?? ""
+        #expect(last.hasPrefix("100 --   292k     0     3     0  "), "the final line: \(last.debugDescription)")
+        let redraws = r.stderr.filter { $0 == "\r" }.count
+        #expect(redraws >= 2 && redraws <= 8, "about twice a second over ~1.5 s: \(redraws)")
+        #expect(r.stderr.hasSuffix("\n"))
+        // A failed transfer's message starts a line of its own, below the meter's.
+        let failed = try await run(["-Z", "-o", dir + "/f", "http://127.0.0.1:1/", s.nginx + "/small"])
+        let failedLines = failed.stderr.split(separator: "\n").map(String.init)
+        #expect(failed.status == 7 && failedLines.contains { $0.hasPrefix("courier: (7)") }, "\(failed.stderr)")
+        #expect(!failed.stderr.contains("--:--:--courier") && !failed.stderr.contains(" 0courier"), "\(failed.stderr.debugDescription)")
+        let quiet = try await run(["-Z", "-s", "-o", dir + "/q#1", s.nginx + "/{small,small}"])
+        #expect(quiet.status == 0 && quiet.stderr.isEmpty, "\(quiet.stderr)")
+    }
+
     /// curl's meter: on stderr when the body goes to a file or a pipe (here stderr is a pipe), its
     /// columns, redrawn at most once a second, ended by a newline before an error's message; none
     /// when the body goes to a terminal (a pseudo-terminal through script(1)) or with -s.
