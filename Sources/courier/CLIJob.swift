@@ -44,6 +44,8 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
     @exclusivity(unchecked) private var closesConnection = false
     /// --outbox: this request's entry in the journal.
     @exclusivity(unchecked) private var outboxID: String?
+    /// --trace-ascii: the body's pieces are dumped as they arrive (so no size line at the end).
+    @exclusivity(unchecked) private var dumpsBody = false
     /// -Z's meter: what this transfer had moved when it last reported.
     @exclusivity(unchecked) private var lastSample: ProgressSample?
 
@@ -171,6 +173,16 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
             transfer.sink = Terminal.buffersStdout
                 ? .stream(StreamSink { bytes in Terminal.write(bytes: bytes); return .proceed })
                 : .file(FileSink(descriptor: 1, name: "stdout"))
+        }
+        // --trace-ascii: each piece of the body is dumped as it arrives, beside its destination.
+        if let trace {
+            let dump = StreamSink { bytes in trace.write(VerboseLog.traceData(bytes)); return .proceed }
+            switch transfer.sink {
+            case .file(let file): transfer.sink = .fanOut(FanOutSink([.file(file), .stream(dump)]))
+            case .stream(let stream): transfer.sink = .fanOut(FanOutSink([.stream(stream), .stream(dump)]))
+            case .memory, .discard, .fanOut, .destination, .resumable: break
+            }
+            if case .fanOut = transfer.sink { dumpsBody = true }
         }
         // curl's rule: a meter on stderr when the body goes to a file or a pipe (not to a terminal);
         // -# draws a bar instead.
@@ -341,7 +353,7 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         let ending = VerboseLog.end(transfer, connection: servingConnection, closing: closesConnection || transfer?.error != nil)
         if options.verbose, !ending.isEmpty { Terminal.error("* \(ending)\n") }
         if let trace, let transfer {
-            trace.write(VerboseLog.traceData(transfer.metrics.bodyBytesReceived) + (ending.isEmpty ? "" : "== Info: \(ending)\n"))
+            trace.write((dumpsBody ? "" : VerboseLog.traceData(transfer.metrics.bodyBytesReceived)) + (ending.isEmpty ? "" : "== Info: \(ending)\n"))
         }
         var message = error?.message
         if let journal, let outboxID {

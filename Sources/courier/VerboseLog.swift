@@ -49,9 +49,38 @@ enum VerboseLog {
         return out
     }
 
-    /// `<= Recv data, N bytes (0xN)`: the body's size (its bytes go where -o says, not to the trace).
+    /// `<= Recv data, N bytes (0xN)` alone: a body whose pieces were not dumped (kept in memory for
+    /// -Z, or resumed into its file with -C -).
     static func traceData(_ count: UInt64) -> String {
         count == 0 ? "" : "<= Recv data, \(count) bytes (0x\(String(count, radix: 16)))\n"
+    }
+
+    /// One piece of the body as curl's --trace-ascii shows it: its title, then 64 bytes to a line
+    /// after the line's offset in hex, bytes outside printable ASCII as ".", and a CR LF ending a
+    /// line early (not shown).
+    static func traceData(_ bytes: UnsafeRawBufferPointer) -> String {
+        var out = "<= Recv data, \(bytes.count) bytes (0x\(String(bytes.count, radix: 16)))\n"
+        out.reserveCapacity(out.utf8.count + bytes.count + bytes.count / 64 * 7 + 8)
+        var i = 0
+        while i < bytes.count {
+            let hex = String(i, radix: 16)
+            out += String(repeating: "0", count: max(0, 4 - hex.count)) + hex + ": "
+            var column = 0
+            while column < 64, i < bytes.count {
+                if bytes[i] == 0x0D, i + 1 < bytes.count, bytes[i + 1] == 0x0A {
+                    i += 2
+                    break
+                }
+                let byte = bytes[i]
+                out.unicodeScalars.append(Unicode.Scalar(byte >= 0x20 && byte < 0x7F ? byte : UInt8(ascii: ".")))
+                i += 1
+                column += 1
+                // A CR LF right after the line's last byte ends it too (no empty line after it).
+                if column == 64, i + 1 < bytes.count, bytes[i] == 0x0D, bytes[i + 1] == 0x0A { i += 2 }
+            }
+            out += "\n"
+        }
+        return out
     }
 
     /// curl's trace block: a title with the size, then each line with its offset in hex.

@@ -361,6 +361,16 @@ struct CLIParityTests {
         #expect(trace.contains("=> Send header, ") && trace.contains("0000: GET /echo HTTP/1.1\n"), "\(trace)")
         #expect(trace.contains("<= Recv header, ") && trace.contains("0000: HTTP/1.1 200 OK\n"))
         #expect(trace.contains("<= Recv data, "))
+        // The body's bytes themselves, as curl dumps them (the echo is JSON on one line).
+        #expect(trace.contains("\n0000: {\"method\": \"GET\""), "\(trace)")
+        let dumped = trace.split(separator: "\n").filter { $0.count > 6 && $0.dropFirst(4).hasPrefix(": ") }
+        #expect(dumped.allSatisfy { $0.count <= 6 + 64 }, "64 bytes to a line at most")
+
+        // curl's --trace-ascii layout: 64 to a line, offsets in hex, "." for the unprintable, a CR LF
+        // ending a line early and not shown (also right after a full line).
+        let piece = Array(String(repeating: "a", count: 64).utf8) + [0x0D, 0x0A] + Array("b\tc\r\nd".utf8) + [0xC3, 0xA9]
+        let text = piece.withUnsafeBytes { VerboseLog.traceData($0) }
+        #expect(text == "<= Recv data, 74 bytes (0x4a)\n0000: " + String(repeating: "a", count: 64) + "\n0042: b.c\n0047: d..\n", "\(text)")
     }
 
     /// `-Z`'s meter: one line for every transfer together under curl's parallel header, redrawn
