@@ -200,15 +200,18 @@ struct RedirectDecisionTests {
         let from = try CourierURL(parsing: "https://user:pw@a.example/start?q=1#frag")
         let decision = RedirectDecision.decide(status: 302, location: "/next", current: from, method: .get, policy: auto, redirectsSoFar: 0)
         guard case .follow(let hop) = decision else { Issue.record("not followed"); return }
-        #expect(hop.referer == "https://a.example/start?q=1")
+        #expect(hop.sendsReferer)
         var headers: HTTPHeaders = ["Referer": "http://given.example/", "X-Kept": "1"]
         var method = HTTPMethod.get
         var body = RequestBody.empty
         var hostSet = false
-        hop.apply(method: &method, headers: &headers, body: &body, hostSetByCaller: &hostSet)
+        hop.apply(method: &method, headers: &headers, body: &body, hostSetByCaller: &hostSet, from: from)
         #expect(headers["Referer"] == "https://a.example/start?q=1" && headers.count == 2, "replaced, not added")
         if case .follow(let plain) = RedirectDecision.decide(status: 302, location: "/next", current: from, method: .get, policy: policy, redirectsSoFar: 0) {
-            #expect(plain.referer == nil, "off by default")
+            #expect(!plain.sendsReferer, "off by default")
+            var untouched: HTTPHeaders = ["Referer": "http://given.example/"]
+            plain.apply(method: &method, headers: &untouched, body: &body, hostSetByCaller: &hostSet, from: from)
+            #expect(untouched["Referer"] == "http://given.example/")
         }
     }
 
@@ -236,7 +239,8 @@ struct RedirectDecisionTests {
         var body = RequestBody.bytes(Array("body".utf8))
         var hostSet = true
         let away = RedirectHop(url: try CourierURL(parsing: "https://b.example/next"), method: .get, dropBody: true, crossOrigin: true)
-        away.apply(method: &method, headers: &headers, body: &body, hostSetByCaller: &hostSet)
+        let left = try CourierURL(parsing: "https://a.example/start")
+        away.apply(method: &method, headers: &headers, body: &body, hostSetByCaller: &hostSet, from: left)
         #expect(method == .get)
         #expect(body == .empty)
         #expect(!hostSet, "the caller's Host named the old origin")
@@ -247,7 +251,7 @@ struct RedirectDecisionTests {
         var kept = RequestBody.bytes([1, 2, 3])
         var noHost = false
         let stay = RedirectHop(url: try CourierURL(parsing: "https://a.example/moved"), method: .put, dropBody: false, crossOrigin: false)
-        stay.apply(method: &put, headers: &sameOrigin, body: &kept, hostSetByCaller: &noHost)
+        stay.apply(method: &put, headers: &sameOrigin, body: &kept, hostSetByCaller: &noHost, from: left)
         #expect(put == .put && kept == .bytes([1, 2, 3]))
         #expect(sameOrigin.map(\.name) == ["Authorization", "Content-Type"], "a same-origin 307/308 keeps everything")
     }

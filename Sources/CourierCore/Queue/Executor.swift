@@ -198,7 +198,7 @@ final class Executor: HTTP1ConnectionDelegate, RetryApproval {
         case .followRedirect(let hop):
             transfer.metrics.redirects += 1
             hop.apply(method: &transfer._method, headers: &transfer._headers,
-                      body: &transfer._body, hostSetByCaller: &transfer.userSetHost)
+                      body: &transfer._body, hostSetByCaller: &transfer.userSetHost, from: transfer.url)
             transfer.url = hop.url
             if hop.dropBody { transfer.requestBodyLength = 0 }
             transfer.resetResponse()
