@@ -143,11 +143,7 @@ final class CLIContext: @unchecked Sendable {
         transferOptions.tls = tls
         transferOptions.cache = cache
         transferOptions.cookies = cookies
-        // Set only when it is not what every request would follow anyway (the environment's, read
-        // with the same rules): a request without such settings takes the short path to its pool.
-        if proxy.isDirect ? ProxySettings.processDefault != nil : proxy != ProxySettings.processDefault {
-            transferOptions.proxy = proxy
-        }
+        transferOptions.proxy = proxy
         transferOptions.route = options.route
         return transferOptions
     }

@@ -202,7 +202,9 @@ enum URLGlob {
             let width = parts[0].hasPrefix("0") && parts[0].count > 1 ? parts[0].count : 0
             return .numbers(first: low, step: step, count: (high - low) / step + 1, width: width)
         }
-        if parts[0].count == 1, parts[1].count == 1, let a = parts[0].unicodeScalars.first?.value, let b = parts[1].unicodeScalars.first?.value, a <= b {
+        // (A range across the surrogate code points would name characters that do not exist.)
+        if parts[0].count == 1, parts[1].count == 1, let a = parts[0].unicodeScalars.first?.value, let b = parts[1].unicodeScalars.first?.value, a <= b,
+           b < 0xD800 || a > 0xDFFF {
             return .letters(first: a, step: UInt32(min(step, Int(UInt32.max))), count: Int((b - a) / UInt32(min(step, Int(UInt32.max)))) + 1)
         }
         throw GlobError(message: "bad range [\(spec)]")

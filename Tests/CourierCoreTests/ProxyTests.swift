@@ -73,6 +73,21 @@ struct ProxyRuleTests {
         #expect(throws: CourierError.self) { try broken.proxy(for: http) }
     }
 
+    /// Setting the proxy back to the default (the environment's, or none when it names none) keeps
+    /// nothing composed, so such a request takes the plain pool-key path; anything else is kept.
+    @Test func theDefaultProxyIsNoSetting() throws {
+        var options = TransferOptions()
+        options.proxy = ProxySettings.processDefault ?? .direct
+        #expect(!options.hasComposition && options.proxy == (ProxySettings.processDefault ?? .direct))
+        let explicit = ProxySettings.all(try Proxy(parsing: "http://proxy.example:3128"))
+        options.proxy = explicit
+        #expect(options.hasComposition && options.proxy == explicit)
+        if ProxySettings.processDefault != nil {
+            options.proxy = .direct
+            #expect(options.hasComposition && options.proxySettings == nil, "direct over an environment proxy is a choice")
+        }
+    }
+
     @Test func connectAnswers() {
         func outcome(_ chunks: [String]) -> TunnelHandshake.Outcome {
             var handshake = TunnelHandshake(target: "example.com:443", authorization: nil)

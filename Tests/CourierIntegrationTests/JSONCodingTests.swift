@@ -127,7 +127,10 @@ struct JSONCodingTests {
         struct Feed: Decodable { var items: [Item] }
         let decoder = CourierJSONDecoder()
         func failure(_ text: String) -> CourierError? {
-            do { _ = try decoder.decode(Feed.self, from: Array(text.utf8)); return nil } catch { return error }
+            switch Result(catching: { () throws(CourierError) in try decoder.decode(Feed.self, from: Array(text.utf8)) }) {
+            case .success: return nil
+            case .failure(let error): return error
+            }
         }
         let missing = failure(#"{"items":[{"id":1,"name":"a"},{"name":"b"}]}"#)
         #expect(missing?.code == .decodeMismatch && missing?.detail == #"missing key "id" at .items[1]"#, "\(String(describing: missing))")

@@ -177,7 +177,12 @@ public struct TransferOptions: Sendable, Hashable {
     /// `no_proxy`); `.direct` ignores it.
     public var proxy: ProxySettings {
         get { box.values.composition?.proxy ?? ProxySettings.processDefault ?? .direct }
-        set { setComposition(retry: box.values.composition?.retry, cookies: cookies, proxy: newValue) }
+        set {
+            // The default again (the environment's, or no proxy when it names none) is kept as no
+            // setting at all: a request with nothing composed takes the short path to its pool key.
+            let isDefault = ProxySettings.processDefault.map { $0 == newValue } ?? newValue.isDirect
+            setComposition(retry: box.values.composition?.retry, cookies: cookies, proxy: isDefault ? nil : newValue)
+        }
     }
 
     /// Whether a retry policy, a cookie jar, proxy settings, a route or HTTP/1.0 are set (a nil
