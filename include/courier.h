@@ -41,9 +41,9 @@ extern "C" {
 
 /* Compile-time version; compare with courier_version_number() at run time. */
 #define COURIER_VERSION_MAJOR 0
-#define COURIER_VERSION_MINOR 2
+#define COURIER_VERSION_MINOR 3
 #define COURIER_VERSION_PATCH 0
-#define COURIER_VERSION_NUM 0x000200
+#define COURIER_VERSION_NUM 0x000300
 /* The ABI generation: the library's SONAME is libcourier.so.<COURIER_ABI_VERSION>. */
 #define COURIER_ABI_VERSION 1
 
@@ -82,6 +82,8 @@ extern "C" {
 #define COURIER_E_PROXY                29   /* the proxy would not or could not open a tunnel */
 #define COURIER_E_REJECTED             30   /* an engine hook turned the request into a failure */
 #define COURIER_E_OUTBOX               31   /* the outbox could not take or keep an entry */
+#define COURIER_E_AGAIN                32   /* courier_request_read: nothing yet within the timeout
+                                               (curl's CURLE_AGAIN; not a failure; since 0.3) */
 
 /* Details, in bits 8 and up of their family. */
 #define COURIER_E_TIMEOUT_QUEUE        (COURIER_E_TIMEOUT | (1 << 8))
@@ -482,7 +484,7 @@ int courier_request_set_priority(courier_request *request, int priority);
 int courier_request_set_timeout(courier_request *request, int which, int64_t milliseconds);
 
 /* Follow 301/302/303/307/308 (default on, 10 at most); max_redirects < 0 keeps the default.
- * follow: 0 (off), 1 (on), or COURIER_FOLLOW_AUTO_REFERER (since 0.2.1): on, and each hop sends
+ * follow: 0 (off), 1 (on), or COURIER_FOLLOW_AUTO_REFERER (since 0.3): on, and each hop sends
  * the URL it was redirected from as Referer, without credentials or fragment (curl's
  * CURLOPT_AUTOREFERER). Other values are COURIER_E_INVALID_ARGUMENT. */
 #define COURIER_FOLLOW_AUTO_REFERER 2
@@ -632,6 +634,38 @@ int courier_request_set_body_callback(courier_request *request, courier_read_fn 
 /* Resumes a request a write or read callback paused. Thread safety: any thread, also from a
  * callback; does nothing for a request that is not paused. */
 int courier_request_resume(courier_request *request);
+
+/*
+ * Reading the body yourself (since 0.3): instead of a write callback on Courier's thread, the body
+ * waits in a buffer for courier_request_read, called from any thread of yours. A runtime that must
+ * take a lock to run a callback (Python's GIL, a VM's thread attach) pays one call per buffer-full
+ * instead of one callback per socket read, and the copy lands in memory the caller owns.
+ *
+ * courier_request_set_body_reader (before sending): up to `buffer_size` bytes (0: 1 MiB; at least
+ * 4 KiB) wait for the reader; beyond that the socket is not read until the reader takes them (TCP
+ * slows the server: memory stays at about two buffers however slow the reader). Write callbacks and
+ * an output file may be set too: each gets every piece, paced by the slowest. The body is then not
+ * kept in the response.
+ *
+ * courier_request_read: copies up to `capacity` bytes into `buffer` and sets `*received`, waiting up
+ * to `timeout_ms` milliseconds for them (0: only what is there; -1: until they come or the request
+ * ends). Returns COURIER_OK with *received > 0 for bytes; COURIER_OK with *received == 0 at the end
+ * of the body (the request succeeded, or ended with COURIER_E_HTTP_STATUS: the body came whole);
+ * COURIER_E_AGAIN when the time passed first (call again); otherwise the request's failure code
+ * (courier_request_errmsg says more), also after a cancel. The end is known here before the done
+ * callback runs. The head comes first through the head callback or the done callback's response.
+ * Thread safety: any thread but Courier's own (COURIER_E_MISUSE from a callback, as for a request
+ * never sent or without a reader); one reader at a time; the request must not be freed while a
+ * call is in progress.
+ *
+ * An event loop that must not block reads with timeout 0 and waits for `readable` (may be NULL): it
+ * is called on Courier's thread, once after each COURIER_E_AGAIN, when bytes or the end have come
+ * (so a reader without a thread of its own is woken once per wait, not once per socket read; from
+ * it, schedule the read on your loop — do not read there). Never called for a freed request.
+ */
+typedef void (*courier_readable_fn)(courier_request *request, void *user);
+int courier_request_set_body_reader(courier_request *request, size_t buffer_size, courier_readable_fn readable, void *user);
+int courier_request_read(courier_request *request, void *buffer, size_t capacity, size_t *received, int timeout_ms);
 
 /* A multipart/form-data body (RFC 7578), parts in the order added: a field; bytes (copied; a file
  * upload when `filename` is given; `mime_type` NULL is application/octet-stream); a file streamed

@@ -193,5 +193,5 @@ public final class Engine: Sendable {
 /// Courier's version.
 public enum CourierVersion {
     /// Semantic version of the library.
-    public static let string = "0.2.0"
+    public static let string = "0.3.0"
 }

@@ -29,6 +29,8 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
         _streams = made
         return made
     }
+    /// The body reader, if any (read from the reading thread: never creates the settings).
+    var bodyPipe: CBodyPipe? { _streams?.pipe }
     /// Fields added with courier_request_add_form_field, in order (the body is re-made from them).
     @exclusivity(unchecked) var formFields: FormFields?
     @exclusivity(unchecked) private var errorMessage: OwnedCString?
@@ -399,6 +401,7 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
             engineParts && draft.hooks != nil ? draft.hooks!.judge(transfer, accepting: acceptedStatus).0 : TransferVerdict(transfer, accepting: acceptedStatus)
         }
         if gone {
+            bodyPipe?.finish(CourierError.Code.cancelled.c, notify: false)
             // A group still counts its members: one freed while running ends as cancelled.
             if case .handler(let report) = delivery { report.value(nil, CourierError.Code.cancelled.c) }
             return
@@ -409,6 +412,8 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
         } else {
             errorMessage = nil
         }
+        // A reader learns the end before the done callback runs (its message is recorded).
+        bodyPipe?.finish(code)
         if let transfer, transfer.reportsProgress, transfer.error == nil { transferDidProgress(transfer) }
         let response = verdict?.hasResponse == true ? transfer.map { retainedHandle(CResponse($0)) } : nil
         if let hook = metricsHook?.metrics, transfer != nil { hook(borrowedHandle(self), response, code, metricsHook?.user) }

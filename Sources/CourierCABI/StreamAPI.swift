@@ -101,6 +101,8 @@ final class CReadSource: BodySource, @unchecked Sendable {
 /// The C functions keep these on the request.
 final class CStreamSettings: @unchecked Sendable {
     var reader: CReadSource?
+    /// courier_request_set_body_reader's buffer.
+    var pipe: CBodyPipe?
     var head: (courier_head_fn, UnsafeMutableRawPointer?)?
 }
 

@@ -10,6 +10,12 @@
  *                                  another URL; then one that continues itself (attempts)
  *   streams fanout URL PATH        an output file and a slow write callback get the same body
  *   streams destination URL DIR    the destination callback names the file from the head
+ *   streams pull URL BYTES PATH    courier_request_read from this thread (a slow reader, a small
+ *                                  buffer) beside an output file: the same bytes in the same order,
+ *                                  AGAIN while nothing came (URL answers after a delay), the end
+ *                                  read again, a low peak RSS; then a pull cancelled mid-body
+ *                                  ends with CANCELLED; then reads that never wait, woken by the
+ *                                  readable callback once per AGAIN
  */
 #include <courier.h>
 
@@ -268,6 +274,137 @@ static int destination(const char *url, const char *directory) {
     return 0;
 }
 
+/* What the done callback of a pulled request saw. */
+struct pulled {
+    atomic_int done;
+    int code;
+};
+
+static void on_pulled(courier_request *request, courier_response *response, int code, void *user) {
+    struct pulled *p = user;
+    (void)request;
+    p->code = code;
+    if (response) courier_response_free(response);
+    atomic_store(&p->done, 1);
+}
+
+/* FNV-1a over a run of bytes, continued from `hash`. */
+static unsigned long long fnv1a(unsigned long long hash, const unsigned char *bytes, size_t n) {
+    for (size_t i = 0; i < n; i++) hash = (hash ^ bytes[i]) * 1099511628211ULL;
+    return hash;
+}
+
+static unsigned long long fnv1a_file(const char *path) {
+    unsigned long long hash = 14695981039346656037ULL;
+    unsigned char block[65536];
+    FILE *f = fopen(path, "rb");
+    size_t n;
+    while (f && (n = fread(block, 1, sizeof block, f)) > 0) hash = fnv1a(hash, block, n);
+    if (f) fclose(f);
+    return hash;
+}
+
+/* The readable callback's side of a reader that never waits in courier_request_read. */
+struct readiness {
+    atomic_int flag;
+    atomic_int calls;
+};
+
+static void on_readable(courier_request *request, void *user) {
+    struct readiness *r = user;
+    (void)request;
+    atomic_fetch_add(&r->calls, 1);
+    atomic_store(&r->flag, 1);
+}
+
+static int pull(const char *url, long long expected, const char *path) {
+    courier_request *request = NULL;
+    int rc = courier_request_create(NULL, "GET", url, &request);
+    if (rc != COURIER_OK) return fail("create", rc);
+    unsigned char buffer[10000];
+    size_t got = 7;
+    /* Misuse the header promises an error for: before a reader is set, before sending. */
+    if (courier_request_read(request, buffer, sizeof buffer, &got, 0) != COURIER_E_MISUSE || got != 0) return fail("read without a reader", 0);
+    if (courier_request_read(NULL, buffer, sizeof buffer, &got, 0) != COURIER_E_MISUSE) return fail("read of NULL", 0);
+    if ((rc = courier_request_set_body_reader(request, 64 * 1024, NULL, NULL)) != COURIER_OK) return fail("set_body_reader", rc);
+    if (courier_request_set_body_reader(request, 0, NULL, NULL) != COURIER_E_INVALID_ARGUMENT) return fail("a second reader", 0);
+    if (courier_request_read(request, buffer, sizeof buffer, &got, 0) != COURIER_E_MISUSE) return fail("read before sending", 0);
+    courier_request_set_output_file(request, path);
+    struct pulled done = {0};
+    if ((rc = courier_request_send(request, on_pulled, &done)) != COURIER_OK) return fail("send", rc);
+    if (courier_request_read(request, NULL, 10, &got, 0) != COURIER_E_INVALID_ARGUMENT) return fail("read into NULL", 0);
+    if (courier_request_read(request, buffer, sizeof buffer, NULL, 0) != COURIER_E_MISUSE) return fail("read without a count", 0);
+    /* The server waits before answering (URL has ?delay=): nothing yet, with or without a wait. */
+    int first_again = courier_request_read(request, buffer, sizeof buffer, &got, 0) == COURIER_E_AGAIN && got == 0
+                      && courier_request_read(request, buffer, sizeof buffer, &got, 20) == COURIER_E_AGAIN && got == 0;
+    unsigned long long hash = 14695981039346656037ULL;
+    long long total = 0;
+    int reads = 0, agains = 0;
+    for (;;) {
+        rc = courier_request_read(request, buffer, sizeof buffer, &got, 50);
+        if (rc == COURIER_E_AGAIN) { agains++; continue; }
+        if (rc != COURIER_OK) return fail("read", rc);
+        if (got == 0) break;
+        if (got > sizeof buffer) return fail("read more than the capacity", 0);
+        hash = fnv1a(hash, buffer, got);
+        total += (long long)got;
+        if (++reads % 64 == 0) sleep_ms(1);  /* slower than the server */
+    }
+    /* Reading on after the end: the end again. */
+    int end_again = courier_request_read(request, buffer, sizeof buffer, &got, 0) == COURIER_OK && got == 0;
+    while (!atomic_load(&done.done)) sleep_ms(1);
+    unsigned long long file_hash = fnv1a_file(path);
+    printf("code %d bytes %lld reads %d agains %d first-again %d end-again %d same-as-file %d peak-rss-kib %ld\n", done.code, total, reads,
+           agains, first_again, end_again, hash == file_hash, peak_rss_kib());
+    courier_request_free(request);
+    unlink(path);
+    if (done.code != COURIER_OK || total != expected || !first_again || !end_again || hash != file_hash) return 1;
+
+    /* Cancelled while the reader reads: the reader hears CANCELLED, not a short "end" (after the
+     * bytes already buffered: only a body well beyond the 1 MiB buffer is still running then). */
+    if (expected <= 4 * 1024 * 1024) return 0;
+    rc = courier_request_create(NULL, "GET", url, &request);
+    if (rc != COURIER_OK) return fail("create", rc);
+    courier_request_set_body_reader(request, 0, NULL, NULL);
+    struct pulled cancelled = {0};
+    courier_request_send(request, on_pulled, &cancelled);
+    long long before = 0;
+    while ((rc = courier_request_read(request, buffer, sizeof buffer, &got, -1)) == COURIER_OK && got > 0) {
+        before += (long long)got;
+        if (before >= 100000 && before - (long long)got < 100000) courier_request_cancel(request);
+    }
+    while (!atomic_load(&cancelled.done)) sleep_ms(1);
+    printf("cancelled: read %d after %lld bytes, done %d\n", rc, before, cancelled.code);
+    courier_request_free(request);
+    if (rc != COURIER_E_CANCELLED || cancelled.code != COURIER_E_CANCELLED || before >= expected) return 1;
+
+    /* An event loop's way: never wait in the read (timeout 0); after each AGAIN, wait for the
+     * readable callback, which comes once per AGAIN. */
+    rc = courier_request_create(NULL, "GET", url, &request);
+    if (rc != COURIER_OK) return fail("create", rc);
+    struct readiness ready = {0};
+    courier_request_set_body_reader(request, 0, on_readable, &ready);
+    struct pulled polled = {0};
+    courier_request_send(request, on_pulled, &polled);
+    long long polled_bytes = 0;
+    int polled_agains = 0;
+    for (;;) {
+        atomic_store(&ready.flag, 0);
+        rc = courier_request_read(request, buffer, sizeof buffer, &got, 0);
+        if (rc == COURIER_E_AGAIN) {
+            polled_agains++;
+            while (!atomic_load(&ready.flag)) sleep_ms(1);
+            continue;
+        }
+        if (rc != COURIER_OK || got == 0) break;
+        polled_bytes += (long long)got;
+    }
+    while (!atomic_load(&polled.done)) sleep_ms(1);
+    printf("polled: read %d, %lld bytes, %d agains, %d readable calls\n", rc, polled_bytes, polled_agains, atomic_load(&ready.calls));
+    courier_request_free(request);
+    return rc == COURIER_OK && polled_bytes == expected && polled_agains >= 1 && atomic_load(&ready.calls) == polled_agains ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
     int rc = 2;
     if (argc >= 4 && strcmp(argv[1], "slow") == 0) rc = slow(argv[2], atoll(argv[3]));
@@ -276,7 +413,8 @@ int main(int argc, char **argv) {
     else if (argc >= 5 && strcmp(argv[1], "resume") == 0) rc = resume(argv[2], argv[3], argv[4]);
     else if (argc >= 4 && strcmp(argv[1], "fanout") == 0) rc = fanout(argv[2], argv[3]);
     else if (argc >= 4 && strcmp(argv[1], "destination") == 0) rc = destination(argv[2], argv[3]);
-    else fprintf(stderr, "usage: streams slow|upload|form|resume|fanout|destination ...\n");
+    else if (argc >= 5 && strcmp(argv[1], "pull") == 0) rc = pull(argv[2], atoll(argv[3]), argv[4]);
+    else fprintf(stderr, "usage: streams slow|upload|form|resume|fanout|destination|pull ...\n");
     courier_shutdown();
     return rc;
 }

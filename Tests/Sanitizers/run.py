@@ -298,6 +298,7 @@ def streams(h):
                                os.path.join(work, "c-resumed.bin")])
     h.run("c streams fanout", [program, "fanout", h.stream + "/blob/3000000", os.path.join(work, "fan.bin")])
     h.run("c streams destination", [program, "destination", h.stream + "/blob/3000", work])
+    h.run("c streams pull", [program, "pull", h.stream + "/blob/20000000?delay=300", "20000000", os.path.join(work, "pull.bin")])
 
 
 def main():

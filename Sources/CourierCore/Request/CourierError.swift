@@ -86,6 +86,9 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let rejected = Code(30)
         /// The outbox (the journal of freezable operations) could not take or keep an entry.
         public static let outbox = Code(31)
+        /// Nothing to return yet: a body reader's wait ended before bytes arrived (curl's
+        /// CURLE_AGAIN). Not a failure of the request, which goes on.
+        public static let again = Code(32)
 
         // Details. Append only within each family.
         /// Time spent waiting in the shared queue exceeded `Timeouts.queue`.
@@ -432,6 +435,7 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
             (.outboxFull, "COURIER_E_OUTBOX_FULL", "the outbox is full"),
             (.outboxCorrupt, "COURIER_E_OUTBOX_CORRUPT", "a damaged outbox entry was set aside"),
             (.fileChanged, "COURIER_E_FILE_CHANGED", "the file changed since the request was frozen"),
+            (.again, "COURIER_E_AGAIN", "no data yet; try again"),
     ]
 
     private static let summaries: [Int32: String] = {

@@ -62,6 +62,25 @@ struct StreamProcessTests {
         #expect(destination.status == 0, "\(destination.stdout)\(destination.stderr)")
     }
 
+    /// courier_request_read: a slow reader on its own thread with a small buffer gets the same
+    /// bytes as the output file beside it, hears AGAIN while the server is silent, and stays
+    /// within a few buffers of memory; a cancel mid-body reaches the reader as CANCELLED.
+    @Test func cBodyReaderPullsAtItsOwnPace() async throws {
+        let bin = try await CExamples.shared.directory()
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let big = try await runProcess(bin + "/streams", ["pull", s.stream + "/blob/\(100 << 20)?delay=300", "\(100 << 20)", directory + "/big.bin"])
+        #expect(big.status == 0, "\(big.stdout)\(big.stderr)")
+        let small = try await runProcess(bin + "/streams", ["pull", s.stream + "/blob/\(1 << 20)?delay=300", "\(1 << 20)", directory + "/small.bin"])
+        #expect(small.status == 0, "\(small.stdout)\(small.stderr)")
+        if let bigPeak = number(after: "peak-rss-kib", in: big.stdout), let base = number(after: "peak-rss-kib", in: small.stdout) {
+            #expect(bigPeak - base < 8 * 1024, "100 MiB through a slow reader grew the peak by \(bigPeak - base) KiB")
+        } else {
+            Issue.record("no RSS figure: \(big.stdout)")
+        }
+        #expect(big.stdout.contains("first-again 1 end-again 1 same-as-file 1") && big.stdout.contains("cancelled: read 18 "), "\(big.stdout)")
+    }
+
     @Test func cliFormsAndUploads() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -17,7 +17,6 @@ Three ways to wait for a response:
   reaches C.
 """
 
-import asyncio
 import ctypes
 import json as _json
 import os as _os
@@ -509,6 +508,7 @@ class Engine:
                     apply(lib.courier_request_set_body_file(handle, content.name.encode()))
                 elif hasattr(content, "__aiter__"):
                     # An async iterable: only from a running event loop (fetch, stream_async).
+                    import asyncio
                     producer = AsyncBodyProducer(content, asyncio.get_running_loop(), content_length)
                     producer.handle = handle
                     _bodies[handle.value] = producer
@@ -711,6 +711,7 @@ class Engine:
         """Sends and awaits the response without blocking the event loop: completions are
         collected when the engine's descriptor is readable. Cancelling the task cancels the
         request."""
+        import asyncio  # (not at import time: a program without asyncio does not load it)
         loop = asyncio.get_running_loop()
         if self._loop is not loop:
             if self._loop is not None and self._futures:
@@ -729,6 +730,7 @@ class Engine:
         """Every response of one request, as an async iterator: one, or two with
         ``cache="cached_then_fresh"`` (the stored response, then the network's), each with its
         ``phase``. Ends after the final one; raises its error. Leaving early cancels the request."""
+        import asyncio  # (not at import time: a program without asyncio does not load it)
         loop = asyncio.get_running_loop()
         handle = self._enqueue(loop, method, url, options)
         queue = asyncio.Queue()
@@ -774,6 +776,7 @@ class Engine:
         """Each network change as ``(kind, interface)`` (as ``network_status()``), an async
         iterator read from the engine's descriptor: no Courier thread runs Python code for it.
         Changes from when it starts; leaving the loop stops watching."""
+        import asyncio  # (not at import time: a program without asyncio does not load it)
         loop = asyncio.get_running_loop()
         self._serve(loop)
         queue = asyncio.Queue()

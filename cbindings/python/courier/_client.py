@@ -8,7 +8,6 @@ repeated keys, and ``timeout=`` takes a ``Timeout``. Requests still go through t
 the process, shared with C and Swift code.
 """
 
-import asyncio
 import threading
 
 from ._cookies import CookieJar
@@ -261,6 +260,7 @@ class AsyncClient(_Base):
         self._lock = threading.Lock()
 
     def _engine(self):
+        import asyncio  # (not at import time: a program without asyncio does not load it)
         loop = asyncio.get_running_loop()
         with self._lock:
             for other in [key for key in self._engines if key.is_closed()]:

@@ -5,7 +5,6 @@ truncates them on 64-bit systems.
 """
 
 import ctypes
-import ctypes.util
 import os
 
 c_int, c_char_p, c_void_p, c_size_t = ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t
@@ -24,6 +23,7 @@ ACTIVITY_FN = ctypes.CFUNCTYPE(None, c_int, c_int, c_void_p)
 WRITE_FN = ctypes.CFUNCTYPE(c_size_t, c_void_p, c_size_t, c_void_p)
 READ_FN = ctypes.CFUNCTYPE(c_int64, c_void_p, c_size_t, c_void_p)
 HEAD_FN = ctypes.CFUNCTYPE(None, request_p, response_p, c_void_p)
+READABLE_FN = ctypes.CFUNCTYPE(None, request_p, c_void_p)
 RETRY_FN = ctypes.CFUNCTYPE(c_int, request_p, c_int, c_int, c_int, c_void_p)
 REQUEST_HOOK_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_void_p)
 RESPONSE_HOOK_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_void_p)
@@ -62,6 +62,7 @@ E_PROXY_HANDSHAKE = E_PROXY | (2 << 8)
 E_PROXY_CLOSED = E_PROXY | (3 << 8)
 E_PROXY_UNSUPPORTED = E_PROXY | (4 << 8)
 E_OUTBOX = 31
+E_AGAIN = 32
 E_OUTBOX_LOCKED = E_OUTBOX | (1 << 8)
 E_OUTBOX_FULL = E_OUTBOX | (2 << 8)
 E_OUTBOX_CORRUPT = E_OUTBOX | (3 << 8)
@@ -149,6 +150,8 @@ _SIGNATURES = {
     "courier_request_set_head_callback": (c_int, [request_p, HEAD_FN, c_void_p]),
     "courier_request_set_body_callback": (c_int, [request_p, READ_FN, c_int64, c_void_p]),
     "courier_request_resume": (c_int, [request_p]),
+    "courier_request_set_body_reader": (c_int, [request_p, c_size_t, READABLE_FN, c_void_p]),
+    "courier_request_read": (c_int, [request_p, c_void_p, c_size_t, P(c_size_t), c_int]),
     "courier_request_add_form_field": (c_int, [request_p, c_char_p, c_char_p]),
     "courier_request_add_form_data": (c_int, [request_p, c_char_p, c_void_p, c_size_t, c_char_p, c_char_p]),
     "courier_request_add_form_file": (c_int, [request_p, c_char_p, c_char_p, c_char_p, c_char_p]),
@@ -210,17 +213,22 @@ _SIGNATURES = {
 
 #: The oldest library this package works with (COURIER_VERSION_NUM packing: 0xMMmmpp): the
 #: first to have every function declared above.
-MINIMUM_VERSION = 0x000200
+MINIMUM_VERSION = 0x000300
 
 
 def _candidates():
     """Where the library may be, in order: $COURIER_LIBRARY; one bundled into this package (a
     wheel built by `make python-wheel`); what the linker would find (`make install` puts it in
-    PREFIX/lib); libcourier.so.<ABI> on the default search path."""
+    PREFIX/lib); libcourier.so.<ABI> on the default search path. Lazily: the linker's search
+    (ctypes.util, which runs ldconfig and imports subprocess, tempfile and more) only when the
+    first two did not do."""
     here = os.path.dirname(os.path.abspath(__file__))
     bundled = os.path.join(here, "libcourier.so.%d" % ABI_VERSION)
-    return [os.environ.get("COURIER_LIBRARY"), bundled if os.path.exists(bundled) else None,
-            ctypes.util.find_library("courier"), "libcourier.so.%d" % ABI_VERSION]
+    yield os.environ.get("COURIER_LIBRARY")
+    yield bundled if os.path.exists(bundled) else None
+    import ctypes.util
+    yield ctypes.util.find_library("courier")
+    yield "libcourier.so.%d" % ABI_VERSION
 
 
 def _load():

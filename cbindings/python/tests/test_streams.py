@@ -171,6 +171,65 @@ class Downloads(unittest.TestCase):
         self.assertEqual(status, 200)
         self.assertEqual(body, blob(4_000_000))
 
+    def test_async_slow_reader_and_silent_server(self):
+        # The server says nothing for 200 ms (the reader waits on the readable callback), then the
+        # reader is slower than the network (the buffer fills, the socket pauses): every byte,
+        # in order.
+        async def main():
+            with courier.Engine(STREAM) as engine:
+                async with engine.stream_async("GET", "/blob/3000000?delay=200&seed=a") as response:
+                    chunks = []
+                    async for chunk in response.aiter_bytes():
+                        chunks.append(chunk)
+                        if len(chunks) % 4 == 0:
+                            await asyncio.sleep(0.005)
+                    return b"".join(chunks), max(len(c) for c in chunks)
+        body, largest = asyncio.run(main())
+        self.assertEqual(body, blob(3_000_000, "a"))
+        self.assertLessEqual(largest, courier.StreamedResponse.BUFFER)
+
+    def test_a_broken_body_raises_after_its_bytes(self):
+        with courier.Engine(STREAM) as engine, engine.stream("GET", "/blob/3000000?cut=1000000") as response:
+            got = bytearray()
+            with self.assertRaises(courier.CourierError) as raised:
+                for chunk in response.iter_bytes():
+                    got += chunk
+        self.assertIsInstance(raised.exception, courier.RemoteProtocolError)
+        self.assertEqual(raised.exception.code, 11)  # COURIER_E_TRUNCATED_BODY
+        self.assertEqual(bytes(got), blob(3_000_000)[:1_000_000])
+
+        async def main():
+            with courier.Engine(STREAM) as engine:
+                async with engine.stream_async("GET", "/blob/3000000?cut=1000000") as response:
+                    got = bytearray()
+                    try:
+                        async for chunk in response.aiter_bytes():
+                            got += chunk
+                    except courier.CourierError as error:
+                        return bytes(got), error.code
+            return None, None
+        body, code = asyncio.run(main())
+        self.assertEqual(code, 11)  # COURIER_E_TRUNCATED_BODY
+        self.assertEqual(body, blob(3_000_000)[:1_000_000])
+
+    def test_async_leaving_early_cancels(self):
+        async def main():
+            with courier.Engine(STREAM) as engine:
+                async with engine.stream_async("GET", "/blob/%d" % (512 << 20)) as response:
+                    async for chunk in response.aiter_bytes():
+                        break
+                return chunk, (await engine.fetch("GET", "/blob/10")).status
+        first, status = asyncio.run(main())
+        self.assertTrue(first)
+        self.assertEqual(status, 200)
+
+    def test_importing_courier_leaves_asyncio_unloaded(self):
+        # A synchronous program does not pay for asyncio (about 8 MiB of a process).
+        import subprocess
+        done = subprocess.run([sys.executable, "-c", "import sys, courier; print('asyncio' in sys.modules)"],
+                              capture_output=True, text=True, env=os.environ)
+        self.assertEqual(done.stdout.strip(), "False", done.stderr)
+
     def test_resumable_download_survives_a_cut_and_a_new_url(self):
         with tempfile.TemporaryDirectory() as directory, courier.Engine(STREAM) as engine:
             path = os.path.join(directory, "big.bin")
