@@ -129,6 +129,21 @@ package enum CABIScript {
                 check(courier_request_set_head_callback(request, nil, nil), allowed: [COURIER_OK, COURIER_E_MISUSE], "set_head_callback NULL")
                 check(courier_request_set_expect_continue(request, Int32(script.int())), allowed: [COURIER_OK, COURIER_E_MISUSE, COURIER_E_INVALID_ARGUMENT], "set_expect_continue")
                 check(courier_request_set_rate_limit(request, script.int64(), script.int64()), allowed: [COURIER_OK, COURIER_E_MISUSE, COURIER_E_INVALID_ARGUMENT], "set_rate_limit")
+                // A body reader at any size (a second one is refused), and reads of a request never
+                // sent: NULL buffers and counts, zero capacities, any timeout; never a wait.
+                check(courier_request_set_body_reader(request, Int(truncatingIfNeeded: script.int64()), nil, nil),
+                      allowed: [COURIER_OK, COURIER_E_MISUSE, COURIER_E_INVALID_ARGUMENT], "set_body_reader")
+                var buffer = [UInt8](repeating: 0, count: 16)
+                var received = 99
+                let nullBuffer = script.flag(), nullCount = script.flag()
+                let readRC = buffer.withUnsafeMutableBytes { bytes in
+                    withUnsafeMutablePointer(to: &received) { count in
+                        courier_request_read(request, nullBuffer ? nil : bytes.baseAddress, Int(script.byte() ?? 0) % 17,
+                                             nullCount ? nil : count, Int32(truncatingIfNeeded: script.int()))
+                    }
+                }
+                check(readRC, allowed: [COURIER_E_MISUSE, COURIER_E_INVALID_ARGUMENT], "read unsent")
+                precondition(nullCount || received == 0, "a failed read reported \(received) bytes")
             case 20:
                 let rc = withOptionalCString(script.string()) { courier_request_set_resume_file(request, $0, Int32(script.int())) }
                 check(rc, allowed: [COURIER_OK, COURIER_E_MISUSE, COURIER_E_INVALID_ARGUMENT], "set_resume_file")
@@ -229,7 +244,7 @@ package enum CABIScript {
         }
     }
 
-    private static let definedCodes: ClosedRange<Int32> = 0...30
+    private static let definedCodes: ClosedRange<Int32> = 0...32
 
     private static func check(_ rc: Int32, allowed: [Int32], _ call: String) {
         precondition(definedCodes.contains(rc & 0xff), "\(call) returned \(rc), not a code of courier.h")

@@ -442,6 +442,8 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         servingConnection = transfer.connectionInfo?.id
         closesConnection = head.headers["Connection"]?.lowercased() == "close"
         if options.verbose { Terminal.error(VerboseLog.verbose(exchange)) }
-        trace?.write(VerboseLog.trace(exchange))
+        if let trace {
+            trace.write(VerboseLog.trace(exchange, sentData: VerboseLog.traceSent(transfer.body, count: transfer.requestBodyBytesSent, length: transfer.requestBodyLength)))
+        }
     }
 }

@@ -42,9 +42,11 @@ enum VerboseLog {
     static func curlNumber(_ id: UInt64) -> UInt64 { id > 0 ? id - 1 : 0 }
 
     /// `--trace-ascii`: curl's trace of one exchange (`== Info:`, `=> Send header, N bytes`, offset-numbered lines).
-    static func trace(_ exchange: Exchange) -> String {
+    /// `sentData`: the request body's `=> Send data` blocks (`traceSent`), between the two heads.
+    static func trace(_ exchange: Exchange, sentData: String = "") -> String {
         var out = exchange.info.map { "== Info: \($0)\n" }.joined()
         if !exchange.sent.isEmpty { out += block("=> Send header", exchange.sent.map { $0 + "\r\n" }) }
+        out += sentData
         out += block("<= Recv header", exchange.received.map { $0 + "\r\n" })
         return out
     }
@@ -58,8 +60,8 @@ enum VerboseLog {
     /// One piece of the body as curl's --trace-ascii shows it: its title, then 64 bytes to a line
     /// after the line's offset in hex, bytes outside printable ASCII as ".", and a CR LF ending a
     /// line early (not shown).
-    static func traceData(_ bytes: UnsafeRawBufferPointer) -> String {
-        var out = "<= Recv data, \(bytes.count) bytes (0x\(String(bytes.count, radix: 16)))\n"
+    static func traceData(_ bytes: UnsafeRawBufferPointer, title: String = "<= Recv data") -> String {
+        var out = "\(title), \(bytes.count) bytes (0x\(String(bytes.count, radix: 16)))\n"
         out.reserveCapacity(out.utf8.count + bytes.count + bytes.count / 64 * 7 + 8)
         var i = 0
         while i < bytes.count {
@@ -81,6 +83,41 @@ enum VerboseLog {
             out += "\n"
         }
         return out
+    }
+
+    /// `=> Send data` for the `count` bytes of the request body that went out before the response
+    /// head: read again from memory, from the file, or by making the form once more (a form's
+    /// boundary and parts are fixed when it is made, so the bytes are the ones sent). A stream (-T
+    /// - from stdin) cannot be read twice: its size line only.
+    /// (`length`: the whole body's, as admitted: a form checks it against its files.)
+    static func traceSent(_ body: RequestBody, count: UInt64, length: UInt64) -> String {
+        guard count > 0 else { return "" }
+        switch body {
+        case .empty:
+            return ""
+        case .bytes(let bytes):
+            return bytes.withUnsafeBytes { traceData(UnsafeRawBufferPointer(rebasing: $0.prefix(Int(count))), title: "=> Send data") }
+        case .stream:
+            return "=> Send data, \(count) bytes (0x\(String(count, radix: 16)))\n"
+        case .file, .multipart:
+            guard case .success(let source)? = body.makeSource(length: length) else { return "" }
+            defer { source.close() }
+            var out = ""
+            var left = count
+            func show(_ piece: UnsafeRawBufferPointer) {
+                let shown = UnsafeRawBufferPointer(rebasing: piece.prefix(Int(min(left, UInt64(piece.count)))))
+                out += traceData(shown, title: "=> Send data")
+                left -= UInt64(shown.count)
+            }
+            while left > 0 {
+                switch source.read() {
+                case .bytes(let piece): show(piece)
+                case .array(let piece): piece.withUnsafeBytes { show($0) }
+                case .end, .pending, .failed: return out
+                }
+            }
+            return out
+        }
     }
 
     /// curl's trace block: a title with the size, then each line with its offset in hex.

@@ -368,6 +368,25 @@ struct CLIParityTests {
         let dumped = trace.split(separator: "\n").filter { $0.count > 6 && $0.dropFirst(4).hasPrefix(": ") }
         #expect(dumped.allSatisfy { $0.count <= 6 + 64 }, "64 bytes to a line at most")
 
+        // The request body as `=> Send data`, between the two heads: -d's bytes, a -T file's and a
+        // form's read again (the form's own boundary), stdin's size alone (it cannot be read twice).
+        try Data("file text\n".utf8).write(to: URL(fileURLWithPath: dir + "/up.txt"))
+        for (arguments, shown) in [(["-d", "name=value&x=1"], "=> Send data, 14 bytes (0xe)\n0000: name=value&x=1\n"),
+                                   (["-T", dir + "/up.txt"], "=> Send data, 10 bytes (0xa)\n0000: file text.\n"),
+                                   (["-F", "doc=@" + dir + "/up.txt"], "0000: --"),
+                                   (["-T", "-"], "=> Send data, 6 bytes (0x6)\n<= Recv header")] {
+            let sent = try await run(["-s", "--trace-ascii", dir + "/sent"] + arguments + ["-o", "/dev/null", s.stream + "/upload?echo=1"],
+                                     stdin: Data("stdin\n".utf8))
+            let text = try String(contentsOfFile: dir + "/sent", encoding: .utf8)
+            #expect(sent.status == 0, "\(arguments): \(sent.stderr)")
+            let header = text.range(of: "=> Send header"), data = text.range(of: shown), received = text.range(of: "<= Recv header")
+            #expect(header != nil && data != nil && received != nil && header!.lowerBound < data!.lowerBound
+                    && data!.lowerBound < received!.lowerBound, "\(arguments): \(text)")
+            if arguments[0] == "-F" {
+                #expect(text.contains("Content-Disposition: form-data; name=\"doc\"; filename=\"up.txt\"") && text.contains(": file text."), "\(text)")
+            }
+        }
+
         // curl's --trace-ascii layout: 64 to a line, offsets in hex, "." for the unprintable, a CR LF
         // ending a line early and not shown (also right after a full line).
         let piece = Array(String(repeating: "a", count: 64).utf8) + [0x0D, 0x0A] + Array("b\tc\r\nd".utf8) + [0xC3, 0xA9]
