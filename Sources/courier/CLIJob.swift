@@ -353,7 +353,16 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         let ending = VerboseLog.end(transfer, connection: servingConnection, closing: closesConnection || transfer?.error != nil)
         if options.verbose, !ending.isEmpty { Terminal.error("* \(ending)\n") }
         if let trace, let transfer {
-            trace.write((dumpsBody ? "" : VerboseLog.traceData(transfer.metrics.bodyBytesReceived)) + (ending.isEmpty ? "" : "== Info: \(ending)\n"))
+            // A body kept in memory (-Z) is dumped whole now; one resumed into its file (-C -) gets
+            // its size line.
+            var data = ""
+            if dumpsBody {
+            } else if case .memory = transfer.sink, !transfer.responseBody.isEmpty {
+                data = transfer.responseBody.withUnsafeBytes { VerboseLog.traceData($0) }
+            } else {
+                data = VerboseLog.traceData(transfer.metrics.bodyBytesReceived)
+            }
+            trace.write(data + (ending.isEmpty ? "" : "== Info: \(ending)\n"))
         }
         var message = error?.message
         if let journal, let outboxID {

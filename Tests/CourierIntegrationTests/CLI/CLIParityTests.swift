@@ -368,6 +368,12 @@ struct CLIParityTests {
         let dumped = trace.split(separator: "\n").filter { $0.count > 6 && $0.dropFirst(4).hasPrefix(": ") }
         #expect(dumped.allSatisfy { $0.count <= 6 + 64 }, "64 bytes to a line at most")
 
+        // -Z keeps the body in memory until it is written: dumped whole at the end.
+        let parallel = try await run(["-s", "-Z", "--trace-ascii", dir + "/ptrace", s.scripted + "/echo"])
+        let parallelTrace = try String(contentsOfFile: dir + "/ptrace", encoding: .utf8)
+        #expect(parallel.status == 0 && parallelTrace.contains("<= Recv data, ") && parallelTrace.contains("\n0000: {\"method\": \"GET\""),
+                "\(parallelTrace)")
+
         // The request body as `=> Send data`, between the two heads: -d's bytes, a -T file's and a
         // form's read again (the form's own boundary), stdin's size alone (it cannot be read twice).
         try Data("file text\n".utf8).write(to: URL(fileURLWithPath: dir + "/up.txt"))
