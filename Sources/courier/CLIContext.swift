@@ -24,6 +24,11 @@ final class CLIContext: @unchecked Sendable {
     let transferOptions: TransferOptions
     /// The last origin parsed, which the next URL with the same one is built on.
     let origins = OriginReuse()
+    /// Bodies for stdout through its buffer: one sink for every job (it holds nothing of its own).
+    let stdoutStream = StreamSink { bytes in
+        Terminal.write(bytes: bytes)
+        return .proceed
+    }
     /// `-Z`'s meter for all the transfers together (nil without -Z, or with -s).
     let parallelMeter: ParallelMeter?
     /// Why no request can be made (TLS files or proxy settings that cannot be used), or nil.

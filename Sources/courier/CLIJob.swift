@@ -170,9 +170,7 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
             streamsToStdout = true
             // Not a terminal: through the stdout buffer, as curl's stdio does (one write(2) per
             // 64 KiB, not per body); a terminal sees each piece at once.
-            transfer.sink = Terminal.buffersStdout
-                ? .stream(StreamSink { bytes in Terminal.write(bytes: bytes); return .proceed })
-                : .file(FileSink(descriptor: 1, name: "stdout"))
+            transfer.sink = Terminal.buffersStdout ? .stream(context.stdoutStream) : .file(FileSink(descriptor: 1, name: "stdout"))
         }
         // --trace-ascii: each piece of the body is dumped as it arrives, beside its destination.
         if let trace {

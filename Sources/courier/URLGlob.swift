@@ -32,33 +32,49 @@ enum URLGlob {
             case .list(let values):
                 return values[index]
             case .numbers:
-                var digits: [UInt8] = []
-                append(at: index, to: &digits)
-                return String(decoding: digits, as: UTF8.self)
+                return String(unsafeUninitializedCapacity: longestValue) { write(at: index, into: $0, offset: 0) }
             case .letters(let first, let step, _):
                 return Unicode.Scalar(first + UInt32(index) * step).map { String(Character($0)) } ?? ""
             }
         }
 
-        /// Appends the value at `index` to a URL being built (numbers written digit by digit,
-        /// with no String in between).
-        func append(at index: Int, to url: inout [UInt8]) {
+        /// The most UTF-8 bytes one value takes (to size a URL before writing it).
+        var longestValue: Int {
+            switch self {
+            case .list(let values): values.reduce(0) { max($0, $1.utf8.count) }
+            case .numbers(_, _, _, let width): max(width, 20)
+            case .letters: 4
+            }
+        }
+
+        /// Writes the value at `index` into `url` at `offset` (at least `longestValue` bytes free)
+        /// and returns its length: numbers digit by digit, with no String in between.
+        func write(at index: Int, into url: UnsafeMutableBufferPointer<UInt8>, offset: Int) -> Int {
             guard case .numbers(let first, let step, _, let width) = self else {
-                url.append(contentsOf: value(at: index).utf8)
-                return
+                var value = value(at: index)
+                return value.withUTF8 { bytes in
+                    UnsafeMutableBufferPointer(rebasing: url[offset...]).initialize(fromContentsOf: bytes)
+                }
             }
             var n = first + index * step
-            var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: any Int's 19 digits
-            var count = 0
-            withUnsafeMutableBytes(of: &digits) { buffer in
-                repeat {
-                    buffer[23 - count] = UInt8(ascii: "0") + UInt8(n % 10)
-                    n /= 10
-                    count += 1
-                } while n > 0
-                for _ in count..<max(count, width) { url.append(UInt8(ascii: "0")) }
-                url.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[(24 - count)...]))
+            var digits = 1
+            var scale = 10
+            while n >= scale, digits < 19 {
+                digits += 1
+                scale &*= 10
             }
+            let length = max(digits, width)
+            var position = offset + length
+            repeat {
+                position -= 1
+                url[position] = UInt8(ascii: "0") + UInt8(n % 10)
+                n /= 10
+            } while n > 0
+            while position > offset {
+                position -= 1
+                url[position] = UInt8(ascii: "0")
+            }
+            return length
         }
     }
 
@@ -75,48 +91,50 @@ enum URLGlob {
         /// For each segment, how many URLs pass before its glob moves on (the product of the sizes
         /// of the globs after it): the first glob varies slowest, as curl orders them.
         private var strides: [Int]
-        /// The literal text's length, to size each URL once.
-        private var literalLength: Int
+        /// The longest URL it makes, in UTF-8 bytes: each is written into a String of that
+        /// capacity at once.
+        private var longestURL: Int
 
         init(segments: [Segment], count: Int) {
             self.segments = segments
             self.count = count
             var strides = [Int](repeating: 1, count: segments.count)
             var product = 1
-            var literalLength = 0
+            var longest = 0
             for position in segments.indices.reversed() {
                 strides[position] = product
                 switch segments[position] {
-                case .literal(let text): literalLength += text.utf8.count
-                case .choices(let choices): product *= choices.count
+                case .literal(let text): longest += text.utf8.count
+                case .choices(let choices):
+                    product *= choices.count
+                    longest += choices.longestValue
                 }
             }
             self.strides = strides
-            self.literalLength = literalLength
+            self.longestURL = longest
         }
 
-        /// The `index`-th URL, and its globs' values when `wantsValues` (for `-o` names). Built as
-        /// bytes: appending to a String costs about 300 instructions a piece.
+        /// The `index`-th URL, and its globs' values when `wantsValues` (for `-o` names). Written
+        /// straight into the String's storage, sized once: appending to a String costs about 300
+        /// instructions a piece, and an array of bytes in between an allocation and a copy more.
         func expansion(at index: Int, values wantsValues: Bool = true) -> Expansion {
-            var url: [UInt8] = []
-            url.reserveCapacity(literalLength + 8 * (segments.count - 1) + 8)
             var values: [String] = []
-            for position in segments.indices {
-                switch segments[position] {
-                case .literal(let text):
-                    url.append(contentsOf: text.utf8)
-                case .choices(let choices):
-                    let pick = (index / strides[position]) % choices.count
-                    if wantsValues {
-                        let value = choices.value(at: pick)
-                        url.append(contentsOf: value.utf8)
-                        values.append(value)
-                    } else {
-                        choices.append(at: pick, to: &url)
+            let url = String(unsafeUninitializedCapacity: longestURL) { buffer in
+                var length = 0
+                for position in segments.indices {
+                    switch segments[position] {
+                    case .literal(var text):
+                        length += text.withUTF8 { UnsafeMutableBufferPointer(rebasing: buffer[length...]).initialize(fromContentsOf: $0) }
+                    case .choices(let choices):
+                        let pick = (index / strides[position]) % choices.count
+                        let written = choices.write(at: pick, into: buffer, offset: length)
+                        if wantsValues { values.append(String(decoding: UnsafeBufferPointer(rebasing: buffer[length..<(length + written)]), as: UTF8.self)) }
+                        length += written
                     }
                 }
+                return length
             }
-            return Expansion(url: String(decoding: url, as: UTF8.self), values: values)
+            return Expansion(url: url, values: values)
         }
     }
 

@@ -60,6 +60,14 @@ struct CLIParityTests {
         #expect(throws: URLGlob.GlobError.self) { try URLGlob.parse("h://x/[0-9223372036854775806][1-9]") }
         #expect(throws: URLGlob.GlobError.self) { try URLGlob.parse("h://x/[\u{D7FF}-\u{E000}]") }
         #expect(try URLGlob.parse("h://x/[\u{E000}-\u{E002}]").count == 3)
+        // Written into a String sized for the longest URL: values of every length, padded and not,
+        // multi-byte list items and letters, with and without the values kept.
+        let mixed = try URLGlob.parse("h://é/{ü,long-item}[0-1000:999][0007-0009]/[α-γ]")
+        #expect(mixed.expansion(at: 0, values: false).url == "h://é/ü00007/α")
+        #expect(mixed.count == 36 && mixed.expansion(at: 17).url == "h://é/ü9990009/γ")
+        #expect(mixed.expansion(at: 35).url == "h://é/long-item9990009/γ" && mixed.expansion(at: 35).values == ["long-item", "999", "0009", "γ"])
+        let wide = try URLGlob.parse("h://x/[9223372036854775800-9223372036854775806:3]")
+        #expect(wide.expansion(at: 2, values: false).url == "h://x/9223372036854775806")
     }
 
     /// A URL built on the previous URL's origin is the URL a full parse gives, and anything that
