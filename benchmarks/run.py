@@ -40,6 +40,7 @@ QUICK = os.environ.get("BENCH_QUICK") == "1"
 
 COURIER_BENCH = os.path.join(ROOT, ".build", "release", "courier-bench")
 COURIER_CLI = os.path.join(ROOT, ".build", "release", "courier")
+URL_PER_REQUEST = "Courier (Swift API, a URL per request)"
 CURL_BENCH = os.path.join(OUT, "curl_bench")
 URLSESSION_BENCH = os.path.join(OUT, "urlsession_bench")
 ALLOC_COUNTER = os.path.join(OUT, "alloc_counter.so")
@@ -103,9 +104,12 @@ class BenchDriver(Client):
     """courier-bench, curl_bench and urlsession_bench share one command line and one JSON line."""
 
     def __init__(self, name, argv, available=True, why="", max_n=None, supports_hold=True, supports_close=True,
-                 supports_tls=True, courier=False, cache_dir=None):
+                 supports_tls=True, courier=False, cache_dir=None, extra=(), small_only=False):
         super().__init__(name, available, why)
         self.argv = argv
+        # Flags after the positional arguments; small_only: the small-GET scenarios alone (S1, S2, S5).
+        self.extra = list(extra)
+        self.small_only = small_only
         self.max_n = max_n
         self.supports_hold = supports_hold
         self.supports_close = supports_close
@@ -114,6 +118,8 @@ class BenchDriver(Client):
         self.cache_dir = cache_dir
 
     def supports(self, params):
+        if self.small_only and any(params.get(k) for k in ("output", "hold", "cacert", "cache", "courier_only")):
+            return False
         # The cache scenarios are Courier's own: libcurl and URLSession are not asked to cache.
         return ((self.supports_hold or not params.get("hold")) and (self.supports_close or not params.get("close"))
                 and (self.supports_tls or not params.get("cacert"))
@@ -123,7 +129,7 @@ class BenchDriver(Client):
             courier_only=False):
         if self.max_n:
             n = min(n, self.max_n)
-        argv = self.argv + [url, str(n), str(c)]
+        argv = self.argv + [url, str(n), str(c)] + self.extra
         if cache:
             # A directory of its own per run: a disk run starts from the one response its warm-up stored.
             directory = tempfile.mkdtemp(prefix="cache-", dir=self.cache_dir)
@@ -341,6 +347,9 @@ def main():
         BenchDriver("Courier (C ABI)", [COURIER_BENCH, "--api", "c"], supports_close=False, courier=True, cache_dir=work),
         BenchDriver("libcurl (multi)", [CURL_BENCH]),
         CourierCLI("courier CLI"),
+        # The CLI's own workload through the library: every request to a URL of its own (?n=<i>),
+        # as a glob's URLs are; the fair reference for the CLI's cost per URL.
+        BenchDriver(URL_PER_REQUEST, [COURIER_BENCH], courier=True, extra=["--unique"], small_only=True),
         Wrk("wrk", available=have_wrk, why="wrk not installed"),
         BenchDriver("URLSession", [URLSESSION_BENCH], available=have_urlsession, why="not built",
                     max_n=3000 if QUICK else 10000, supports_hold=False, supports_tls=False),
@@ -406,6 +415,11 @@ def main():
                      "libcurl (multi)": lambda count: [CURL_BENCH, small, str(count * 16), "32"]}
         for name, argv in drivers.items():
             counting[name] = count_one(name, argv, n, argv32=drivers32[name])
+        # The CLI against the library on the same workload (a URL per request): issue 13's target.
+        counting[URL_PER_REQUEST] = count_one(URL_PER_REQUEST, lambda count: [COURIER_BENCH, small, str(count), "1", "--unique"], n,
+                                              argv32=lambda count: [COURIER_BENCH, small, str(count * 16), "32", "--unique"])
+        counting["courier CLI"] = count_one("courier CLI", lambda count: [COURIER_CLI, "-s", f"{small}?[1-{count}]"], n,
+                                            argv32=lambda count: [COURIER_CLI, "-s", "-Z", "--parallel-max", "32", f"{small}?[1-{count * 16}]"])
         # The cache's own paths, same counting (Swift API): a memory hit, and a miss with and
         # without a cache on the same no-store URL.
         cache_drivers = {
@@ -542,6 +556,27 @@ def write_results(summary, results, counting, scenarios, clients, facts):
               "| measure | C ABI ÷ Swift API | within 10% |", "|---|---:|:---:|"]
     for label, value in c_path:
         good = value is not None and (value >= 0.9 if "higher" in label else value <= 1.1)
+        lines.append(f"| {label} | {fmt(value, 3)} | {'yes' if good else 'no'} |")
+    # Issue 13: the CLI (a glob's URLs, one after another or -Z) against the library, on the same
+    # path and on the CLI's own workload (a URL of its own per request).
+    cli = counting.get("courier CLI", {})
+    unique = counting.get(URL_PER_REQUEST, {})
+    cli_rows = []
+    for key, what in (("S1", "one connection"), ("S2", "-Z, 32 connections"), ("S5", "new connection per request")):
+        for reference in ("Courier (Swift API)", URL_PER_REQUEST):
+            short = "same path" if reference == "Courier (Swift API)" else "a URL per request"
+            cli_rows.append((f"{key} ({what}) CPU per request, against the library ({short})",
+                             ratio(summary, key, "cpu_us", "courier CLI", reference), False))
+            cli_rows.append((f"{key} ({what}) requests/s, against the library ({short}; higher is better)",
+                             ratio(summary, key, "rps", "courier CLI", reference), True))
+    for label, field, reference in (("instructions per URL, one connection, against the library (same path)", "instructions", c),
+                                    ("instructions per URL, one connection, against the library (a URL per request)", "instructions", unique)):
+        value = cli.get(field) / reference[field] if cli.get(field) and reference.get(field) else None
+        cli_rows.append((label, value, False))
+    lines += ["", "The CLI against the library (issue 13, target: within 10%):", "",
+              "| measure | CLI ÷ library | within 10% |", "|---|---:|:---:|"]
+    for label, value, higher in cli_rows:
+        good = value is not None and (value >= 0.9 if higher else value <= 1.1)
         lines.append(f"| {label} | {fmt(value, 3)} | {'yes' if good else 'no'} |")
     lines += ["", "| target | Courier | met |", "|---|---:|:---:|"]
     for label, value, test in absolute:

@@ -409,7 +409,8 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
         var code = COURIER_OK
         if let failure = verdict?.error ?? error {
             code = record(failure)
-        } else {
+        } else if errorMessage != nil {
+            // (Tested first: storing nil over nil still called the runtime to release nothing.)
             errorMessage = nil
         }
         // A reader learns the end before the done callback runs (its message is recorded).
