@@ -361,7 +361,7 @@ static int pull(const char *url, long long expected, const char *path) {
     if (done.code != COURIER_OK || total != expected || !first_again || !end_again || hash != file_hash) return 1;
 
     /* Cancelled while the reader reads: the reader hears CANCELLED, not a short "end" (after the
-     * bytes already buffered: only a body well beyond the 1 MiB buffer is still running then). */
+     * bytes already buffered: only a body well beyond the buffer and the socket's is still running then). */
     if (expected <= 4 * 1024 * 1024) return 0;
     rc = courier_request_create(NULL, "GET", url, &request);
     if (rc != COURIER_OK) return fail("create", rc);

@@ -35,7 +35,7 @@ public struct StreamedResponse: Sendable {
 
 /// The body of a `StreamedResponse` as byte chunks.
 ///
-/// Back-pressure: at most about 1 MiB (and one socket read) wait for the consumer; beyond it the socket is no longer
+/// Back-pressure: at most about 256 KiB (and one socket read) wait for the consumer; beyond it the socket is no longer
 /// read, so TCP slows the server and memory stays flat however slow the consumer. Reading resumes
 /// once the consumer has taken it. Ending the iteration early, cancelling the reading task, or
 /// dropping the response without reading its body cancels the operation (a paused transfer would
@@ -95,9 +95,10 @@ public struct ResponseBody: AsyncSequence, Sendable {
 final class BodyChannel: @unchecked Sendable {
     /// Above this many buffered bytes the transfer pauses; it resumes when the reader takes them.
     /// A reader slower than the network costs a pause, a resume and a thread hand-off per this
-    /// many bytes: 1 MiB took 0.27 CPU s per GiB where 128 KiB took 0.40 (the two buffers then
-    /// hold 2.5 MiB at most).
-    static let pauseAbove = 1 << 20
+    /// many bytes. Measured on 1 GiB (client and server pinned apart, 4 runs each, one session):
+    /// 256 KiB took 0.28–0.36 CPU s, 128 KiB 0.29–0.43, 1 MiB about the same as 256 KiB, but its
+    /// two buffers (2.5 MiB) put the process's peak over 16 MiB (16.9); at 256 KiB it is 15.4.
+    static let pauseAbove = 256 << 10
 
     private let lock = Lock()
     private var pending: [UInt8] = []
