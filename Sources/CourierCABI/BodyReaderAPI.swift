@@ -9,8 +9,8 @@ import Glibc
 
 /// The buffer between the loop thread, which pushes body pieces, and one reading thread.
 ///
-/// Double-buffered: the loop appends to `pending`; a read that finds `pending` empty-handed takes
-/// all of it at once (a swap under the lock) and copies out of it without the lock, while the
+/// Double-buffered: the loop appends to `pending`; a read that has used up its own chunk takes all
+/// of `pending` at once (a swap under the lock) and copies out of it without the lock, while the
 /// loop fills the other buffer. Above `limit` bytes waiting, the transfer pauses (TCP slows the
 /// server), and the swap resumes it: at most two buffers of `limit` plus a socket read exist,
 /// allocated once for the whole body.
@@ -32,8 +32,6 @@ final class CBodyPipe: @unchecked Sendable {
     private var wakeScheduled = false
     /// The request's end as the reader sees it: nil while the body may grow.
     private var ending: Int32?
-    /// The most bytes that waited at once (for the tests of the bound).
-    private var peak = 0
     /// A read said AGAIN: the readable callback is owed a call when something comes.
     private var armed = false
 
@@ -62,7 +60,6 @@ final class CBodyPipe: @unchecked Sendable {
         state.lock()
         if pending.capacity == 0 { pending.reserveCapacity(limit + LoopReadBuffers.socketSize) }
         pending.append(contentsOf: bytes.bindMemory(to: UInt8.self))
-        peak = max(peak, pending.count)
         let wake = (readerWaits || armed) && !wakeScheduled
         if wake { wakeScheduled = true }
         let full = pending.count >= limit
@@ -105,8 +102,6 @@ final class CBodyPipe: @unchecked Sendable {
         }
         if owed, notify { tellReadable() }
     }
-
-    var peakBuffered: Int { state.withLock { peak } }
 
     /// `courier_request_read`: up to `capacity` bytes into `buffer`. (COURIER_OK, n > 0) for
     /// bytes, (COURIER_OK, 0) at the end of the body, (code, 0) when the request failed,

@@ -264,10 +264,15 @@ class StreamedResponse:
         from . import _error
         raise _error(code, lib.courier_request_errmsg(self._handle).decode())
 
+    #: How long one blocking read waits before Python gets a turn (Ctrl-C and other signals are
+    #: handled between calls, never inside one).
+    WAIT_MS = 200
+
     def iter_bytes(self):
         """The body in pieces, at the reader's pace; raises the request's error at the end."""
-        while (piece := self._read(-1)) is not None:
-            yield piece
+        while (piece := self._read(self.WAIT_MS)) is not None:
+            if piece is not _AGAIN:
+                yield piece
 
     async def aiter_bytes(self):
         while True:

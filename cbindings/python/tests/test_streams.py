@@ -223,6 +223,31 @@ class Downloads(unittest.TestCase):
         self.assertTrue(first)
         self.assertEqual(status, 200)
 
+    def test_a_signal_interrupts_a_reader_waiting_on_a_silent_body(self):
+        # The server sends the head and 10 bytes, then nothing for 5 s: Ctrl-C (here an alarm
+        # whose handler raises) must not wait for it.
+        import signal
+
+        class Interrupted(Exception):
+            pass
+
+        def interrupt(signum, frame):
+            raise Interrupted()
+        previous = signal.signal(signal.SIGALRM, interrupt)
+        scripted = os.environ["COURIER_TEST_SCRIPTED"]
+        try:
+            with courier.Engine(scripted) as engine, engine.stream("GET", "/silence-mid-body?s=5") as response:
+                started = time.monotonic()
+                signal.setitimer(signal.ITIMER_REAL, 0.3)
+                with self.assertRaises(Interrupted):
+                    for _ in response.iter_bytes():
+                        pass
+                waited = time.monotonic() - started
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+        self.assertLess(waited, 2.0, "the reader waited %.1f s after the signal" % waited)
+
     def test_importing_courier_leaves_asyncio_unloaded(self):
         # A synchronous program does not pay for asyncio (about 8 MiB of a process).
         import subprocess
