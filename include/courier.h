@@ -642,10 +642,10 @@ int courier_request_resume(courier_request *request);
  * instead of one callback per socket read, and the copy lands in memory the caller owns.
  *
  * courier_request_set_body_reader (before sending): up to `buffer_size` bytes (0: 256 KiB; at least
- * 4 KiB; more costs memory and saves hand-offs when each read is dear) wait for the reader; beyond that the socket is not read until the reader takes them (TCP
- * slows the server: memory stays at about two buffers however slow the reader). Write callbacks and
- * an output file may be set too: each gets every piece, paced by the slowest. The body is then not
- * kept in the response.
+ * 4 KiB; more costs memory and saves hand-offs when each read is dear) wait for the reader; beyond
+ * that the socket is not read until the reader takes them (TCP slows the server: memory stays at
+ * about two buffers however slow the reader). Write callbacks and an output file may be set too:
+ * each gets every piece, paced by the slowest. The body is then not kept in the response.
  *
  * courier_request_read: copies up to `capacity` bytes into `buffer` and sets `*received`, waiting up
  * to `timeout_ms` milliseconds for them (0: only what is there; -1: until they come or the request
