@@ -351,12 +351,16 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         let ending = VerboseLog.end(transfer, connection: servingConnection, closing: closesConnection || transfer?.error != nil)
         if options.verbose, !ending.isEmpty { Terminal.error("* \(ending)\n") }
         if let trace, let transfer {
-            // A body kept in memory (-Z) is dumped whole now; one resumed into its file (-C -) gets
-            // its size line.
+            // A body kept in memory (-Z) is dumped whole now; one resumed into its file (-C -) is
+            // read back from the file's end once it is in place (what this run received is its
+            // tail); a failed one gets its size line.
             var data = ""
             if dumpsBody {
             } else if case .memory = transfer.sink, !transfer.responseBody.isEmpty {
                 data = transfer.responseBody.withUnsafeBytes { VerboseLog.traceData($0) }
+            } else if case .resumable = transfer.sink, exitCode == 0, let path = outputPath,
+                      let tail = VerboseLog.traceFileTail(path, count: transfer.metrics.bodyBytesDecoded) {
+                data = tail
             } else {
                 data = VerboseLog.traceData(transfer.metrics.bodyBytesReceived)
             }

@@ -1,4 +1,5 @@
 import Courier
+import Glibc
 import CourierCore
 
 /// `-v` in curl's shape, built when a response head arrives (the request went out just before):
@@ -118,6 +119,29 @@ enum VerboseLog {
             }
             return out
         }
+    }
+
+    /// `<= Recv data` blocks for the last `count` bytes of the file at `path` (a body resumed into
+    /// its file: what this run received is the file's tail), 64 KiB to a block; nil when the file
+    /// cannot be read or is shorter.
+    static func traceFileTail(_ path: String, count: UInt64) -> String? {
+        guard count > 0 else { return "" }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, UInt64(info.st_size) >= count else { return nil }
+        var offset = off_t(UInt64(info.st_size) - count)
+        var block = [UInt8](repeating: 0, count: 64 << 10)
+        var out = ""
+        while offset < info.st_size {
+            let n = block.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, offset) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { return nil }
+            out += block.withUnsafeBytes { traceData(UnsafeRawBufferPointer(rebasing: $0.prefix(n))) }
+            offset += off_t(n)
+        }
+        return out
     }
 
     /// curl's trace block: a title with the size, then each line with its offset in hex.

@@ -115,8 +115,15 @@ struct StreamProcessTests {
         #expect((try? FileManager.default.attributesOfItem(atPath: out)[.size] as? Int) == 1_500_000, "-C - keeps what arrived")
         let reset = try await cli(["-s", "-C", "-", "-o", out, s.stream + "/blob/4000000?cut=1000000&reset=1"])
         #expect(reset.status == 56, "a reset is curl's 56: \(reset.stderr)")
-        let rest = try await cli(["-s", "-C", "-", "-o", out, "-w", "%{http_code}", s.stream + "/blob/4000000"])
+        let before = (try? FileManager.default.attributesOfItem(atPath: out)[.size] as? Int) ?? 0
+        let rest = try await cli(["-s", "-C", "-", "-o", out, "-w", "%{http_code}", "--trace-ascii", directory + "/rest.trace",
+                                  s.stream + "/blob/4000000"])
         #expect(rest.status == 0 && rest.stdout == "206", "\(rest.stdout)\(rest.stderr)")
+        // --trace-ascii dumps what this run received, read back from the file's end.
+        let trace = (try? String(contentsOfFile: directory + "/rest.trace", encoding: .isoLatin1)) ?? ""
+        let dumped = trace.split(separator: "\n").filter { $0.hasPrefix("<= Recv data, ") }
+            .compactMap { Int($0.dropFirst("<= Recv data, ".count).prefix { $0 != " " }) }
+        #expect(before > 0 && dumped.reduce(0, +) == 4_000_000 - before && dumped.count > 1, "\(before) \(dumped.prefix(3))")
         let whole = try await cli(["-s", s.stream + "/blob/4000000"])
         #expect(FileManager.default.contents(atPath: out) == whole.stdoutBytes)
         #expect(!FileManager.default.fileExists(atPath: out + ".courier-resume"))
