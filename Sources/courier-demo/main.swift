@@ -95,10 +95,13 @@ for try await response in news.responses(feed) {
 let streamed = try await api.engine.stream(api.engine.operation(path: "big.bin"))
 var streamedBytes = 0
 var pieces = 0
+var largest = 0
 for try await chunk in streamed.body {
     streamedBytes += chunk.count
     pieces += 1
+    largest = max(largest, chunk.count)
     if pieces % 64 == 0 { try await Task.sleep(nanoseconds: 1_000_000) }
 }
-print("streamed \(streamed.status), \(streamedBytes) bytes in \(pieces) pieces, at most about 512 KiB waiting at any time")
+// (A piece is everything that waited for the reader: the largest is the most ever held.)
+print("streamed \(streamed.status), \(streamedBytes) bytes in \(pieces) pieces, at most \(largest >> 10) KiB waiting at any time")
 SharedQueue.shutdown()
