@@ -354,17 +354,15 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
             // A body kept in memory (-Z) is dumped whole now; one resumed into its file (-C -) is
             // read back from the file's end once it is in place (what this run received is its
             // tail); a failed one gets its size line.
-            var data = ""
             if dumpsBody {
             } else if case .memory = transfer.sink, !transfer.responseBody.isEmpty {
-                data = transfer.responseBody.withUnsafeBytes { VerboseLog.traceData($0) }
+                transfer.responseBody.withUnsafeBytes { trace.write(VerboseLog.traceData($0)) }
             } else if case .resumable = transfer.sink, exitCode == 0, let path = outputPath,
-                      let tail = VerboseLog.traceFileTail(path, count: transfer.metrics.bodyBytesDecoded) {
-                data = tail
+                      VerboseLog.traceFileTail(path, count: transfer.metrics.bodyBytesDecoded, to: trace.write) {
             } else {
-                data = VerboseLog.traceData(transfer.metrics.bodyBytesReceived)
+                trace.write(VerboseLog.traceData(transfer.metrics.bodyBytesReceived))
             }
-            trace.write(data + (ending.isEmpty ? "" : "== Info: \(ending)\n"))
+            if !ending.isEmpty { trace.write("== Info: \(ending)\n") }
         }
         var message = error?.message
         if let journal, let outboxID {
@@ -454,7 +452,9 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         closesConnection = head.headers["Connection"]?.lowercased() == "close"
         if options.verbose { Terminal.error(VerboseLog.verbose(exchange)) }
         if let trace {
-            trace.write(VerboseLog.trace(exchange, sentData: VerboseLog.traceSent(transfer.body, count: transfer.requestBodyBytesSent, length: transfer.requestBodyLength)))
+            VerboseLog.trace(exchange, to: trace.write) { write in
+                VerboseLog.traceSent(transfer.body, count: transfer.requestBodyBytesSent, length: transfer.requestBodyLength, to: write)
+            }
         }
     }
 }

@@ -1,6 +1,6 @@
 import Courier
-import Glibc
 import CourierCore
+import Glibc
 
 /// `-v` in curl's shape, built when a response head arrives (the request went out just before):
 /// the connection (`*   Trying`, `* Connected to`, or `* Re-using existing connection`), TLS
@@ -43,13 +43,14 @@ enum VerboseLog {
     static func curlNumber(_ id: UInt64) -> UInt64 { id > 0 ? id - 1 : 0 }
 
     /// `--trace-ascii`: curl's trace of one exchange (`== Info:`, `=> Send header, N bytes`, offset-numbered lines).
-    /// `sentData`: the request body's `=> Send data` blocks (`traceSent`), between the two heads.
-    static func trace(_ exchange: Exchange, sentData: String = "") -> String {
+    /// `sentData` writes the request body's `=> Send data` blocks (`traceSent`) between the two
+    /// heads, a block at a time (a large upload is never one string).
+    static func trace(_ exchange: Exchange, to write: @escaping (String) -> Void, sentData: ((String) -> Void) -> Void = { _ in }) {
         var out = exchange.info.map { "== Info: \($0)\n" }.joined()
         if !exchange.sent.isEmpty { out += block("=> Send header", exchange.sent.map { $0 + "\r\n" }) }
-        out += sentData
-        out += block("<= Recv header", exchange.received.map { $0 + "\r\n" })
-        return out
+        write(out)
+        sentData(write)
+        write(block("<= Recv header", exchange.received.map { $0 + "\r\n" }))
     }
 
     /// `<= Recv data, N bytes (0xN)` alone: a body whose pieces were not dumped (kept in memory for
@@ -91,57 +92,53 @@ enum VerboseLog {
     /// boundary and parts are fixed when it is made, so the bytes are the ones sent). A stream (-T
     /// - from stdin) cannot be read twice: its size line only.
     /// (`length`: the whole body's, as admitted: a form checks it against its files.)
-    static func traceSent(_ body: RequestBody, count: UInt64, length: UInt64) -> String {
-        guard count > 0 else { return "" }
+    static func traceSent(_ body: RequestBody, count: UInt64, length: UInt64, to write: (String) -> Void) {
+        guard count > 0 else { return }
         switch body {
         case .empty:
-            return ""
+            return
         case .bytes(let bytes):
-            return bytes.withUnsafeBytes { traceData(UnsafeRawBufferPointer(rebasing: $0.prefix(Int(count))), title: "=> Send data") }
+            bytes.withUnsafeBytes { write(traceData(UnsafeRawBufferPointer(rebasing: $0.prefix(Int(count))), title: "=> Send data")) }
         case .stream:
-            return "=> Send data, \(count) bytes (0x\(String(count, radix: 16)))\n"
+            write("=> Send data, \(count) bytes (0x\(String(count, radix: 16)))\n")
         case .file, .multipart:
-            guard case .success(let source)? = body.makeSource(length: length) else { return "" }
+            guard case .success(let source)? = body.makeSource(length: length) else { return }
             defer { source.close() }
-            var out = ""
             var left = count
             func show(_ piece: UnsafeRawBufferPointer) {
                 let shown = UnsafeRawBufferPointer(rebasing: piece.prefix(Int(min(left, UInt64(piece.count)))))
-                out += traceData(shown, title: "=> Send data")
+                write(traceData(shown, title: "=> Send data"))
                 left -= UInt64(shown.count)
             }
             while left > 0 {
                 switch source.read() {
                 case .bytes(let piece): show(piece)
                 case .array(let piece): piece.withUnsafeBytes { show($0) }
-                case .end, .pending, .failed: return out
+                case .end, .pending, .failed: return
                 }
             }
-            return out
         }
     }
 
-    /// `<= Recv data` blocks for the last `count` bytes of the file at `path` (a body resumed into
-    /// its file: what this run received is the file's tail), 64 KiB to a block; nil when the file
-    /// cannot be read or is shorter.
-    static func traceFileTail(_ path: String, count: UInt64) -> String? {
-        guard count > 0 else { return "" }
+    /// Writes `<= Recv data` blocks for the last `count` bytes of the file at `path` (a body
+    /// resumed into its file: what this run received is the file's tail), 64 KiB to a block;
+    /// false (nothing written) when the file cannot be opened or is shorter.
+    static func traceFileTail(_ path: String, count: UInt64, to write: (String) -> Void) -> Bool {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
+        guard fd >= 0 else { return false }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0, UInt64(info.st_size) >= count else { return nil }
+        guard fstat(fd, &info) == 0, UInt64(info.st_size) >= count else { return false }
         var offset = off_t(UInt64(info.st_size) - count)
         var block = [UInt8](repeating: 0, count: 64 << 10)
-        var out = ""
         while offset < info.st_size {
             let n = block.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, offset) }
             if n < 0, errno == EINTR { continue }
-            guard n > 0 else { return nil }
-            out += block.withUnsafeBytes { traceData(UnsafeRawBufferPointer(rebasing: $0.prefix(n))) }
+            guard n > 0 else { break }
+            block.withUnsafeBytes { write(traceData(UnsafeRawBufferPointer(rebasing: $0.prefix(n)))) }
             offset += off_t(n)
         }
-        return out
+        return true
     }
 
     /// curl's trace block: a title with the size, then each line with its offset in hex.
