@@ -642,7 +642,7 @@ int courier_request_resume(courier_request *request);
  * instead of one callback per socket read, and the copy lands in memory the caller owns.
  *
  * courier_request_set_body_reader (before sending): up to `buffer_size` bytes (0: 256 KiB; at least
- * 4 KiB; more costs memory and saves hand-offs when each read is dear) wait for the reader; beyond
+ * 4 KiB, at most 256 MiB; more costs memory and saves hand-offs when each read is dear) wait for the reader; beyond
  * that the socket is not read until the reader takes them (TCP slows the server: memory stays at
  * about two buffers however slow the reader). Write callbacks and an output file may be set too:
  * each gets every piece, paced by the slowest. The body is then not kept in the response.

@@ -22,6 +22,8 @@ final class CBodyPipe: @unchecked Sendable {
     /// keeps; a caller whose per-read cost is high asks for more (Python asks 1 MiB: a third less
     /// CPU per GiB there; 4 MiB was no better, its buffers outgrow the caches).
     static let defaultLimit = 256 << 10
+    /// The largest `buffer_size` taken: more is refused (INVALID_ARGUMENT), not reserved.
+    static let largestLimit = 256 << 20
 
     let limit: Int
     private let state = ConditionLock()
@@ -163,7 +165,9 @@ public func courier_request_set_body_reader(_ handle: OpaquePointer?, _ bufferSi
                                             _ user: UnsafeMutableRawPointer?) -> Int32 {
     configure(handle) { r throws(CourierError) in
         guard r.streams.pipe == nil else { throw invalid("the request already has a body reader") }
-        guard bufferSize >= 0 else { throw invalid("negative buffer size") }
+        // (A size_t beyond Int.max arrives negative; beyond the bound, the first piece would try to
+        // reserve it and end the process.)
+        guard bufferSize >= 0, bufferSize <= CBodyPipe.largestLimit else { throw invalid("buffer size above 256 MiB") }
         let pipe = CBodyPipe(limit: bufferSize == 0 ? CBodyPipe.defaultLimit : max(bufferSize, 4096), request: r,
                              readable: readable.map { ($0, user) })
         r.streams.pipe = pipe

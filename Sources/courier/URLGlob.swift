@@ -218,7 +218,10 @@ enum URLGlob {
         guard parts.count == 2 else { throw GlobError(message: "bad range [\(spec)]") }
         if let low = Int(parts[0]), let high = Int(parts[1]), low <= high {
             let width = parts[0].hasPrefix("0") && parts[0].count > 1 ? parts[0].count : 0
-            return .numbers(first: low, step: step, count: (high - low) / step + 1, width: width)
+            // (`[0-9223372036854775807]` has one value more than an Int counts: refused, not a trap.)
+            let (count, overflow) = ((high - low) / step).addingReportingOverflow(1)
+            guard !overflow else { throw GlobError(message: "URL glob expands to too many URLs") }
+            return .numbers(first: low, step: step, count: count, width: width)
         }
         // (A range across the surrogate code points would name characters that do not exist.)
         if parts[0].count == 1, parts[1].count == 1, let a = parts[0].unicodeScalars.first?.value, let b = parts[1].unicodeScalars.first?.value, a <= b,

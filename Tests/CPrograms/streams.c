@@ -326,6 +326,8 @@ static int pull(const char *url, long long expected, const char *path) {
     /* Misuse the header promises an error for: before a reader is set, before sending. */
     if (courier_request_read(request, buffer, sizeof buffer, &got, 0) != COURIER_E_MISUSE || got != 0) return fail("read without a reader", 0);
     if (courier_request_read(NULL, buffer, sizeof buffer, &got, 0) != COURIER_E_MISUSE) return fail("read of NULL", 0);
+    if (courier_request_set_body_reader(request, (size_t)1 << 40, NULL, NULL) != COURIER_E_INVALID_ARGUMENT) return fail("a 1 TiB buffer", 0);
+    if (courier_request_set_body_reader(request, (size_t)-1, NULL, NULL) != COURIER_E_INVALID_ARGUMENT) return fail("a SIZE_MAX buffer", 0);
     if ((rc = courier_request_set_body_reader(request, 64 * 1024, NULL, NULL)) != COURIER_OK) return fail("set_body_reader", rc);
     if (courier_request_set_body_reader(request, 0, NULL, NULL) != COURIER_E_INVALID_ARGUMENT) return fail("a second reader", 0);
     if (courier_request_read(request, buffer, sizeof buffer, &got, 0) != COURIER_E_MISUSE) return fail("read before sending", 0);

@@ -58,6 +58,8 @@ struct CLIParityTests {
         #expect(huge.count == 9_999_999 && huge.expansion(at: 9_999_998, values: false).url == "h://x/9999999")
         #expect(throws: URLGlob.GlobError.self) { try URLGlob.parse("h://x/[1-9999999][1-2]") }
         #expect(throws: URLGlob.GlobError.self) { try URLGlob.parse("h://x/[0-9223372036854775806][1-9]") }
+        // One value more than an Int counts: refused (it trapped on the count).
+        #expect(throws: URLGlob.GlobError.self) { try URLGlob.parse("h://x/[0-9223372036854775807]") }
         #expect(throws: URLGlob.GlobError.self) { try URLGlob.parse("h://x/[\u{D7FF}-\u{E000}]") }
         #expect(try URLGlob.parse("h://x/[\u{E000}-\u{E002}]").count == 3)
         // Written into a String sized for the longest URL: values of every length, padded and not,
