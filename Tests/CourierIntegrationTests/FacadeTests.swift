@@ -165,10 +165,6 @@ struct FacadeTests {
     }
 
     @Test func cancellationFromTheTaskAndTheEngine() async {
-        await QueueWidthGate.shared.holdingSlots { await self.cancellationFromTheTaskAndTheEngineBody() }
-    }
-
-    private func cancellationFromTheTaskAndTheEngineBody() async {
         let engine = Engine(host: s.scripted)
         let group = "task-cancel-\(UUID().uuidString.prefix(8))"
         let task = Task { try await engine.send(engine.operation(path: "/silence", params: ["s": "5", "group": group])) }
@@ -216,10 +212,6 @@ struct FacadeTests {
     /// leaves the file that was there untouched; success replaces it whole; no temporary file
     /// stays behind either way.
     @Test func downloadsAreMovedIntoPlaceOnlyOnSuccess() async throws {
-        try await QueueWidthGate.shared.holdingSlots { try await self.downloadsAreMovedIntoPlaceOnlyOnSuccessBody() }
-    }
-
-    private func downloadsAreMovedIntoPlaceOnlyOnSuccessBody() async throws {
         let directory = s.root + "/staged-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let path = directory + "/file.bin"
@@ -285,10 +277,6 @@ struct FacadeTests {
     /// The shared queue's cancel-by-predicate and by URL fragment reach every engine's
     /// operations, and only those selected.
     @Test func sharedQueueCancelsByPredicateAndURL() async {
-        await QueueWidthGate.shared.holdingSlots { await self.sharedQueueCancelsByPredicateAndURLBody() }
-    }
-
-    private func sharedQueueCancelsByPredicateAndURLBody() async {
         let group = "cancel-all-\(UUID().uuidString.prefix(8))"
         let one = Engine(host: s.scripted)
         let two = Engine(host: s.scripted)
@@ -381,5 +369,23 @@ struct FacadeTests {
         temporary.body = .bytes(Array("payload".utf8))
         let b = try await api.send(temporary).decode(EchoReply.self)
         #expect(b.method == "POST" && b.body == "payload")
+    }
+
+    /// Mirrors are summaries: a failed expectation (or `dump`) on a response with a large body,
+    /// an operation or its engine shows a few fields, not one child per body byte nor the
+    /// loop-owned transfer (reflecting that from a test thread raced the loop once and crashed).
+    @Test func mirrorsAreShortSummaries() async throws {
+        let large = Response(head: ResponseHead(), body: Array(repeating: 0x61, count: 4 << 20), url: try CourierURL(parsing: "http://h/big"))
+        #expect(Mirror(reflecting: large).children.count == 6)
+        var dumped = ""
+        dump(large, to: &dumped)
+        #expect(dumped.utf8.count < 4096 && dumped.contains("bodyBytes: 4194304"), "\(dumped.prefix(300))")
+        let op = api.operation(path: "/echo")
+        let response = try await api.send(op)
+        var text = ""
+        dump(op, to: &text)
+        #expect(text.utf8.count < 4096 && text.contains("state: Courier.Operation.State.finished"), "\(text)")
+        #expect(Mirror(reflecting: response.transfer).children.isEmpty, "a transfer shows no fields")
+        #expect(Array(Mirror(reflecting: api).children.compactMap(\.label)) == ["id", "baseURL", "cached", "outbox"])
     }
 }

@@ -12,52 +12,43 @@ struct QueueTests {
     let s = TestServers.shared
     var limitedHost: String { "http://127.1:\(s.scriptedPort)" }
 
-    func withLocalhostLimit<T>(_ limit: Int, _ body: () async -> T) async -> T {
+    func withLocalhostLimit<T>(_ limit: Int, _ body: () async throws -> T) async rethrows -> T {
         SharedQueue.setLimit(limit, forHost: "127.1")
-        let result = await body()
-        SharedQueue.setLimit(nil, forHost: "127.1")
-        return result
+        defer { SharedQueue.setLimit(nil, forHost: "127.1") }
+        return try await body()
     }
 
-    @Test func widthBoundsConcurrencyAcrossTheProcess() async {
-        await QueueWidthGate.shared.narrowingTheWidth { await self.widthBoundsConcurrencyAcrossTheProcessBody() }
-    }
-
-    private func widthBoundsConcurrencyAcrossTheProcessBody() async {
-        // Other suites run at the same time and share the width, so this test can only insist on
-        // the bound. `CLITests.parallelWidthIsUsedExactly` checks, in a process of its own, that
-        // the width is also reached.
+    /// The width bounds the whole process, every engine included, and is reached: ten slow
+    /// requests from two engines with width 2 (Tests/CPrograms/scenarios.c `width`). In a process
+    /// of its own: narrowing the width here would queue every other test's requests behind it
+    /// (a held response elsewhere could then starve this test, and this test the others).
+    @Test func widthBoundsConcurrencyAcrossTheProcess() async throws {
         let group = "width-\(UUID().uuidString.prefix(8))"
-        let previous = SharedQueue.width
-        SharedQueue.width = 2
-        let statuses = await withTaskGroup(of: Int?.self) { tasks in
-            for _ in 0..<10 {
-                tasks.addTask { await fetch(self.s.scripted + "/slow?ms=100&group=\(group)").0.head?.status }
-            }
-            var all: [Int?] = []
-            for await status in tasks { all.append(status) }
-            return all
-        }
-        SharedQueue.width = previous
-        #expect(statuses.count == 10 && statuses.allSatisfy { $0 == 200 })
+        let bin = try await CExamples.shared.directory()
+        let run = try await runProcess(bin + "/scenarios", ["width", s.scripted + "/slow?ms=150&group=\(group)"])
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
         let stats = await scriptedStats(group)
-        #expect(stats.peak <= 2, "server saw \(stats.peak) at once")
+        #expect(stats.peak == 2, "server saw \(stats.peak) at once with width 2")
         #expect(stats.seen == 10)
     }
 
     /// The design promise of the C ABI: C callers and Swift callers in one process share one
-    /// queue. Five operations from each side start together with width 2; were the C side on a
-    /// queue of its own, the server would see up to four at once.
+    /// queue. Five operations from each side start together for a host limited to 2 (a host name
+    /// no other suite uses, so the process-wide width stays as it is); were the C side on a queue
+    /// of its own, the server would see up to four at once. The width set from C is the one Swift
+    /// reads (widened by one and back, which holds nobody up).
     @Test func oneQueueAcrossSwiftAndC() async throws {
-        try await QueueWidthGate.shared.narrowingTheWidth { try await self.oneQueueAcrossSwiftAndCBody() }
+        let previous = SharedQueue.width
+        #expect(courier_queue_set_width(Int32(previous + 1)) == COURIER_OK)
+        #expect(SharedQueue.width == previous + 1, "the C call sets the Swift-visible width")
+        #expect(courier_queue_width() == Int32(previous + 1))
+        SharedQueue.width = previous
+        #expect(courier_queue_width() == Int32(previous), "the Swift setter is the one C reads")
+        try await withLocalhostLimit(2) { try await self.oneQueueAcrossSwiftAndCBody() }
     }
 
     private func oneQueueAcrossSwiftAndCBody() async throws {
         let group = "mixed-\(UUID().uuidString.prefix(8))"
-        let previous = SharedQueue.width
-        #expect(courier_queue_set_width(2) == COURIER_OK)
-        #expect(SharedQueue.width == 2, "the C call sets the Swift-visible width")
-
         final class Finished: @unchecked Sendable {
             let lock = NSLock()
             var statuses: [Int32] = []
@@ -72,7 +63,7 @@ struct QueueTests {
         }
         let cSide = Finished()
         var cEngine: OpaquePointer?
-        #expect(courier_engine_create(s.scripted, &cEngine) == COURIER_OK)
+        #expect(courier_engine_create(limitedHost, &cEngine) == COURIER_OK)
         let user = Unmanaged.passRetained(cSide).toOpaque()
         for _ in 0..<5 {
             var request: OpaquePointer?
@@ -83,7 +74,7 @@ struct QueueTests {
                 courier_request_free(request)
             }, user) == COURIER_OK)
         }
-        let engine = Engine(host: s.scripted)
+        let engine = Engine(host: limitedHost)
         let swiftStatuses = await withTaskGroup(of: Int.self) { tasks in
             for _ in 0..<5 {
                 tasks.addTask { (try? await engine.send(engine.operation(path: "/slow", params: ["ms": "150", "group": group])))?.status ?? -1 }
@@ -97,12 +88,12 @@ struct QueueTests {
         }
         Unmanaged<Finished>.fromOpaque(user).release()
         courier_engine_destroy(cEngine)
-        SharedQueue.width = previous
+        let statuses = cSide.lock.withLock { cSide.statuses }
         #expect(cDone)
         #expect(swiftStatuses == [200, 200, 200, 200, 200])
-        #expect(cSide.statuses == [200, 200, 200, 200, 200])
+        #expect(statuses == [200, 200, 200, 200, 200])
         let stats = await scriptedStats(group)
-        #expect(stats.peak <= 2, "server saw \(stats.peak) at once across Swift and C")
+        #expect(stats.peak == 2, "server saw \(stats.peak) at once across Swift and C with a host limit of 2")
         #expect(stats.seen == 10)
     }
 
@@ -155,10 +146,6 @@ struct QueueTests {
     }
 
     @Test func cancellingQueuedAndRunningOperations() async {
-        await QueueWidthGate.shared.holdingSlots { await self.cancellingQueuedAndRunningOperationsBody() }
-    }
-
-    private func cancellingQueuedAndRunningOperationsBody() async {
         await withLocalhostLimit(1) {
             let group = "cancel-\(UUID().uuidString.prefix(8))"
             let running = StartedFetch(limitedHost + "/silence?s=5&group=\(group)")

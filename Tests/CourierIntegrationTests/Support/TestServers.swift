@@ -66,7 +66,8 @@ final class TestServers: @unchecked Sendable {
         }
         atexit { TestServers.atExit?() }
         // The whole suite talks to 127.0.0.1 in parallel; give it room. Tests about limits use
-        // their own host names.
+        // their own host names; none narrows the width in this process (a narrowed width queues
+        // every other test behind whatever holds its slots: QueueTests runs that in a child).
         SharedQueue.width = 64
         SharedQueue.defaultHostLimit = 64
         Self.favourTheLoopThread()
@@ -412,57 +413,6 @@ final class StartedFetch: @unchecked Sendable {
             if already { continuation.resume() }
         }
         return transfer
-    }
-}
-
-/// Keeps the tests that narrow the process-wide queue width apart from the tests that hold a slot
-/// for seconds: suites run in parallel in one process, and a width of 2 with two five-second
-/// requests in it would stall every other test (a readers-writer lock: narrowing is exclusive,
-/// holding slots is shared).
-actor QueueWidthGate {
-    static let shared = QueueWidthGate()
-    private var narrowing = false
-    private var holders = 0
-    private var waiting: [(exclusive: Bool, continuation: CheckedContinuation<Void, Never>)] = []
-
-    /// Runs `body` while no test holds slots for long (for tests that change the width).
-    func narrowingTheWidth<T: Sendable>(_ body: @Sendable () async throws -> T) async rethrows -> T {
-        if narrowing || holders > 0 {
-            await withCheckedContinuation { waiting.append((true, $0)) }
-        } else {
-            narrowing = true
-        }
-        defer {
-            narrowing = false
-            wakeWaiters()
-        }
-        return try await body()
-    }
-
-    /// Runs `body` while the width is not narrowed (for tests that hold slots for seconds).
-    func holdingSlots<T: Sendable>(_ body: @Sendable () async throws -> T) async rethrows -> T {
-        if narrowing || waiting.contains(where: { $0.exclusive }) {
-            await withCheckedContinuation { waiting.append((false, $0)) }
-        } else {
-            holders += 1
-        }
-        defer {
-            holders -= 1
-            wakeWaiters()
-        }
-        return try await body()
-    }
-
-    private func wakeWaiters() {
-        guard !narrowing else { return }
-        if holders == 0, let index = waiting.firstIndex(where: { $0.exclusive }) {
-            narrowing = true
-            waiting.remove(at: index).continuation.resume()
-            return
-        }
-        guard !waiting.contains(where: { $0.exclusive }) else { return }
-        for waiter in waiting { holders += 1; waiter.continuation.resume() }
-        waiting.removeAll()
     }
 }
 
