@@ -30,6 +30,9 @@ static inline int courier_SSL_get_ex_new_index(void) {
 static inline void courier_BIO_set_retry_read(BIO *b) { BIO_set_retry_read(b); }
 static inline void courier_BIO_clear_retry_flags(BIO *b) { BIO_clear_retry_flags(b); }
 static inline void courier_OPENSSL_free(void *p) { OPENSSL_free(p); }
+static inline long courier_BIO_get_mem_data(BIO *b, char **data) { return BIO_get_mem_data(b, data); }
+static inline int courier_BIO_reset(BIO *b) { return (int)BIO_reset(b); }
+static inline unsigned long courier_XN_FLAG_ONELINE(void) { return XN_FLAG_ONELINE; }
 static inline int courier_SSL_SENT_SHUTDOWN(void) { return SSL_SENT_SHUTDOWN; }
 static inline int courier_SSL_RECEIVED_SHUTDOWN(void) { return SSL_RECEIVED_SHUTDOWN; }
 static inline long courier_SSL_OP_NO_COMPRESSION(void) { return (long)SSL_OP_NO_COMPRESSION; }

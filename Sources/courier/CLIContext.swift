@@ -37,6 +37,9 @@ final class CLIContext: @unchecked Sendable {
     let needsHeadText: Bool
     /// Whether -w prints this end's address (local_ip, local_port, json): asked of the socket.
     let writeOutNeedsLocalAddress: Bool
+    /// Whether -w prints the server's certificates (certs, num_certs, json): read off the TLS
+    /// connection while it serves the transfer.
+    let writeOutNeedsCertificates: Bool
 
     init(options: CommandLineOptions, body: (body: RequestBody, contentType: String?)?, showProgress: Bool,
          cache: ResponseCache?, headerDump: HeaderDump?, cookies: CookieJar? = nil, cookieHeader: String? = nil,
@@ -54,6 +57,7 @@ final class CLIContext: @unchecked Sendable {
         needsHeadText = options.include || options.head || headerDump != nil || options.verbose || trace != nil
             || format.contains("size_header") || format.contains("%{json}")
         writeOutNeedsLocalAddress = format.contains("%{local_") || format.contains("%{json}")
+        writeOutNeedsCertificates = format.contains("%{certs}") || format.contains("%{num_certs}") || format.contains("%{json}")
 
         // -A '' sends no User-Agent at all (curl's documented way to remove it).
         var defaults = HTTPHeaders()

@@ -41,6 +41,8 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
     @exclusivity(unchecked) private var servingConnection: UInt64?
     /// The local end of the connection the last head came on (for -w).
     @exclusivity(unchecked) private var localAddress: SocketAddress?
+    /// The last TLS connection's certificates, for -w (curl reports the last connection's).
+    @exclusivity(unchecked) private var certificates: [CertificateInfo] = []
     @exclusivity(unchecked) private var closesConnection = false
     /// --outbox: this request's entry in the journal.
     @exclusivity(unchecked) private var outboxID: String?
@@ -241,6 +243,7 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         if transfer.machine.followsRedirect { redirectsEndedAt = monotonicNanos() }
         // -w's local_ip/local_port: the socket is asked while the connection still serves us.
         if context.writeOutNeedsLocalAddress { localAddress = transfer.localAddress }
+        if context.writeOutNeedsCertificates, transfer.connectionInfo != nil { certificates = transfer.peerCertificates }
         // Nothing shows heads as text: no text is made (most runs, and the fast path of many URLs).
         guard context.needsHeadText || options.fail || options.failWithBody || options.remoteHeaderName,
               let head = transfer.head else { return }
@@ -386,7 +389,7 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
                                         headerBytes: headerBytes, cacheStatus: t?.cacheStatus ?? "bypass",
                                         method: t?.method.rawValue ?? options.method ?? "GET", filename: outputPath ?? "",
                                         urlIndex: index, referer: t?.headers["Referer"], redirectsEndedAt: redirectsEndedAt,
-                                        localAddress: localAddress)
+                                        localAddress: localAddress, certificates: certificates)
             for piece in WriteOut.render(format, report) {
                 if piece.fd == 2 { Terminal.error(piece.text) } else { Terminal.write(piece.text) }
             }

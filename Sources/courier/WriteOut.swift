@@ -24,6 +24,8 @@ struct TransferReport {
     var redirectsEndedAt: UInt64 = 0
     /// This end of the connection (local_ip, local_port), nil when none was made.
     var localAddress: SocketAddress?
+    /// The certificates the last TLS connection's server sent, leaf first (certs, num_certs).
+    var certificates: [CertificateInfo] = []
 }
 
 /// curl's `--write-out` format: `%{variable}`, `%%`, `\n`, `\r`, `\t`; `%{stderr}` and
@@ -55,8 +57,8 @@ enum WriteOut {
     }
 
     /// The variables, in the order `%{json}` lists them (curl's, alphabetical).
-    static let names = ["cache_status", "content_type", "errormsg", "exitcode", "filename_effective", "http_code",
-                        "http_version", "local_ip", "local_port", "method", "num_connects", "num_headers", "num_redirects", "referer", "remote_ip",
+    static let names = ["cache_status", "certs", "content_type", "errormsg", "exitcode", "filename_effective", "http_code",
+                        "http_version", "local_ip", "local_port", "method", "num_certs", "num_connects", "num_headers", "num_redirects", "referer", "remote_ip",
                         "remote_port", "response_code", "reused", "scheme", "size_download", "size_header", "size_upload",
                         "speed_download", "speed_upload", "ssl_verify_result", "time_appconnect", "time_connect",
                         "time_namelookup", "time_pretransfer", "time_queue", "time_redirect", "time_starttransfer", "time_total",
@@ -104,6 +106,8 @@ enum WriteOut {
         case "reused": return .integer(m.reusedConnection ? 1 : 0)
         case "tls_resumed": return .integer(m.tlsResumed ? 1 : 0)
         case "cache_status": return .text(r.cacheStatus)
+        case "certs": return .text(r.certificates.map(\.text).joined())
+        case "num_certs": return .integer(Int64(r.certificates.count))
         default: return nil
         }
     }

@@ -167,7 +167,9 @@ struct FacadeTests {
     @Test func cancellationFromTheTaskAndTheEngine() async {
         let engine = Engine(host: s.scripted)
         let group = "task-cancel-\(UUID().uuidString.prefix(8))"
-        let task = Task { try await engine.send(engine.operation(path: "/silence", params: ["s": "5", "group": group])) }
+        // The server stays silent far longer than a cancel takes, even on a loaded machine (with
+        // 5 s a slow run saw the server close first); a working cancel ends the wait at once.
+        let task = Task { try await engine.send(engine.operation(path: "/silence", params: ["s": "60", "group": group])) }
         // Cancelled once the request is on the wire, not before it starts.
         #expect(await waitForScriptedServer(group: group, seen: 1))
         task.cancel()
@@ -176,8 +178,8 @@ struct FacadeTests {
         if case .failure(let error as CourierError) = result { #expect(error.code == .cancelled) }
 
         let engineGroup = "engine-cancel-\(UUID().uuidString.prefix(8))"
-        let a = engine.operation(path: "/silence", params: ["s": "5", "group": engineGroup])
-        let b = engine.operation(path: "/silence", params: ["s": "5", "group": engineGroup])
+        let a = engine.operation(path: "/silence", params: ["s": "60", "group": engineGroup])
+        let b = engine.operation(path: "/silence", params: ["s": "60", "group": engineGroup])
         let other = Engine(host: s.scripted)
         let unaffected = other.operation(path: "/slow", params: ["ms": "300", "group": engineGroup])
         async let ra = try? engine.send(a)

@@ -309,4 +309,56 @@ struct CLITLSTests {
         let full = try await cli.run(["--no-sessionid"] + common)
         #expect(full.status == 0 && full.stdout == "00", "\(full.stderr)")
     }
+
+    /// `-w %{certs}` and `%{num_certs}`: the chain the server sent, leaf first, in curl's
+    /// certinfo form, checked against the PEM files nginx serves and what openssl says of them;
+    /// also on a resumed session (the chain comes from the session), none over plain HTTP, both
+    /// in `%{json}`.
+    @Test func certsAndNumCerts() async throws {
+        let ca = s.certs + "/ca.pem"
+        let run = try await cli.run(["-sS", "--cacert", ca, "-o", "/dev/null", "-w", "%{num_certs}\n%{certs}", s.https + "/small"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let sent = try String(contentsOfFile: s.certs + "/server-chain.pem", encoding: .utf8)
+        func pemBlocks(_ text: String) -> [String] {
+            text.components(separatedBy: "-----BEGIN CERTIFICATE-----").dropFirst().map {
+                "-----BEGIN CERTIFICATE-----" + $0.components(separatedBy: "-----END CERTIFICATE-----")[0] + "-----END CERTIFICATE-----"
+            }
+        }
+        let lines = run.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines.first == String(pemBlocks(sent).count) && pemBlocks(sent).count == 2, "num_certs: \(lines.first ?? "")")
+        #expect(pemBlocks(run.stdout) == pemBlocks(sent), "each certificate in PEM, leaf first, as the server sent it")
+        // The leaf's fields, in curl's order, with the values openssl gives for the file.
+        let leaf = Array(lines.dropFirst().prefix { !$0.hasPrefix("-----BEGIN") })
+        let names = leaf.map { String($0.prefix { $0 != ":" }) }
+        #expect(names == ["Subject", "Issuer", "Version", "Serial Number", "Signature Algorithm", "Public Key Algorithm",
+                          "X509v3 Basic Constraints", "X509v3 Key Usage", "X509v3 Extended Key Usage", "X509v3 Subject Alternative Name",
+                          "X509v3 Subject Key Identifier", "X509v3 Authority Key Identifier", "Start date", "Expire date",
+                          "RSA Public Key", "rsa(n)", "rsa(e)", "Signature"], "\(names)")
+        let facts = try await runProcess("/usr/bin/env", ["openssl", "x509", "-in", s.certs + "/server.pem", "-noout", "-serial", "-startdate",
+                                                          "-enddate", "-modulus", "-subject", "-nameopt", "oneline"])
+        func fact(_ key: String) -> String {
+            facts.stdout.split(separator: "\n").first { $0.hasPrefix(key + "=") }.map { String($0.dropFirst(key.count + 1)) } ?? "?"
+        }
+        func field(_ name: String) -> String? { leaf.first { $0.hasPrefix(name + ":") }.map { String($0.dropFirst(name.count + 1)) } }
+        #expect(field("Subject") == fact("subject") && field("Subject") == "CN = localhost")
+        #expect(field("Issuer") == "CN = Courier Test CA" && field("Version") == "2")
+        #expect(field("Serial Number") == fact("serial").lowercased())
+        #expect(field("Start date") == fact("notBefore") && field("Expire date") == fact("notAfter"))
+        #expect(field("rsa(n)") == fact("Modulus") && field("rsa(e)") == "10001" && field("RSA Public Key") == "2048")
+        #expect(field("X509v3 Subject Alternative Name") == "DNS:localhost, IP Address:127.0.0.1")
+        let signature = field("Signature") ?? ""
+        #expect(signature.count == 256 * 3 && signature.hasSuffix(":"), "256 bytes, each as two hex digits and a colon")
+        #expect(lines.contains("Subject:CN = Courier Test CA"), "the CA follows the leaf")
+
+        // A resumed session still has the chain; plain HTTP has none; %{json} has both.
+        let twice = try await cli.run(["-sS", "--cacert", ca, "-H", "Connection: close", "-w", "%{tls_resumed}:%{num_certs} ",
+                                       "-o", "/dev/null", "-o", "/dev/null", s.https + "/small?a", s.https + "/small?b"])
+        #expect(twice.stdout == "0:2 1:2 ", "\(twice.stdout)\(twice.stderr)")
+        let plain = try await cli.run(["-sS", "-o", "/dev/null", "-w", "%{num_certs}[%{certs}]", s.nginx + "/small"])
+        #expect(plain.stdout == "0[]")
+        let json = try await cli.run(["-sS", "--cacert", ca, "-o", "/dev/null", "-w", "%{json}", s.https + "/small"])
+        let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        #expect(object?["num_certs"] as? Int == 2)
+        #expect(pemBlocks(object?["certs"] as? String ?? "") == pemBlocks(sent))
+    }
 }

@@ -97,6 +97,8 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
     /// Opens the stream; the owner hears `connectionEstablished` or `connectionFailed`.
     /// What TLS agreed on for this connection (nil for plain TCP), read now.
     package var tlsDetails: TLSDetails? { stream.tlsDetails }
+    /// The certificates the server sent (empty for plain TCP), read now.
+    package var peerCertificates: [CertificateInfo] { stream.peerCertificates }
     /// This end's address (on demand).
     package var localAddress: SocketAddress? { stream.localAddress }
 

@@ -114,6 +114,9 @@ package final class Transfer: @unchecked Sendable {
     /// The serving connection's number and TLS details, while it serves this transfer (loop
     /// thread; `courier -v` shows them).
     package var connectionInfo: (id: UInt64, tls: TLSDetails?)? { connection.map { ($0.id, $0.tlsDetails) } }
+    /// The certificates the serving connection's server sent, leaf first (loop thread, while it
+    /// serves this transfer; `courier -w %{certs}`); empty without TLS or a connection.
+    package var peerCertificates: [CertificateInfo] { connection?.peerCertificates ?? [] }
     /// The local address of the connection serving the transfer (asked of the socket), nil
     /// without one.
     package var localAddress: SocketAddress? { connection?.localAddress }

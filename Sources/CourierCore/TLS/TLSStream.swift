@@ -39,6 +39,8 @@ package final class TLSStream: ByteStream, ByteStreamDelegate {
 
     package var tlsDetails: TLSDetails? { handshaking ? nil : tls?.details }
 
+    package var peerCertificates: [CertificateInfo] { handshaking ? [] : tls?.peerCertificateInfo ?? [] }
+
     /// This end's address: the TCP socket's.
     package var localAddress: SocketAddress? { tcp.localAddress }
 

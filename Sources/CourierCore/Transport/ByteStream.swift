@@ -34,12 +34,16 @@ package protocol ByteStream: AnyObject {
     func close()
     /// What TLS agreed on, nil for plain TCP (read on demand: `courier -v`).
     var tlsDetails: TLSDetails? { get }
+    /// The certificates the server sent, leaf first, empty for plain TCP (read on demand: curl's
+    /// `-w %{certs}`).
+    var peerCertificates: [CertificateInfo] { get }
     /// This end's address (read on demand: curl's `-w %{local_ip}`), nil when not connected.
     var localAddress: SocketAddress? { get }
 }
 
 extension ByteStream {
     package var tlsDetails: TLSDetails? { nil }
+    package var peerCertificates: [CertificateInfo] { [] }
     package var localAddress: SocketAddress? { nil }
 }
 
