@@ -17,6 +17,8 @@ final class CLIContext: @unchecked Sendable {
     let journal: Journal?
     /// --trace-ascii's file.
     let trace: HeaderDump?
+    /// What `-T -` read, for the trace's `=> Send data` blocks.
+    let uploadCopy: UploadCopy?
 
     /// The fields every request sends: curl's own (User-Agent, Accept, the body's type) as the
     /// -b Cookie, -H, -e Referer and -r Range fields replace them, without what -H 'Name:' removes.
@@ -43,7 +45,7 @@ final class CLIContext: @unchecked Sendable {
 
     init(options: CommandLineOptions, body: (body: RequestBody, contentType: String?)?, showProgress: Bool,
          cache: ResponseCache?, headerDump: HeaderDump?, cookies: CookieJar? = nil, cookieHeader: String? = nil,
-         journal: Journal? = nil, trace: HeaderDump? = nil, parallelMeter: ParallelMeter? = nil) {
+         journal: Journal? = nil, trace: HeaderDump? = nil, uploadCopy: UploadCopy? = nil, parallelMeter: ParallelMeter? = nil) {
         self.parallelMeter = parallelMeter
         self.options = options
         self.body = body
@@ -53,6 +55,7 @@ final class CLIContext: @unchecked Sendable {
         self.cookies = cookies
         self.journal = journal
         self.trace = trace
+        self.uploadCopy = uploadCopy
         let format = options.writeOut ?? ""
         needsHeadText = options.include || options.head || headerDump != nil || options.verbose || trace != nil
             || format.contains("size_header") || format.contains("%{json}")

@@ -456,7 +456,8 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         if options.verbose { Terminal.error(VerboseLog.verbose(exchange)) }
         if let trace {
             VerboseLog.trace(exchange, to: trace.write) { write in
-                VerboseLog.traceSent(transfer.body, count: transfer.requestBodyBytesSent, length: transfer.requestBodyLength, to: write)
+                VerboseLog.traceSent(transfer.body, count: transfer.requestBodyBytesSent, length: transfer.requestBodyLength,
+                                     stdinCopy: context.uploadCopy, to: write)
             }
         }
     }

@@ -8,14 +8,15 @@ import Glibc
 enum RequestData {
     /// The request body the flags describe and the Content-Type it implies (nil: Courier's own
     /// or none): `-F` a multipart form, `-T` a file or stdin, `-d`/`--json` bytes.
-    static func requestBody(_ options: CommandLineOptions) throws -> (body: RequestBody, contentType: String?)? {
+    /// `stdinCopy` keeps what `-T -` reads for `--trace-ascii`.
+    static func requestBody(_ options: CommandLineOptions, stdinCopy: UploadCopy? = nil) throws -> (body: RequestBody, contentType: String?)? {
         if !options.forms.isEmpty {
             var form = MultipartForm()
             for part in options.forms { try addFormPart(part.text, literal: part.literal, to: &form) }
             return (.multipart(form), nil)
         }
         if let upload = options.uploadFile {
-            if upload == "-" { return (.stream(BodyStream(StandardInputChunks())), nil) }
+            if upload == "-" { return (.stream(BodyStream(StandardInputChunks(copy: stdinCopy))), nil) }
             return (.file(path: upload), nil)
         }
         guard let bytes = try body(options) else { return nil }
@@ -137,8 +138,12 @@ struct StandardInputChunks: AsyncSequence, Sendable {
 
     /// The most one read takes (a pipe gives what it holds, a file this much).
     static let chunkSize = 128 * 1024
+    /// Where each chunk is also kept (`--trace-ascii`), if anywhere.
+    var copy: UploadCopy?
 
     struct AsyncIterator: AsyncIteratorProtocol {
+        let copy: UploadCopy?
+
         mutating func next() async throws -> [UInt8]? {
             var failure: Int32 = 0
             // Read straight into the array's storage: no zero-filling of memory the read
@@ -157,9 +162,14 @@ struct StandardInputChunks: AsyncSequence, Sendable {
                 }
             }
             if failure != 0 { throw CourierError(.bodySource, "stdin: \(String(cString: strerror(failure)))") }
-            return chunk.isEmpty ? nil : chunk
+            if chunk.isEmpty {
+                copy?.end()
+                return nil
+            }
+            copy?.append(chunk)
+            return chunk
         }
     }
 
-    func makeAsyncIterator() -> AsyncIterator { AsyncIterator() }
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(copy: copy) }
 }

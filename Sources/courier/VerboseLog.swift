@@ -90,9 +90,9 @@ enum VerboseLog {
     /// `=> Send data` for the `count` bytes of the request body that went out before the response
     /// head: read again from memory, from the file, or by making the form once more (a form's
     /// boundary and parts are fixed when it is made, so the bytes are the ones sent). A stream (-T
-    /// - from stdin) cannot be read twice: its size line only.
+    /// - from stdin) cannot be read twice: `stdinCopy` kept it, else its size line only.
     /// (`length`: the whole body's, as admitted: a form checks it against its files.)
-    static func traceSent(_ body: RequestBody, count: UInt64, length: UInt64, to write: (String) -> Void) {
+    static func traceSent(_ body: RequestBody, count: UInt64, length: UInt64, stdinCopy: UploadCopy? = nil, to write: (String) -> Void) {
         guard count > 0 else { return }
         switch body {
         case .empty:
@@ -100,6 +100,7 @@ enum VerboseLog {
         case .bytes(let bytes):
             bytes.withUnsafeBytes { write(traceData(UnsafeRawBufferPointer(rebasing: $0.prefix(Int(count))), title: "=> Send data")) }
         case .stream:
+            if let stdinCopy { return stdinCopy.traceSent(count: count, to: write) }
             write("=> Send data, \(count) bytes (0x\(String(count, radix: 16)))\n")
         case .file, .multipart:
             guard case .success(let source)? = body.makeSource(length: length) else { return }

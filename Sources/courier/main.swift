@@ -53,6 +53,8 @@ guard !options.urls.isEmpty || options.flush else {
 }
 
 var requestBody: (body: RequestBody, contentType: String?)?
+// --trace-ascii with -T -: what stdin gave, kept to be shown after it was sent.
+let stdinCopy = options.uploadFile == "-" && options.traceFile != nil ? UploadCopy() : nil
 // -G: the data is the query of a GET (HEAD with -I) instead of a body.
 var getQuery: String?
 do {
@@ -60,7 +62,7 @@ do {
         getQuery = try RequestData.body(options).map { String(decoding: $0, as: UTF8.self) }
         options.data = []
     }
-    requestBody = try RequestData.requestBody(options)
+    requestBody = try RequestData.requestBody(options, stdinCopy: stdinCopy)
     if options.http10, options.uploadFile == "-" {
         // curl's refusal: HTTP/1.0 cannot frame a body of unknown length.
         Terminal.error("courier: (25) Chunky upload is not supported by HTTP 1.0\n")
@@ -154,7 +156,7 @@ if let directory = options.outbox {
 // What every URL shares, worked out once.
 let context = CLIContext(options: options, body: requestBody, showProgress: progressAllowed && !options.parallel, cache: cache,
                          headerDump: headerDump, cookies: cookieJar, cookieHeader: cookieHeader, journal: journal, trace: trace,
-                         parallelMeter: progressAllowed && options.parallel && !options.flush ? ParallelMeter() : nil)
+                         uploadCopy: stdinCopy, parallelMeter: progressAllowed && options.parallel && !options.flush ? ParallelMeter() : nil)
 Terminal.meterLine = context.parallelMeter
 if options.flush {
     guard let journal else {

@@ -42,12 +42,19 @@ package enum ExchangeText {
     private static func requestHead(of transfer: Transfer) -> [UInt8] {
         let url = transfer.url
         var head: [UInt8] = []
+        var framing = RequestEncoder.Framing(host: !transfer.headers.contains("Host"),
+                                             contentLength: RequestEncoder.contentLength(for: transfer.method, bodyLength: transfer.requestBodyLength),
+                                             acceptEncoding: transfer.options.decompress && !transfer.headers.contains("Accept-Encoding"))
+        // The body's framing as the connection wrote it: chunked when its length is unknown,
+        // and the Expect field when it waited for a 100.
+        let hasBody = transfer.isRequestBodyChunked || transfer.requestBodyLength > 0
+        if hasBody, transfer.isRequestBodyChunked {
+            framing.contentLength = nil
+            framing.chunked = true
+        }
+        framing.expectContinue = hasBody && transfer.requestExpectsContinue
         RequestEncoder.encodeHead(method: transfer.method, path: url.path, query: url.query, hostHeader: url.hostHeader,
-                                  headers: transfer.headers,
-                                  framing: .init(host: !transfer.headers.contains("Host"),
-                                                 contentLength: RequestEncoder.contentLength(for: transfer.method, bodyLength: transfer.requestBodyLength),
-                                                 acceptEncoding: transfer.options.decompress && !transfer.headers.contains("Accept-Encoding")),
-                                  into: &head)
+                                  headers: transfer.headers, framing: framing, into: &head)
         if transfer.options.sendsHTTP10 { head.withUnsafeMutableBytes { RequestEncoder.downgradeToHTTP10($0) } }
         return head
     }

@@ -144,8 +144,7 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
     @inline(never)
     private func bodyWillFollow(_ transfer: Transfer, now: UInt64) {
         bodyPayloadHanded = 0
-        let expectsContinue = !transfer.userSetExpect
-            && transfer._options.expectContinue.applies(toLength: transfer.requestBodyChunked ? nil : transfer.requestBodyLength)
+        let expectsContinue = transfer.requestExpectsContinue
         let continueDeadline = expectsContinue ? deadlineMillis(after: transfer._options.continueTimeout, from: now) : UInt64.max
         machine.bodyFollows(HTTP1ConnectionStateMachine.Flow(awaitingContinue: expectsContinue, continueDeadline: continueDeadline,
                                                              firstByteLimit: transfer._options.timeouts.firstByte?.millisecondsRoundedUp ?? .max),

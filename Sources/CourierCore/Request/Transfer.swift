@@ -728,6 +728,12 @@ extension Transfer {
 
     /// The request body goes out chunked: its length is not known (progress has no total).
     package var isRequestBodyChunked: Bool { requestBodyChunked }
+    /// Whether the request head asks `Expect: 100-continue` for its body (the connection then
+    /// waits for the 100; `-v` shows the field): the policy applies to its length, unless the
+    /// caller set an Expect field of its own.
+    package var requestExpectsContinue: Bool {
+        !userSetExpect && _options.expectContinue.applies(toLength: requestBodyChunked ? nil : requestBodyLength)
+    }
     /// Whether it ended on the submitting thread rather than the loop thread (a cache answer or a
     /// refusal): a delegate that promises loop-thread callbacks hops there first.
     package var concludedOffLoop: Bool { _concludedOffLoop }

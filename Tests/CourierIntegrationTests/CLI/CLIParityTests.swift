@@ -385,12 +385,14 @@ struct CLIParityTests {
                 "\(parallelTrace)")
 
         // The request body as `=> Send data`, between the two heads: -d's bytes, a -T file's and a
-        // form's read again (the form's own boundary), stdin's size alone (it cannot be read twice).
+        // form's read again (the form's own boundary), stdin's as the chunks it went out in (kept
+        // while it was read: stdin cannot be read twice), framing and terminating chunk included.
         try Data("file text\n".utf8).write(to: URL(fileURLWithPath: dir + "/up.txt"))
         for (arguments, shown) in [(["-d", "name=value&x=1"], "=> Send data, 14 bytes (0xe)\n0000: name=value&x=1\n"),
                                    (["-T", dir + "/up.txt"], "=> Send data, 10 bytes (0xa)\n0000: file text.\n"),
                                    (["-F", "doc=@" + dir + "/up.txt"], "0000: --"),
-                                   (["-T", "-"], "=> Send data, 6 bytes (0x6)\n<= Recv header")] {
+                                   (["-T", "-"], "=> Send data, 11 bytes (0xb)\n0000: 6\n0003: stdin.\n== Info: Signaling end of chunked upload "
+                                    + "via terminating chunk.\n=> Send data, 5 bytes (0x5)\n0000: 0\n0003: \n<= Recv header")] {
             let sent = try await run(["-s", "--trace-ascii", dir + "/sent"] + arguments + ["-o", "/dev/null", s.stream + "/upload?echo=1"],
                                      stdin: Data("stdin\n".utf8))
             let text = try String(contentsOfFile: dir + "/sent", encoding: .utf8)
@@ -401,7 +403,21 @@ struct CLIParityTests {
             if arguments[0] == "-F" {
                 #expect(text.contains("Content-Disposition: form-data; name=\"doc\"; filename=\"up.txt\"") && text.contains(": file text."), "\(text)")
             }
+            if arguments == ["-T", "-"] {
+                #expect(text.contains(": Transfer-Encoding: chunked\n") && text.contains(": Expect: 100-continue\n")
+                        && !text.contains("Content-Length: 0"), "the head as sent: \(text)")
+            }
         }
+        // A larger stdin: one block per chunk, whose size lines add up to the input.
+        let input = Data(String(repeating: "0123456789abcdef\n", count: 20_000).utf8)
+        let large = try await run(["-s", "--trace-ascii", dir + "/sent", "-T", "-", "-o", "/dev/null", s.stream + "/upload?echo=1"], stdin: input)
+        let largeTrace = try String(contentsOfFile: dir + "/sent", encoding: .utf8).split(separator: "\n").map(String.init)
+        var chunkSizes: [Int] = []
+        for (i, line) in largeTrace.enumerated() where line.hasPrefix("=> Send data, ") && i + 1 < largeTrace.count {
+            chunkSizes.append(Int(largeTrace[i + 1].dropFirst("0000: ".count), radix: 16) ?? -1)
+        }
+        #expect(large.status == 0 && chunkSizes.count >= 3 && chunkSizes.last == 0, "\(chunkSizes)")
+        #expect(chunkSizes.reduce(0, +) == input.count, "\(chunkSizes)")
 
         // curl's --trace-ascii layout: 64 to a line, offsets in hex, "." for the unprintable, a CR LF
         // ending a line early and not shown (also right after a full line).
