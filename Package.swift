@@ -48,7 +48,7 @@ let package = Package(
         // Fuzz targets (the response path, URL, chunked and header parsing, the cache's readers, JSON
         // bodies, the C ABI), shared by `courier-fuzz` (libFuzzer with -DFUZZING, or a replay tool) and the
         // corpus replay tests.
-        .target(name: "CourierFuzzing", dependencies: ["CourierCore", "Courier", "CUV", "CourierCABI", "CourierHeader"]),
+        .target(name: "CourierFuzzing", dependencies: ["CourierCore", "Courier", "CUV", "COpenSSL", "CourierCABI", "CourierHeader"]),
         .executableTarget(name: "courier-fuzz", dependencies: ["CourierFuzzing"]),
         // `make bench`'s fixed entry point: N requests, C in flight, one JSON line.
         .executableTarget(name: "courier-bench", dependencies: ["Courier", "CourierCore", "CUV", "CourierCABI", "CourierHeader"]),

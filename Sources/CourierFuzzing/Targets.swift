@@ -18,6 +18,7 @@ package enum FuzzTargets {
         ("outbox", OutboxReading.run),
         ("codings", ContentDecoding.run),
         ("json", JSONReading.run),
+        ("certinfo", CertificateReading.run),
     ]
 
     package static func named(_ name: String) -> (@Sendable (UnsafeRawBufferPointer) -> Void)? {

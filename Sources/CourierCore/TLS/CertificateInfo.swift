@@ -13,6 +13,28 @@ package struct CertificateInfo: Sendable, Equatable {
         package var value: String
     }
 
+    /// The fields of one certificate (an OpenSSL `X509`, borrowed); empty when no memory BIO can be made.
+    package init(certificate: OpaquePointer) {
+        guard let bio = BIO_new(BIO_s_mem()) else {
+            fields = []
+            return
+        }
+        defer { BIO_free(bio) }
+        var reader = CertificateReader(bio: bio)
+        fields = reader.read(certificate).fields
+    }
+
+    /// The fields of a DER-encoded certificate (tests, the fuzz target); nil when OpenSSL refuses it.
+    package init?(der: UnsafeRawBufferPointer) {
+        guard let base = der.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
+        var cursor: UnsafePointer<UInt8>? = base
+        guard let certificate = d2i_X509(nil, &cursor, der.count) else { return nil }
+        defer { X509_free(certificate) }
+        self.init(certificate: certificate)
+    }
+
+    init(fields: [Field]) { self.fields = fields }
+
     /// "name:value" lines, curl's `%{certs}` form (the PEM's own name dropped, as curl does).
     package var text: String {
         var out = ""
@@ -29,15 +51,8 @@ extension TLSSession {
     /// The chain as the server sent it, leaf first (curl reads the same: the peer's chain, not the
     /// one verification built); empty before the handshake or when the peer sent none.
     package var peerCertificateInfo: [CertificateInfo] {
-        guard let stack = SSL_get_peer_cert_chain(ssl), let bio = BIO_new(BIO_s_mem()) else { return [] }
-        defer { BIO_free(bio) }
-        var chain: [CertificateInfo] = []
-        for i in 0..<courier_sk_X509_num(stack) {
-            guard let certificate = courier_sk_X509_value(stack, i) else { continue }
-            var reader = CertificateReader(bio: bio)
-            chain.append(reader.read(certificate))
-        }
-        return chain
+        guard let stack = SSL_get_peer_cert_chain(ssl) else { return [] }
+        return (0..<courier_sk_X509_num(stack)).compactMap { courier_sk_X509_value(stack, $0).map(CertificateInfo.init(certificate:)) }
     }
 }
 
