@@ -389,7 +389,8 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
                                         headerBytes: headerBytes, cacheStatus: t?.cacheStatus ?? "bypass",
                                         method: t?.method.rawValue ?? options.method ?? "GET", filename: outputPath ?? "",
                                         urlIndex: index, referer: t?.headers["Referer"], redirectsEndedAt: redirectsEndedAt,
-                                        localAddress: localAddress, certificates: certificates)
+                                        localAddress: localAddress, certificates: certificates,
+                                        uploadBytes: t?.requestBodyWireBytes ?? 0)
             for piece in WriteOut.render(format, report) {
                 if piece.fd == 2 { Terminal.error(piece.text) } else { Terminal.write(piece.text) }
             }

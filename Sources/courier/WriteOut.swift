@@ -26,6 +26,8 @@ struct TransferReport {
     var localAddress: SocketAddress?
     /// The certificates the last TLS connection's server sent, leaf first (certs, num_certs).
     var certificates: [CertificateInfo] = []
+    /// The last request's body bytes on the wire, chunked framing included (size_upload).
+    var uploadBytes: UInt64 = 0
 }
 
 /// curl's `--write-out` format: `%{variable}`, `%%`, `\n`, `\r`, `\t`; `%{stderr}` and
@@ -59,7 +61,7 @@ enum WriteOut {
     /// The variables, in the order `%{json}` lists them (curl's, alphabetical).
     static let names = ["cache_status", "certs", "content_type", "errormsg", "exitcode", "filename_effective", "http_code",
                         "http_version", "local_ip", "local_port", "method", "num_certs", "num_connects", "num_headers", "num_redirects", "referer", "remote_ip",
-                        "remote_port", "response_code", "reused", "scheme", "size_download", "size_header", "size_upload",
+                        "remote_port", "response_code", "reused", "scheme", "size_download", "size_header", "size_request", "size_upload",
                         "speed_download", "speed_upload", "ssl_verify_result", "time_appconnect", "time_connect",
                         "time_namelookup", "time_pretransfer", "time_queue", "time_redirect", "time_starttransfer", "time_total",
                         "tls_resumed", "url", "url_effective", "urlnum"]
@@ -72,7 +74,10 @@ enum WriteOut {
         switch name {
         case "http_code", "response_code": return .integer(Int64(r.status))
         case "size_download": return .integer(Int64(m.bodyBytesReceived))
-        case "size_upload": return .integer(Int64(m.bytesSent))
+        // curl's: the last request's body (as sent, chunked framing included), and every byte of
+        // every request the transfer sent, heads and bodies, redirects included.
+        case "size_upload": return .integer(Int64(r.uploadBytes))
+        case "size_request": return .integer(Int64(m.bytesSent))
         case "size_header": return .integer(Int64(r.headerBytes))
         case "time_total": return since(m.completedAt)
         case "time_namelookup": return m.dnsEnd > 0 ? since(m.dnsEnd) : .seconds(0)
@@ -101,7 +106,7 @@ enum WriteOut {
         case "remote_ip": return .text(remoteIP(m.remoteAddress))
         case "remote_port": return .integer(Int64(m.remoteAddress.split(separator: ":").last.flatMap { Int($0) } ?? 0))
         case "speed_download": return .integer(total > 0 ? Int64(Double(m.bodyBytesReceived) / total) : 0)
-        case "speed_upload": return .integer(total > 0 ? Int64(Double(m.bytesSent) / total) : 0)
+        case "speed_upload": return .integer(total > 0 ? Int64(Double(r.uploadBytes) / total) : 0)
         case "ssl_verify_result": return .integer(Int64(m.tlsVerifyResult))
         case "reused": return .integer(m.reusedConnection ? 1 : 0)
         case "tls_resumed": return .integer(m.tlsResumed ? 1 : 0)

@@ -318,6 +318,7 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
         if exchangeBytesSent > headLength {
             let payload = exchangeBytesSent - headLength - min(bodyFramingBytes, exchangeBytesSent - headLength)
             transfer.requestBodyBytesSent = min(UInt64(payload), transfer.requestBodyChunked ? .max : transfer.requestBodyLength)
+            transfer.requestBodyWireBytes = UInt64(exchangeBytesSent - headLength)
             if !final { machine.bodyBytesWritten(now: nowMillis) }
             if transfer.reportsProgress { transfer.sentRequestBytes(count, nowMillis: nowMillis, isLast: final) }
         }

@@ -93,6 +93,8 @@ package final class Transfer: @unchecked Sendable {
     @exclusivity(unchecked) var _requestBodyLength: UInt64 = 0
     /// Request body bytes written so far in the current exchange.
     @exclusivity(unchecked) var _requestBodyBytesSent: UInt64 = 0
+    /// The same on the wire, chunked framing included (curl's `size_upload`).
+    @exclusivity(unchecked) package internal(set) var requestBodyWireBytes: UInt64 = 0
     /// Where the response came from (the origin unless a cache answered).
     @exclusivity(unchecked) var _cachePhase: CachePhase = .fresh
     /// The transfer's business with its cache, when it has one.
@@ -261,6 +263,7 @@ package final class Transfer: @unchecked Sendable {
         expectedBodyLength = nil
         contentDecoder = nil
         requestBodyBytesSent = 0
+        requestBodyWireBytes = 0
         discardsBody = false
         pausedByConsumer = false
         if !heldBody.isEmpty { heldBody = [] }

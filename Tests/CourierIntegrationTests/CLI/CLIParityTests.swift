@@ -426,6 +426,33 @@ struct CLIParityTests {
         #expect(text == "<= Recv data, 74 bytes (0x4a)\n0000: " + String(repeating: "a", count: 64) + "\n0042: b.c\n0047: d..\n", "\(text)")
     }
 
+    /// curl's `size_upload` is the last request's body as sent (chunked framing included, none
+    /// for a GET) and `size_request` every byte of every request, heads and bodies, redirect hops
+    /// included: checked against the sizes `--trace-ascii` gives for what went out.
+    @Test func sizeUploadAndSizeRequest() async throws {
+        let dir = try scratch()
+        func sentSizes(_ trace: String) -> Int {
+            trace.split(separator: "\n").filter { $0.hasPrefix("=> Send ") }.reduce(0) { total, line in
+                total + (Int(line.split(separator: ", ")[1].split(separator: " ")[0]) ?? -1_000_000)
+            }
+        }
+        let cases: [([String], String, Data?)] = [
+            (["-d", "hello"], "5", nil),
+            (["-T", "-"], "13", Data("abc".utf8)),  // 3\r\nabc\r\n and 0\r\n\r\n
+            ([], "0", nil),
+            (["-L", "-d", "hello"], "5", nil),  // a 307 sends the body twice; the last request's counts
+        ]
+        for (arguments, upload, stdin) in cases {
+            let url = arguments.first == "-L" ? s.scripted + "/redirect?code=307&to=/echo" : s.stream + "/upload?echo=1"
+            let r = try await run(["-s", "--trace-ascii", dir + "/sizes", "-o", "/dev/null", "-w", "%{size_upload} %{size_request}"] + arguments + [url],
+                                  stdin: stdin)
+            let trace = try String(contentsOfFile: dir + "/sizes", encoding: .utf8)
+            let parts = r.stdout.split(separator: " ").map(String.init)
+            #expect(r.status == 0 && parts.count == 2 && parts[0] == upload, "\(arguments): \(r.stdout) \(r.stderr)")
+            #expect(parts.last.flatMap { Int($0) } == sentSizes(trace), "\(arguments): size_request \(r.stdout) against the trace:\n\(trace)")
+        }
+    }
+
     /// `-Z`'s meter: one line for every transfer together under curl's parallel header, redrawn
     /// at most twice a second, ended by a newline; the started and live counts and the bytes of
     /// all of them; `--` while a size is unknown; nothing with -s.
