@@ -31,7 +31,8 @@ struct TransferReport {
 }
 
 /// curl's `--write-out` format: `%{variable}`, `%%`, `\n`, `\r`, `\t`; `%{stderr}` and
-/// `%{stdout}` switch where the rest goes; `%{json}` is every variable as one JSON object and
+/// `%{stdout}` switch where the rest goes, `%{onerror}` drops the rest unless the transfer
+/// failed; `%{json}` is every variable as one JSON object and
 /// `%{header_json}` the response's fields; `%header{name}` one field. An unknown variable prints
 /// nothing and a warning on stderr, as in curl.
 enum WriteOut {
@@ -60,7 +61,7 @@ enum WriteOut {
 
     /// The variables, in the order `%{json}` lists them (curl's, alphabetical).
     static let names = ["cache_status", "certs", "content_type", "errormsg", "exitcode", "filename_effective", "http_code",
-                        "http_version", "local_ip", "local_port", "method", "num_certs", "num_connects", "num_headers", "num_redirects", "referer", "remote_ip",
+                        "http_version", "local_ip", "local_port", "method", "num_certs", "num_connects", "num_headers", "num_redirects", "redirect_url", "referer", "remote_ip",
                         "remote_port", "response_code", "reused", "scheme", "size_download", "size_header", "size_request", "size_upload",
                         "speed_download", "speed_upload", "ssl_verify_result", "time_appconnect", "time_connect",
                         "time_namelookup", "time_pretransfer", "time_queue", "time_redirect", "time_starttransfer", "time_total",
@@ -101,6 +102,7 @@ enum WriteOut {
         case "errormsg": return .text(r.errorMessage.isEmpty ? nil : r.errorMessage)
         case "filename_effective": return .text(r.filename.isEmpty ? nil : r.filename)
         case "referer": return .text(r.referer)
+        case "redirect_url": return .text(redirectURL(r))
         case "local_ip": return .text(r.localAddress?.ipDescription ?? "")
         case "local_port": return .integer(Int64(r.localAddress?.port ?? 0))
         case "remote_ip": return .text(remoteIP(m.remoteAddress))
@@ -139,6 +141,12 @@ enum WriteOut {
                 switch name {
                 case "stdout": switchTo(1)
                 case "stderr": switchTo(2)
+                case "onerror":
+                    // The rest only when the transfer failed.
+                    if r.exitCode == 0 {
+                        switchTo(fd)
+                        return pieces
+                    }
                 case "json": out += json(r)
                 case "header_json": out += headerJSON(r.head)
                 case "http_code", "response_code": out += format3(r.status)
@@ -170,6 +178,14 @@ enum WriteOut {
         }
         switchTo(fd)
         return pieces
+    }
+
+    /// Where the final response would have redirected (a 3xx with a Location not followed: no
+    /// -L, or --max-redirs reached), as an absolute URL; nil otherwise.
+    static func redirectURL(_ r: TransferReport) -> String? {
+        guard let head = r.head, (300..<400).contains(head.status), let location = head.headers["Location"],
+              let base = try? CourierURL(parsing: r.effectiveURL) else { return nil }
+        return (try? base.resolving(location))?.description
     }
 
     /// `%{json}`: every variable, one object.

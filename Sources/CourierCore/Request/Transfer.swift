@@ -301,6 +301,11 @@ package final class Transfer: @unchecked Sendable {
             : .deliver
         switch decision {
         case .fail(let error):
+            // A redirect refused (too many, a downgrade, an unusable Location) still leaves its
+            // head as the last response received, as curl reports it (-w %{http_code},
+            // %{redirect_url}); the transfer ends with the error.
+            status = head.status
+            _head = consume head
             return error
         case .follow(var hop):
             if observesRedirects, let error = askAboutRedirect(status: head.status, &hop) { return error }

@@ -107,6 +107,17 @@ struct CLIParityTests {
     @Test func writeOutWhenRedirectsRunOutAndUnknownVariables() async throws {
         let limited = try await run(["-s", "-L", "--max-redirs", "2", "-o", "/dev/null", "-w", "%{http_code} %{num_redirects}", s.scripted + "/redirect-loop"])
         #expect(limited.status == 47 && limited.stdout == "302 2", "the last status received: \(limited.stdout)")
+        // %{redirect_url}: where a redirect not followed would go (absolute), with -L or without;
+        // --max-redirs 0 leaves the first 3xx as the last response. %{onerror}: the rest only on failure.
+        let format = ["-w", "%{http_code} <%{redirect_url}>%{onerror} failed %{exitcode}"]
+        let notFollowed = try await run(["-s", "-o", "/dev/null"] + format + [s.scripted + "/redirect?code=302&to=/echo%3Fa%3D1"])
+        #expect(notFollowed.status == 0 && notFollowed.stdout == "302 <\(s.scripted)/echo?a=1>", "\(notFollowed.stdout)")
+        let zero = try await run(["-s", "-L", "--max-redirs", "0", "-o", "/dev/null"] + format + [s.scripted + "/redirect?code=302&to=/echo"])
+        #expect(zero.status == 47 && zero.stdout == "302 <\(s.scripted)/echo> failed 47", "\(zero.stdout)")
+        let followed = try await run(["-s", "-L", "-o", "/dev/null"] + format + [s.scripted + "/redirect?code=302&to=/echo"])
+        #expect(followed.status == 0 && followed.stdout == "200 <>", "\(followed.stdout)")
+        let json = try await run(["-s", "-o", "/dev/null", "-w", "%{json}", s.scripted + "/echo"])
+        #expect(json.stdout.contains("\"redirect_url\":null") && json.stdout.contains("\"size_request\":"), "\(json.stdout)")
         let timed = try await run(["-s", "-L", "-o", "/dev/null", "-w", "%{time_redirect} %{time_total}", s.scripted + "/redirect?to=/echo"])
         let times = timed.stdout.split(separator: " ").compactMap { Double($0) }
         #expect(times.count == 2 && times[0] > 0 && times[0] <= times[1], "time_redirect within time_total: \(timed.stdout)")
