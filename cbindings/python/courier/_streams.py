@@ -17,6 +17,27 @@ from ._native import lib
 from ._response import Headers, _pairs_of
 
 
+def _bytes_allocator():
+    """CPython's way to fill a new bytes object in place (the C API's PyBytes_FromStringAndSize
+    with NULL, then its buffer): a full read lands straight in the piece handed to the caller,
+    not in a buffer copied out afterwards (one copy of every body byte fewer). None elsewhere
+    (another implementation, or no pythonapi): pieces are then copied out of one buffer."""
+    import sys
+    api = getattr(ctypes, "pythonapi", None)
+    if api is None or sys.implementation.name != "cpython":
+        return None
+    new = api.PyBytes_FromStringAndSize
+    new.restype = ctypes.py_object
+    new.argtypes = [ctypes.c_void_p, ctypes.c_ssize_t]
+    address = api.PyBytes_AsString
+    address.restype = ctypes.c_void_p
+    address.argtypes = [ctypes.py_object]
+    return new, address
+
+
+_new_bytes = _bytes_allocator()
+
+
 class FilePart:
     """A file for ``files=``, streamed from disk when the request is sent (never read whole)."""
 
@@ -191,7 +212,8 @@ class StreamedResponse:
             self._ready = asyncio.Event()
         else:
             self._loop = self._head_future = self._ready = None
-        self._buffer = ctypes.create_string_buffer(self.BUFFER)
+        # Only where pieces cannot be made in place (see _bytes_allocator).
+        self._buffer = ctypes.create_string_buffer(self.BUFFER) if _new_bytes is None else None
         self._got = ctypes.c_size_t()
         self._got_ref = ctypes.byref(self._got)
         self._on_head_c = _native.HEAD_FN(self._on_head)
@@ -251,13 +273,26 @@ class StreamedResponse:
 
     def _read(self, timeout_ms):
         """The next piece, None at the end, or _AGAIN; raises the request's error."""
-        code = lib.courier_request_read(self._handle, self._buffer, self.BUFFER, self._got_ref, timeout_ms)
-        if code == 0:
-            n = self._got.value
-            if n:
-                return ctypes.string_at(self._buffer, n)
-            self._finished = True
-            return None
+        if _new_bytes is not None:
+            # Read into a new bytes object nobody else has seen yet: a full piece is returned as
+            # it is, a shorter one as its first n bytes (one copy of those, as without it).
+            new, address = _new_bytes
+            piece = new(None, self.BUFFER)
+            code = lib.courier_request_read(self._handle, address(piece), self.BUFFER, self._got_ref, timeout_ms)
+            if code == 0:
+                n = self._got.value
+                if n:
+                    return piece if n == self.BUFFER else piece[:n]
+                self._finished = True
+                return None
+        else:
+            code = lib.courier_request_read(self._handle, self._buffer, self.BUFFER, self._got_ref, timeout_ms)
+            if code == 0:
+                n = self._got.value
+                if n:
+                    return ctypes.string_at(self._buffer, n)
+                self._finished = True
+                return None
         if code == _native.E_AGAIN:
             return _AGAIN
         self._finished = True
