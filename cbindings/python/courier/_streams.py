@@ -273,26 +273,19 @@ class StreamedResponse:
 
     def _read(self, timeout_ms):
         """The next piece, None at the end, or _AGAIN; raises the request's error."""
-        if _new_bytes is not None:
-            # Read into a new bytes object nobody else has seen yet: a full piece is returned as
-            # it is, a shorter one as its first n bytes (one copy of those, as without it).
-            new, address = _new_bytes
-            piece = new(None, self.BUFFER)
-            code = lib.courier_request_read(self._handle, address(piece), self.BUFFER, self._got_ref, timeout_ms)
-            if code == 0:
-                n = self._got.value
-                if n:
-                    return piece if n == self.BUFFER else piece[:n]
+        # Into a new bytes object nobody else has seen yet where CPython allows it: a full piece
+        # is returned as it is, a shorter one as its first n bytes (one copy of those, as without).
+        piece = _new_bytes[0](None, self.BUFFER) if _new_bytes is not None else None
+        target = _new_bytes[1](piece) if piece is not None else self._buffer
+        code = lib.courier_request_read(self._handle, target, self.BUFFER, self._got_ref, timeout_ms)
+        if code == 0:
+            n = self._got.value
+            if not n:
                 self._finished = True
                 return None
-        else:
-            code = lib.courier_request_read(self._handle, self._buffer, self.BUFFER, self._got_ref, timeout_ms)
-            if code == 0:
-                n = self._got.value
-                if n:
-                    return ctypes.string_at(self._buffer, n)
-                self._finished = True
-                return None
+            if piece is None:
+                return ctypes.string_at(self._buffer, n)
+            return piece if n == self.BUFFER else piece[:n]
         if code == _native.E_AGAIN:
             return _AGAIN
         self._finished = True

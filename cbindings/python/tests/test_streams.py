@@ -148,6 +148,22 @@ class Downloads(unittest.TestCase):
             body = b"".join(response.iter_bytes())
         self.assertEqual(body, blob(3_000_000, "s"))
 
+    def test_pieces_made_in_place_or_copied_are_the_same_bytes(self):
+        # CPython: each piece is a new bytes object the library filled (full pieces as they are);
+        # elsewhere pieces are copied out of one buffer. Both paths give the body, piece by piece.
+        from courier import _streams
+        self.assertIsNotNone(_streams._new_bytes, "CPython fills bytes objects in place")
+        for allocator in (_streams._new_bytes, None):
+            saved, _streams._new_bytes = _streams._new_bytes, allocator
+            try:
+                with courier.Engine(STREAM) as engine, engine.stream("GET", "/blob/3000000?seed=p") as response:
+                    pieces = list(response.iter_bytes())
+            finally:
+                _streams._new_bytes = saved
+            self.assertTrue(all(type(piece) is bytes and 0 < len(piece) <= response.BUFFER for piece in pieces))
+            self.assertEqual(len({id(piece) for piece in pieces}), len(pieces), "every piece its own object")
+            self.assertEqual(b"".join(pieces), blob(3_000_000, "p"))
+
     def test_gzip_streamed_and_decoded(self):
         with courier.Engine(STREAM) as engine, engine.stream("GET", "/blob/2000000?gzip=1") as response:
             self.assertEqual(response.header("Content-Encoding"), "gzip")
