@@ -243,7 +243,8 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         if transfer.machine.followsRedirect { redirectsEndedAt = monotonicNanos() }
         // -w's local_ip/local_port: the socket is asked while the connection still serves us.
         if context.writeOutNeedsLocalAddress { localAddress = transfer.localAddress }
-        if context.writeOutNeedsCertificates, transfer.connectionInfo != nil { certificates = transfer.peerCertificates }
+        // (A cache answer has no connection: the last one's chain stays.)
+        if context.writeOutNeedsCertificates, let chain = transfer.peerCertificates { certificates = chain }
         // Nothing shows heads as text: no text is made (most runs, and the fast path of many URLs).
         guard context.needsHeadText || options.fail || options.failWithBody || options.remoteHeaderName,
               let head = transfer.head else { return }

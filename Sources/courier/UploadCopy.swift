@@ -7,8 +7,9 @@ import Synchronization
 /// the upload), with each chunk's size, so the dump shows the chunked framing the server got.
 final class UploadCopy: Sendable {
     private let fd: Int32
-    /// Each chunk's size in order, and whether the terminating chunk followed.
-    private let chunks = Mutex<(sizes: [Int], ended: Bool)>(([], false))
+    /// Each chunk's size in order, whether the terminating chunk followed, and whether a write
+    /// failed (a full disk): the copy then stops, since later chunks' offsets would be wrong.
+    private let chunks = Mutex<(sizes: [Int], ended: Bool, broken: Bool)>(([], false, false))
 
     /// A copy in $TMPDIR (or /tmp); nil when no file can be made (the trace then gives sizes).
     init?() {
@@ -24,8 +25,10 @@ final class UploadCopy: Sendable {
     deinit { close(fd) }
 
     /// Appends one chunk (the reading task, before the chunk is handed to the connection). A
-    /// chunk that cannot be written is left out of the trace, not out of the upload.
+    /// chunk that cannot be written ends the copy, not the upload: the trace then gives the
+    /// rest by its size.
     func append(_ chunk: [UInt8]) {
+        guard !chunks.withLock({ $0.broken }) else { return }
         var written = 0
         chunk.withUnsafeBytes { bytes in
             while written < bytes.count {
@@ -35,8 +38,9 @@ final class UploadCopy: Sendable {
                 written += n
             }
         }
-        guard written == chunk.count else { return }
-        chunks.withLock { $0.sizes.append(chunk.count) }
+        chunks.withLock {
+            if written == chunk.count { $0.sizes.append(chunk.count) } else { $0.broken = true }
+        }
     }
 
     /// Standard input ended: the terminating chunk follows.
@@ -46,7 +50,7 @@ final class UploadCopy: Sendable {
     /// chunk (its size line, the data, CRLF), then the terminating chunk when the whole input
     /// went out.
     func traceSent(count: UInt64, to write: (String) -> Void) {
-        let (sizes, ended) = chunks.withLock { ($0.sizes, $0.ended) }
+        let (sizes, ended, broken) = chunks.withLock { ($0.sizes, $0.ended, $0.broken) }
         var offset: off_t = 0
         var left = count
         var block: [UInt8] = []
@@ -62,7 +66,7 @@ final class UploadCopy: Sendable {
             while got < shown {
                 let n = block.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + start + got, shown - got, offset + off_t(got)) }
                 if n < 0, errno == EINTR { continue }
-                guard n > 0 else { return }
+                guard n > 0 else { return Self.sizeOnly(left, to: write) }
                 got += n
             }
             if shown == size { block.append(contentsOf: [13, 10]) }
@@ -70,9 +74,15 @@ final class UploadCopy: Sendable {
             offset += off_t(size)
             left -= UInt64(shown)
         }
-        if ended, left == 0, count == sizes.reduce(0, { $0 + UInt64($1) }) {
+        // What the copy does not hold (a write to it failed): its size, as without a copy.
+        if left > 0 { return Self.sizeOnly(left, to: write) }
+        if ended, !broken, count == sizes.reduce(0, { $0 + UInt64($1) }) {
             write("== Info: Signaling end of chunked upload via terminating chunk.\n")
             Array("0\r\n\r\n".utf8).withUnsafeBytes { write(VerboseLog.traceData($0, title: "=> Send data")) }
         }
+    }
+
+    private static func sizeOnly(_ count: UInt64, to write: (String) -> Void) {
+        write("=> Send data, \(count) bytes (0x\(String(count, radix: 16)))\n")
     }
 }

@@ -117,8 +117,9 @@ package final class Transfer: @unchecked Sendable {
     /// thread; `courier -v` shows them).
     package var connectionInfo: (id: UInt64, tls: TLSDetails?)? { connection.map { ($0.id, $0.tlsDetails) } }
     /// The certificates the serving connection's server sent, leaf first (loop thread, while it
-    /// serves this transfer; `courier -w %{certs}`); empty without TLS or a connection.
-    package var peerCertificates: [CertificateInfo] { connection?.peerCertificates ?? [] }
+    /// serves this transfer; `courier -w %{certs}`): empty over plain TCP, nil without a
+    /// connection (a cache answer).
+    package var peerCertificates: [CertificateInfo]? { connection?.peerCertificates }
     /// The local address of the connection serving the transfer (asked of the socket), nil
     /// without one.
     package var localAddress: SocketAddress? { connection?.localAddress }
