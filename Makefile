@@ -130,6 +130,8 @@ bench-bulk: bench-deps
 	$(SWIFT) build -c release --product courier-bulk
 	$(SWIFT) build -c release --product courier
 	$(SWIFT) build -c release --product CourierC
+	@# Python loads the library as installed (the Swift runtime linked in: what the wheel ships).
+	$(SWIFT) build -c release --scratch-path .build/install --product CourierC -Xswiftc -static-stdlib
 	python3 benchmarks/bulk.py
 
 # 10 million keep-alive and 1 million new-connection requests with the client's RSS and

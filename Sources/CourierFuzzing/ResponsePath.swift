@@ -122,6 +122,7 @@ final class MemoryStream: ByteStream {
 
     var hasPendingWrites: Bool { false }
     var timings: ConnectTimings { ConnectTimings() }
+    var readLanding: ReadLanding?
     /// Pausing is the caller's to honour: the fuzzer keeps feeding, as a read in progress does.
     private(set) var paused = false
     func pauseReading() { paused = true }

@@ -94,6 +94,7 @@ struct HTTP1ConnectionTests {
         func begin(_ transfer: Transfer) {
             onLoop { [self] in
                 #expect(Admission.check(transfer) == nil)
+                transfer.connection = connection
                 connection.begin(transfer)
             }
         }

@@ -60,6 +60,8 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
     @exclusivity(unchecked) private var pausedForRate = false
     @exclusivity(unchecked) private var rateResumeAt: UInt64 = .max
     @exclusivity(unchecked) private var consumerPaused = false
+    /// The exchange's body consumer takes reads into its own memory (`offerReadLanding`).
+    @exclusivity(unchecked) private var landingOffered = false
     /// The Host header value for this origin, formatted once per connection rather than per request.
     private let hostHeader: String
     /// Set when the connection goes to an HTTP proxy that forwards its requests (not a tunnel).
@@ -426,6 +428,14 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
 
     // MARK: - Pausing reads (back-pressure from the consumer, rate limits)
 
+    /// The exchange's body consumer keeps pieces in memory of its own: later reads may land there
+    /// (see `ReadLanding`) until the exchange ends. Called with every piece; the first one counts.
+    func offerReadLanding(_ landing: ReadLanding) {
+        guard !landingOffered else { return }
+        landingOffered = true
+        stream.readLanding = landing
+    }
+
     /// The transfer's consumer cannot take more: stop reading the socket.
     func pauseReadingForConsumer() {
         consumerPaused = true
@@ -531,7 +541,7 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
             transfer = nil
             if bodySource != nil { closeBodySource() }
             if deferredCompletion != nil { deferredCompletion = nil }
-            if pausedForRate || rateTimerArmed || consumerPaused { resetRate() }
+            if pausedForRate || rateTimerArmed || consumerPaused || landingOffered { resetAfterExchange() }
             if close { closeConnection() }
             owner.exchangeFinished(self, finished, outcome: .success(reusable: !close))
         case .failRequest(let error, let replay):
@@ -556,9 +566,15 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
 
     // MARK: - Deadlines
 
-    /// A connection that paused for the rate limit reads again before it goes back to the pool
-    /// (an idle connection must notice the server closing it).
-    private func resetRate() {
+    /// What an exchange set on the connection goes before it returns to the pool: reads land in
+    /// the loop's buffer again (the next exchange's consumer is another), and a connection that
+    /// paused for the rate limit or its consumer reads again (an idle connection must notice the
+    /// server closing it).
+    private func resetAfterExchange() {
+        if landingOffered {
+            landingOffered = false
+            stream.readLanding = nil
+        }
         rateTimerArmed = false
         rateResumeAt = .max
         if pausedForRate || consumerPaused {

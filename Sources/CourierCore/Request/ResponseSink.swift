@@ -71,13 +71,20 @@ package enum BodyVerdict: Equatable {
 /// piece and get it again on resume): the front end keeps the refused piece and answers `.pause`;
 /// on resume the transfer calls `redeliver` first, which offers it again and says whether the
 /// consumer took it.
+///
+/// `landing`: a consumer that keeps the pieces in memory of its own may offer it for the socket
+/// reads themselves (see `ReadLanding`); its `deliver` then finds pieces already in place. Used
+/// only while the body arrives undecoded (no content coding) and the consumer is the only one.
 package final class StreamSink {
     let deliver: (UnsafeRawBufferPointer) -> BodyVerdict
     let redeliver: (() -> BodyVerdict)?
+    let landing: ReadLanding?
 
-    package init(redeliver: (() -> BodyVerdict)? = nil, _ deliver: @escaping (UnsafeRawBufferPointer) -> BodyVerdict) {
+    package init(redeliver: (() -> BodyVerdict)? = nil, landing: ReadLanding? = nil,
+                 _ deliver: @escaping (UnsafeRawBufferPointer) -> BodyVerdict) {
         self.deliver = deliver
         self.redeliver = redeliver
+        self.landing = landing
     }
 }
 

@@ -535,6 +535,7 @@ package final class Transfer: @unchecked Sendable {
             return file.write(bytes).map { .failure($0) } ?? .success(.proceed)
         case .stream(let sink):
             _cacheExchange?.collect(bytes)
+            if let landing = sink.landing, contentDecoder == nil { connection?.offerReadLanding(landing) }
             return .success(sink.deliver(bytes))
         case .fanOut(let fan):
             _cacheExchange?.collect(bytes)

@@ -23,6 +23,9 @@ package final class TLSStream: ByteStream, ByteStreamDelegate {
     @exclusivity(unchecked) private var flushing = false
     @exclusivity(unchecked) private var deferredReport: (count: Int, final: Bool)?
     @exclusivity(unchecked) private var tlsTimings = ConnectTimings()
+    /// Where decrypted records may land (see `ReadLanding`); the ciphertext always goes to the
+    /// loop's buffer.
+    @exclusivity(unchecked) package var readLanding: ReadLanding?
 
     /// TLS to `host:port` over `tcp`, resuming the session `sessions` holds for `sessionKey`.
     package init(over tcp: TCPStream, context: TLSContext, host: String, port: UInt16,
@@ -144,9 +147,15 @@ package final class TLSStream: ByteStream, ByteStreamDelegate {
         guard let tls else { return }
         let buffer = tcp.plaintextBuffer
         reading: while !closed {
-            switch tls.readPlaintext(into: buffer) {
+            // Each record decrypts into a landing zone when the exchange offers one (no copy of
+            // the plaintext afterwards), else into the loop's buffer.
+            let landing = readLanding
+            let zone = landing?.landingZone()
+            defer { if zone != nil { landing?.landed() } }
+            let target = zone ?? buffer
+            switch tls.readPlaintext(into: target) {
             case .bytes(let count):
-                delegate?.streamDidReceive(UnsafeRawBufferPointer(start: buffer.baseAddress, count: count))
+                delegate?.streamDidReceive(UnsafeRawBufferPointer(start: target.baseAddress, count: count))
             case .wantMore:
                 break reading
             case .closed:
@@ -202,6 +211,7 @@ package final class TLSStream: ByteStream, ByteStreamDelegate {
         guard !closed else { return }
         closed = true
         delegate = nil
+        readLanding = nil
         if let tls, tls.handshakeDone {
             // close_notify, best effort: the peer learns the close was deliberate.
             tls.shutdown()

@@ -39,6 +39,9 @@ package protocol ByteStream: AnyObject {
     var peerCertificates: [CertificateInfo] { get }
     /// This end's address (read on demand: curl's `-w %{local_ip}`), nil when not connected.
     var localAddress: SocketAddress? { get }
+    /// Where reads may land instead of the loop's buffer (see `ReadLanding`): set by the
+    /// connection for an exchange whose body goes undecoded to such a consumer, nil otherwise.
+    var readLanding: ReadLanding? { get set }
 }
 
 extension ByteStream {

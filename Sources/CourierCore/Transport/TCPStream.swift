@@ -47,6 +47,9 @@ package final class TCPStream: ByteStream {
     /// The CONNECT exchange still to finish before the stream counts as open (a tunnel through
     /// a proxy); nil for a direct stream and once the tunnel is up.
     @exclusivity(unchecked) private var tunnel: TunnelHandshake?
+    /// Where reads may land (see `ReadLanding`), and the one whose zone the read in progress got.
+    @exclusivity(unchecked) package var readLanding: ReadLanding?
+    @exclusivity(unchecked) private var landingInUse: ReadLanding?
 
     /// A stream to `host:port`, resolved with `resolver` when it is not an IP literal. With
     /// `proxy`, `host:port` is an HTTP proxy; with `tunnel` too, the stream opens only once the
@@ -315,19 +318,31 @@ package final class TCPStream: ByteStream {
     // MARK: - Reading
 
     private static let onAlloc: uv_alloc_cb = { handle, _, buffer in
+        let stream = Unmanaged<TCPStream>.fromOpaque(handle!.pointee.data).takeUnretainedValue()
+        if let landing = stream.readLanding, let zone = landing.landingZone() {
+            stream.landingInUse = landing
+            buffer!.pointee = uv_buf_init(zone.baseAddress!.assumingMemoryBound(to: CChar.self), UInt32(zone.count))
+            return
+        }
         let memory = LoopReadBuffers.socket(of: handle!.pointee.loop)
         buffer!.pointee = uv_buf_init(memory.assumingMemoryBound(to: CChar.self), UInt32(LoopReadBuffers.socketSize))
     }
 
-    private static let onRead: uv_read_cb = { stream, nread, _ in
-        Unmanaged<TCPStream>.fromOpaque(stream!.pointee.data).takeUnretainedValue().didRead(nread)
+    private static let onRead: uv_read_cb = { stream, nread, buffer in
+        let tcp = Unmanaged<TCPStream>.fromOpaque(stream!.pointee.data).takeUnretainedValue()
+        guard let landing = tcp.landingInUse else { return tcp.didRead(nread, into: buffer!.pointee.base) }
+        // Processed before the zone goes back, whatever the read brought (bytes, the end, an error).
+        tcp.landingInUse = nil
+        tcp.didRead(nread, into: buffer!.pointee.base)
+        landing.landed()
     }
 
-    private func didRead(_ nread: Int) {
+    /// `nread` bytes (or the end, or an error) arrived at `base`: the loop's buffer or a landing zone.
+    private func didRead(_ nread: Int, into base: UnsafeMutablePointer<CChar>?) {
         guard !closed, let delegate else { return }
         if tunnel != nil { return tunnelRead(nread) }
         if nread > 0 {
-            delegate.streamDidReceive(UnsafeRawBufferPointer(start: LoopReadBuffers.socket(of: uvLoop), count: nread))
+            delegate.streamDidReceive(UnsafeRawBufferPointer(start: base, count: nread))
         } else if nread == Int(UV_EOF.rawValue) {
             delegate.streamDidEnd(resetInsteadOfEOF().map { .failed($0) } ?? .closed(closeNotify: nil))
         } else if nread < 0 {
@@ -432,6 +447,7 @@ package final class TCPStream: ByteStream {
         guard !closed else { return }
         closed = true
         delegate = nil
+        readLanding = nil
         addresses = []
         for attempt in attempts { Self.closeHandle(attempt.tcp) }
         attempts = []

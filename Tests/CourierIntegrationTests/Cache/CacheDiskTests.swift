@@ -224,10 +224,13 @@ struct CacheDiskTests {
         let urls = s.nginx + "/small?n=[1-400]"
         for attempt in 0..<3 {
             // URLs of its own each time, too many to finish before the kill (a run over URLs the
-            // cache already holds would end before it).
+            // cache already holds would end before it), then one that never answers: on a loaded
+            // machine the sleep below can outlast them all, and the kill must still find the
+            // process running (it would otherwise have exited 0).
             let process = Process()
             process.executableURL = URL(fileURLWithPath: CLITests.binary)
-            process.arguments = ["-s", "--cache-dir", dir, "-o", "/dev/null", s.nginx + "/small?run=\(attempt)&n=[1-20000]", urls]
+            process.arguments = ["-s", "--cache-dir", dir, "-o", "/dev/null", s.nginx + "/small?run=\(attempt)&n=[1-20000]", urls,
+                                 s.scripted + "/silence?s=60"]
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()

@@ -95,21 +95,30 @@ class BodyProducer:
 
     def __init__(self, iterable, length=None):
         self._iterator = iter(iterable)
+        # The chunk being sent, its address and how far into it: a chunk larger than the
+        # library's buffer goes out in several reads, each copied from its place in the chunk
+        # (slicing it would copy the rest of the chunk once per read).
         self._pending = b""
+        self._address = None
+        self._offset = 0
         self.length = -1 if length is None else length
         self.exception = None
         self.callback = _native.READ_FN(self._read)
 
     def _read(self, buffer, capacity, _user):
         try:
-            while not self._pending:
+            while self._offset == len(self._pending):
                 chunk = next(self._iterator, None)
                 if chunk is None:
                     return 0
-                self._pending = chunk.encode() if isinstance(chunk, str) else bytes(chunk)
-            piece, self._pending = self._pending[:capacity], self._pending[capacity:]
-            ctypes.memmove(buffer, piece, len(piece))
-            return len(piece)
+                # bytes as they are; a str encoded, anything else with the buffer protocol copied once.
+                self._pending = chunk.encode() if isinstance(chunk, str) else chunk if type(chunk) is bytes else bytes(chunk)
+                self._address = ctypes.cast(ctypes.c_char_p(self._pending), ctypes.c_void_p).value
+                self._offset = 0
+            n = min(capacity, len(self._pending) - self._offset)
+            ctypes.memmove(buffer, self._address + self._offset, n)
+            self._offset += n
+            return n
         except BaseException as error:  # never into C
             self.exception = error
             return _native.READFUNC_ABORT

@@ -286,6 +286,17 @@ class TLS(unittest.TestCase):
             self.assertEqual(bad.exception.code & 0xff, 2)
 
 
+    def test_a_streamed_body_over_tls_matches_the_plain_one(self):
+        # Records decrypt straight into the reader's buffer (a landing zone per record).
+        with courier.Engine() as engine:
+            expected = engine.get(NGINX + "/large").content
+            with engine.stream("GET", self.HTTPS + "/large", cafile=self.CERTS + "/ca.pem") as response:
+                self.assertEqual(response.status, 200)
+                body = b"".join(response.iter_bytes())
+        self.assertEqual(len(body), len(expected))
+        self.assertTrue(body == expected, "the TLS body differs from the plain one")
+
+
 class Asyncio(unittest.TestCase):
     def test_gather_respects_the_queue_width(self):
         group = "pyasync-" + uuid.uuid4().hex[:8]

@@ -82,6 +82,15 @@ class Uploads(unittest.TestCase):
         self.assertEqual((answer["length"], answer["sha256"], answer["chunked"]), (1_400_000, digest, True))
         self.assertEqual((sized["sha256"], sized["chunked"]), (digest, False))
 
+    def test_iterator_chunks_larger_than_a_read_go_out_whole(self):
+        # Each chunk larger than the library's buffer goes out in several reads from its place;
+        # empty chunks are skipped, not taken for the end; str and bytearray chunks count too.
+        pieces = [os.urandom(1_500_000), b"", bytearray(os.urandom(300_001)), "text", os.urandom(2_000_003)]
+        wire = b"".join(p.encode() if isinstance(p, str) else bytes(p) for p in pieces)
+        with courier.Engine(STREAM) as engine:
+            answer = engine.post("/upload", content=iter(pieces)).json()
+        self.assertEqual((answer["length"], answer["sha256"]), (len(wire), hashlib.sha256(wire).hexdigest()))
+
     def test_file_bodies(self):
         payload = os.urandom(300_000)
         with tempfile.NamedTemporaryFile() as f:
@@ -147,6 +156,28 @@ class Downloads(unittest.TestCase):
         with courier.Engine(STREAM) as engine, engine.stream("GET", "/blob/3000000?seed=s") as response:
             body = b"".join(response.iter_bytes())
         self.assertEqual(body, blob(3_000_000, "s"))
+
+    def test_chunked_bodies_come_whole(self):
+        # Socket reads land in the reader's buffer: the chunk framing between pieces is squeezed
+        # out there, whether a read ends in a chunk's size line, its data or its CRLF.
+        for size, length in ((0, 3_000_000), (4093, 3_000_000), (1, 20_000)):
+            with self.subTest(chunk=size), courier.Engine(STREAM) as engine, \
+                    engine.stream("GET", "/blob/%d?seed=c&chunked=%d" % (length, size)) as response:
+                self.assertEqual(response.header("Transfer-Encoding"), "chunked")
+                body = b"".join(response.iter_bytes())
+            self.assertEqual(body, blob(length, "c"))
+
+    def test_a_slow_reader_of_a_chunked_body_gets_every_byte(self):
+        # The reader takes the buffer a read is landing in while the loop is still parsing it:
+        # the rest of that read goes to the other buffer.
+        length = 8 << 20
+        digest = hashlib.sha256()
+        with courier.Engine(STREAM) as engine, engine.stream("GET", "/blob/%d?seed=d&chunked=0" % length) as response:
+            for index, piece in enumerate(response.iter_bytes()):
+                digest.update(piece)
+                if index % 8 == 0:
+                    time.sleep(0.002)
+        self.assertEqual(digest.hexdigest(), hashlib.sha256(blob(length, "d")).hexdigest())
 
     def test_pieces_made_in_place_or_copied_are_the_same_bytes(self):
         # CPython: each piece is a new bytes object the library filled (full pieces as they are);

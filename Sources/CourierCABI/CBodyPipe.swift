@@ -1,0 +1,262 @@
+import Courier
+import CourierCore
+import Glibc
+
+/// The buffer between the loop thread, which pushes body pieces, and one reading thread (behind
+/// `courier_request_set_body_reader` / `courier_request_read`).
+///
+/// Double-buffered: the loop appends to `pending`; a read that has used up its own chunk takes all
+/// of `pending` at once (a swap under the lock) and copies out of it without the lock, while the
+/// loop fills the other buffer. Above `limit` bytes waiting, the transfer pauses (TCP slows the
+/// server), and the swap resumes it: at most two buffers of `limit` plus a socket read exist,
+/// allocated once for the whole body.
+///
+/// The pipe is also a `ReadLanding`: the socket reads themselves go into the free end of
+/// `pending`, so a piece arrives already in place and pushing it only counts it (a chunk header
+/// between pieces is squeezed out with a move inside the buffer). What reaches the reader is then
+/// copied once, into the reader's memory, as a write callback's consumer copies it.
+final class CBodyPipe: @unchecked Sendable {
+    /// `courier_request_set_body_reader`'s 0: what waits before the socket is paused. A reader
+    /// slower than the network pauses and resumes the transfer once per `limit` bytes, each a
+    /// hand-off between threads; larger limits pay fewer hand-offs with more memory (two buffers
+    /// of `limit` plus a socket read). 256 KiB keeps a process near the bound the Swift stream
+    /// keeps; a caller whose per-read cost is high asks for more.
+    static let defaultLimit = 256 << 10
+    /// The largest `buffer_size` taken: more is refused (INVALID_ARGUMENT), not reserved.
+    static let largestLimit = 256 << 20
+    /// The smallest free end offered as a landing zone: below it, a read goes to the loop's
+    /// buffer (a pipe that is full is paused, and its last reads are short anyway).
+    static let smallestZone = 16 << 10
+
+    let limit: Int
+    private let state = ConditionLock()
+    // Under `state`:
+    private var pending = PipeBuffer()
+    private var paused = false
+    private var readerWaits = false
+    private var wakeScheduled = false
+    /// The request's end as the reader sees it: nil while the body may grow.
+    private var ending: Int32?
+    /// A read said AGAIN: the readable callback is owed a call when something comes.
+    private var armed = false
+    /// A socket read is landing in `pending`'s free end: its memory must stay where it is.
+    private var landing = false
+    /// Buffers let go while a read was landing in them, freed once it has landed.
+    private var retired: [PipeBuffer] = []
+    /// The end came and the reader has taken everything, but a read was landing: the buffers go
+    /// when it has landed.
+    private var releaseOwed = false
+
+    /// courier_readable_fn and its user pointer, told (on the loop thread) when bytes or the end
+    /// came after an AGAIN; `request` is the handle it is given (weak: never called once freed).
+    private let readable: (courier_readable_fn, UnsafeMutableRawPointer?)?
+    private weak var request: CRequest?
+
+    /// The reading thread's side: one reader at a time (`reading` is its chunk, read up to
+    /// `offset`); the lock makes two threads reading at once safe, if pointless.
+    private let readerLock = Lock()
+    private var reading = PipeBuffer()
+    private var offset = 0
+
+    init(limit: Int, request: CRequest, readable: (courier_readable_fn, UnsafeMutableRawPointer?)?) {
+        self.limit = limit
+        self.request = request
+        self.readable = readable
+    }
+
+    deinit {
+        pending.free()
+        reading.free()
+        for var buffer in retired { buffer.free() }
+    }
+
+    /// What each buffer holds at most: `limit` before the pause, plus the rest of the socket read
+    /// that crossed it.
+    private var bufferCapacity: Int { limit + LoopReadBuffers.socketSize }
+
+    var sink: StreamSink { StreamSink(landing: self) { [self] bytes in push(bytes) } }
+
+    /// Loop thread: keeps the piece (already in place when it landed in `pending`); pauses the
+    /// transfer above the limit. A waiting reader is woken at the end of the loop's turn, once
+    /// for all the pieces that turn read.
+    private func push(_ bytes: UnsafeRawBufferPointer) -> BodyVerdict {
+        state.lock()
+        if let source = bytes.baseAddress, bytes.count > 0 {
+            if !pending.holds(source, bytes.count) {
+                if pending.base == nil { pending.allocate(bufferCapacity) }
+                if pending.count + bytes.count > pending.capacity { grow(to: pending.count + bytes.count) }
+            }
+            pending.append(source, bytes.count)
+        }
+        let wake = (readerWaits || armed) && !wakeScheduled
+        if wake { wakeScheduled = true }
+        let full = pending.count >= limit
+        if full { paused = true }
+        state.unlock()
+        if wake { Runtime.shared.executeSoon { [self] in wakeReader() } }
+        return full ? .pause : .proceed
+    }
+
+    /// Under the lock: a larger `pending` (a piece beyond the bound: a held read delivered at
+    /// once). The old one is kept while a read lands in it.
+    private func grow(to size: Int) {
+        var larger = PipeBuffer()
+        larger.allocate(max(size, bufferCapacity))
+        larger.append(pending.base!, pending.count)
+        if landing { retired.append(pending) } else { pending.free() }
+        pending = larger
+    }
+
+    private func wakeReader() {
+        let notify = state.withLock { () -> Bool in
+            wakeScheduled = false
+            state.signal()
+            return takeArmed()
+        }
+        if notify { tellReadable() }
+    }
+
+    /// Under the lock: whether the readable callback is owed a call (it is then no longer).
+    private func takeArmed() -> Bool {
+        guard armed else { return false }
+        armed = false
+        return readable != nil
+    }
+
+    private func tellReadable() {
+        guard let (callback, user) = readable, let request, !request.isFreed else { return }
+        callback(borrowedHandle(request), user)
+    }
+
+    /// The request ended (loop thread, before its outcome is reported): `code` is what the reader
+    /// is told once the buffered bytes are read. `notify`: the readable callback may be called
+    /// (not for a freed request).
+    func finish(_ code: Int32, notify: Bool = true) {
+        let owed = state.withLock { () -> Bool in
+            guard ending == nil else { return false }
+            ending = code
+            state.signal()
+            return takeArmed()
+        }
+        if owed, notify { tellReadable() }
+    }
+
+    /// `courier_request_read`: up to `capacity` bytes into `buffer`. (COURIER_OK, n > 0) for
+    /// bytes, (COURIER_OK, 0) at the end of the body, (code, 0) when the request failed,
+    /// (COURIER_E_AGAIN, 0) when `timeout` milliseconds (0: none, negative: for ever) passed with
+    /// nothing to read. `resume` resumes the paused transfer (called without a lock held).
+    func read(into buffer: UnsafeMutableRawPointer, capacity: Int, timeout: Int, resume: () -> Void) -> (Int32, Int) {
+        readerLock.withLock { () -> (Int32, Int) in
+            if offset == reading.count {
+                let (code, resumeTransfer) = refill(timeout: timeout)
+                if resumeTransfer { resume() }
+                if let code { return (code, 0) }
+            }
+            let n = min(capacity, reading.count - offset)
+            buffer.copyMemory(from: reading.base! + offset, byteCount: n)
+            offset += n
+            return (COURIER_OK, n)
+        }
+    }
+
+    /// Takes what waits into `reading` (nil, and whether the transfer must be resumed) or says
+    /// why there is nothing: the end, the failure, or AGAIN.
+    private func refill(timeout: Int) -> (Int32?, Bool) {
+        let deadline = timeout > 0 ? ConditionLock.deadline(afterMilliseconds: timeout) : nil
+        state.lock()
+        defer { state.unlock() }
+        while pending.count == 0 {
+            if let ending {
+                // Nothing more comes: the buffers go now, or once a read landing in one is done.
+                offset = 0
+                reading.count = 0
+                if landing { releaseOwed = true } else { releaseBuffers() }
+                return (ending == CourierError.Code.httpStatus.c ? COURIER_OK : ending, false)
+            }
+            if timeout == 0 {
+                armed = true
+                return (CourierError.Code.again.c, false)
+            }
+            readerWaits = true
+            let woken = deadline.map { state.wait(until: $0) } ?? { state.wait(); return true }()
+            readerWaits = false
+            if !woken, pending.count == 0, ending == nil {
+                armed = true
+                return (CourierError.Code.again.c, false)
+            }
+        }
+        // The previous chunk's storage becomes the next pending buffer (no allocation per chunk).
+        // A read may be landing in the free end of the one taken: it stays where it is, and the
+        // pieces still to come from it are copied into the new pending buffer.
+        reading.count = 0
+        swap(&reading, &pending)
+        offset = 0
+        let resumeTransfer = paused
+        paused = false
+        return (nil, resumeTransfer)
+    }
+
+    /// Under the lock, with no read landing: frees both buffers (the reader has taken all).
+    private func releaseBuffers() {
+        pending.free()
+        reading.free()
+        releaseOwed = false
+    }
+}
+
+extension CBodyPipe: ReadLanding {
+    func landingZone() -> UnsafeMutableRawBufferPointer? {
+        state.lock()
+        defer { state.unlock() }
+        guard ending == nil, !landing else { return nil }
+        if pending.base == nil { pending.allocate(bufferCapacity) }
+        let free = pending.capacity - pending.count
+        guard free >= Self.smallestZone else { return nil }
+        landing = true
+        return UnsafeMutableRawBufferPointer(start: pending.base! + pending.count, count: min(free, LoopReadBuffers.socketSize))
+    }
+
+    func landed() {
+        state.lock()
+        defer { state.unlock() }
+        landing = false
+        for var buffer in retired { buffer.free() }
+        retired.removeAll()
+        if releaseOwed { releaseBuffers() }
+    }
+}
+
+/// One buffer of the pipe: raw memory (its address must not move while a read lands in it,
+/// which an array's storage does not promise), allocated once and reused for the whole body.
+struct PipeBuffer {
+    private(set) var base: UnsafeMutableRawPointer?
+    var count = 0
+    private(set) var capacity = 0
+
+    mutating func allocate(_ size: Int) {
+        base = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 64)
+        capacity = size
+        count = 0
+    }
+
+    mutating func free() {
+        base?.deallocate()
+        base = nil
+        capacity = 0
+        count = 0
+    }
+
+    /// Whether `count` bytes at `address` lie inside this buffer (a read that landed here).
+    func holds(_ address: UnsafeRawPointer, _ count: Int) -> Bool {
+        guard let base else { return false }
+        return address >= UnsafeRawPointer(base) && address + count <= UnsafeRawPointer(base) + capacity
+    }
+
+    /// Appends `count` bytes from `source`: a move inside the buffer when they are already here
+    /// (nothing at all when they are already at the end), a copy otherwise (there must be room).
+    mutating func append(_ source: UnsafeRawPointer, _ count: Int) {
+        let end = base! + self.count
+        if UnsafeRawPointer(end) != source { memmove(end, source, count) }
+        self.count += count
+    }
+}
