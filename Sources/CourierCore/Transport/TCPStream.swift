@@ -317,28 +317,50 @@ package final class TCPStream: ByteStream {
 
     // MARK: - Reading
 
+    // The callbacks borrow the stream (`_withUnsafeGuaranteedRef`: no retain and release per
+    // read; libuv's handle holds a retain until its close callback).
     private static let onAlloc: uv_alloc_cb = { handle, _, buffer in
-        let stream = Unmanaged<TCPStream>.fromOpaque(handle!.pointee.data).takeUnretainedValue()
-        if let landing = stream.readLanding, let zone = landing.landingZone() {
-            stream.landingInUse = landing
-            buffer!.pointee = uv_buf_init(zone.baseAddress!.assumingMemoryBound(to: CChar.self), UInt32(zone.count))
-            return
-        }
-        let memory = LoopReadBuffers.socket(of: handle!.pointee.loop)
-        buffer!.pointee = uv_buf_init(memory.assumingMemoryBound(to: CChar.self), UInt32(LoopReadBuffers.socketSize))
+        Unmanaged<TCPStream>.fromOpaque(handle!.pointee.data)._withUnsafeGuaranteedRef { $0.giveReadBuffer(buffer!) }
     }
 
     private static let onRead: uv_read_cb = { stream, nread, buffer in
-        let tcp = Unmanaged<TCPStream>.fromOpaque(stream!.pointee.data).takeUnretainedValue()
-        guard let landing = tcp.landingInUse else { return tcp.didRead(nread, into: buffer!.pointee.base) }
-        // Processed before the zone goes back, whatever the read brought (bytes, the end, an error).
-        tcp.landingInUse = nil
-        tcp.didRead(nread, into: buffer!.pointee.base)
+        Unmanaged<TCPStream>.fromOpaque(stream!.pointee.data)._withUnsafeGuaranteedRef {
+            $0.didRead(nread, into: buffer!.pointee.base)
+        }
+    }
+
+    /// Where the next read goes: the loop's buffer, or a landing zone once an exchange's
+    /// consumer offered one.
+    @inline(__always)
+    private func giveReadBuffer(_ buffer: UnsafeMutablePointer<uv_buf_t>) {
+        if _slowPath(readLanding != nil), let landing = readLanding, let zone = landing.landingZone() {
+            landingInUse = landing
+            buffer.pointee = uv_buf_init(zone.baseAddress!.assumingMemoryBound(to: CChar.self), UInt32(zone.count))
+            return
+        }
+        buffer.pointee = uv_buf_init(LoopReadBuffers.socket(of: uvLoop).assumingMemoryBound(to: CChar.self),
+                                     UInt32(LoopReadBuffers.socketSize))
+    }
+
+    /// A read into a landing zone: processed like any other, then the zone goes back, whatever
+    /// the read brought (bytes, the end, an error).
+    @inline(never)
+    private func didReadIntoZone(_ nread: Int, into base: UnsafeMutablePointer<CChar>?) {
+        let landing = landingInUse!
+        landingInUse = nil
+        receive(nread, at: base)
         landing.landed()
     }
 
-    /// `nread` bytes (or the end, or an error) arrived at `base`: the loop's buffer or a landing zone.
+    @inline(__always)
     private func didRead(_ nread: Int, into base: UnsafeMutablePointer<CChar>?) {
+        if _slowPath(landingInUse != nil) { return didReadIntoZone(nread, into: base) }
+        receive(nread, at: base)
+    }
+
+    /// `nread` bytes (or the end, or an error) arrived at `base`: the loop's buffer or a landing zone.
+    @inline(__always)
+    private func receive(_ nread: Int, at base: UnsafeMutablePointer<CChar>?) {
         guard !closed, let delegate else { return }
         if tunnel != nil { return tunnelRead(nread) }
         if nread > 0 {
