@@ -86,17 +86,22 @@ struct ReadLandingTests {
         String((0..<count).map { Character(Unicode.Scalar(UInt8(97 + ($0 &* 7 &+ seed) % 26))) })
     }
 
-    func offTheCooperativePool(_ body: @escaping @Sendable () throws -> Void) async throws {
-        try await HTTP1ConnectionTests().offTheCooperativePool(body)
-    }
-
-    @Test func readsAfterTheFirstPieceLandInTheConsumersMemory() async throws {
-        try await offTheCooperativePool {
+    /// A connection on the rig streaming `path` to a new keeper (off the cooperative pool): the
+    /// request head is read, `body` plays the server, the rig is torn down after it.
+    func streaming(_ path: String, decompress: Bool = false, _ body: @escaping @Sendable (Rig, Keeper) -> Void) async throws {
+        try await HTTP1ConnectionTests().offTheCooperativePool {
             let rig = try Rig()
             #expect(rig.owner.next() == .established)
             let keeper = Keeper()
-            rig.begin(Self.streamed("/body", to: keeper))
+            rig.begin(Self.streamed(path, to: keeper, decompress: decompress))
             _ = rig.readRequestHead()
+            body(rig, keeper)
+            rig.tearDown()
+        }
+    }
+
+    @Test func readsAfterTheFirstPieceLandInTheConsumersMemory() async throws {
+        try await streaming("/body") { rig, keeper in
             let parts = [Self.piece(1000, 1), Self.piece(30_000, 2), Self.piece(5000, 3)]
             rig.send("HTTP/1.1 200 OK\r\nContent-Length: 36000\r\n\r\n" + parts[0])
             Self.wait(for: 1000, in: keeper, rig: rig)
@@ -120,17 +125,11 @@ struct ReadLandingTests {
             #expect(rig.owner.next() == .finished(success: true, reusable: true, replay: false, code: nil))
             #expect(Self.onLoop(rig) { keeper.zones } == facts.zones)
             #expect(next.responseBody == Array("hello".utf8))
-            rig.tearDown()
         }
     }
 
     @Test func chunkFramingIsSqueezedOutInPlace() async throws {
-        try await offTheCooperativePool {
-            let rig = try Rig()
-            #expect(rig.owner.next() == .established)
-            let keeper = Keeper()
-            rig.begin(Self.streamed("/chunked", to: keeper))
-            _ = rig.readRequestHead()
+        try await streaming("/chunked") { rig, keeper in
             let first = Self.piece(700, 4)
             rig.send("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2bc\r\n" + first + "\r\n")
             Self.wait(for: 700, in: keeper, rig: rig)
@@ -148,17 +147,11 @@ struct ReadLandingTests {
             #expect(facts.body == Array((first + chunks.joined()).utf8))
             #expect(facts.copied == 700)
             #expect(facts.inPlace == facts.body.count - 700)
-            rig.tearDown()
         }
     }
 
     @Test func aDecodedBodyIsNotOfferedZones() async throws {
-        try await offTheCooperativePool {
-            let rig = try Rig()
-            #expect(rig.owner.next() == .established)
-            let keeper = Keeper()
-            rig.begin(Self.streamed("/gzip", to: keeper, decompress: true))
-            _ = rig.readRequestHead()
+        try await streaming("/gzip", decompress: true) { rig, keeper in
             // "hello, landing" gzip-compressed (the decoder's output is not in any zone, and the
             // compressed input must not be overwritten by it).
             let gzip: [UInt8] = [0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x03, 0xcb, 0x48, 0xcd, 0xc9,
@@ -172,7 +165,6 @@ struct ReadLandingTests {
             let facts = Self.onLoop(rig) { (zones: keeper.zones, body: keeper.body) }
             #expect(facts.zones == 0)
             #expect(facts.body == Array("hello, landing".utf8))
-            rig.tearDown()
         }
     }
 }

@@ -60,7 +60,9 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
     @exclusivity(unchecked) private var pausedForRate = false
     @exclusivity(unchecked) private var rateResumeAt: UInt64 = .max
     @exclusivity(unchecked) private var consumerPaused = false
-    /// The exchange's body consumer takes reads into its own memory (`offerReadLanding`).
+    /// The exchange's body consumer takes reads into its own memory (`offerReadLanding`). The
+    /// same as `stream.readLanding != nil`, kept as a flag: asking the stream is a protocol call,
+    /// and every exchange's end tests this.
     @exclusivity(unchecked) private var landingOffered = false
     /// The Host header value for this origin, formatted once per connection rather than per request.
     private let hostHeader: String

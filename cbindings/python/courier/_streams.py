@@ -95,11 +95,13 @@ class BodyProducer:
 
     def __init__(self, iterable, length=None):
         self._iterator = iter(iterable)
-        # The chunk being sent, its address and how far into it: a chunk larger than the
-        # library's buffer goes out in several reads, each copied from its place in the chunk
-        # (slicing it would copy the rest of the chunk once per read).
+        # The chunk being sent, a pointer to its bytes and how far into it: a chunk larger than
+        # the library's buffer goes out in several reads, each copied from its place in the chunk
+        # (slicing it would copy the rest of the chunk once per read). The pointer object is kept:
+        # CPython points it into the bytes object itself, another implementation may point it at
+        # a converted copy that lives only as long as the pointer object.
         self._pending = b""
-        self._address = None
+        self._pointer = None
         self._offset = 0
         self.length = -1 if length is None else length
         self.exception = None
@@ -113,10 +115,10 @@ class BodyProducer:
                     return 0
                 # bytes as they are; a str encoded, anything else with the buffer protocol copied once.
                 self._pending = chunk.encode() if isinstance(chunk, str) else chunk if type(chunk) is bytes else bytes(chunk)
-                self._address = ctypes.cast(ctypes.c_char_p(self._pending), ctypes.c_void_p).value
+                self._pointer = ctypes.c_char_p(self._pending)
                 self._offset = 0
             n = min(capacity, len(self._pending) - self._offset)
-            ctypes.memmove(buffer, self._address + self._offset, n)
+            ctypes.memmove(buffer, ctypes.cast(self._pointer, ctypes.c_void_p).value + self._offset, n)
             self._offset += n
             return n
         except BaseException as error:  # never into C
