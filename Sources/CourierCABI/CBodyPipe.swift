@@ -13,8 +13,16 @@ import Glibc
 ///
 /// The pipe is also a `ReadLanding`: the socket reads themselves go into the free end of
 /// `pending`, so a piece arrives already in place and pushing it only counts it (a chunk header
-/// between pieces is squeezed out with a move inside the buffer). What reaches the reader is then
-/// copied once, into the reader's memory, as a write callback's consumer copies it.
+/// between pieces is squeezed out with a move inside the buffer). What reaches the reader from
+/// there is copied once, into the reader's memory, as a write callback's consumer copies it.
+///
+/// A reader that finds nothing waiting lends its own buffer while it waits (`zone`): the reads
+/// land there, the pieces go straight into it, and the reader wakes, at the end of the loop's
+/// turn as before, with its buffer already filled. A reader that keeps up with the network thus
+/// copies nothing at all (C reader, 1 GiB from nginx: 0.43 -> 0.38 CPU s, user time 0.08 -> 0.06).
+/// Holding the reader back until its buffer is full was measured too, and lost: fewer thread
+/// hand-offs, but the loop then idles between reads and the kernel's side of the reads costs
+/// more (0.48 CPU s).
 final class CBodyPipe: @unchecked Sendable {
     /// `courier_request_set_body_reader`'s 0: what waits before the socket is paused. A reader
     /// slower than the network pauses and resumes the transfer once per `limit` bytes, each a
@@ -46,6 +54,15 @@ final class CBodyPipe: @unchecked Sendable {
     /// The end came and the reader has taken everything, but a read was landing: the buffers go
     /// when it has landed.
     private var releaseOwed = false
+    /// The waiting reader's own buffer (`base` nil when none is lent). It is lent only while
+    /// nothing waits in `pending`, and the pieces go into it until one does not fit; that one and
+    /// the ones after it wait in `pending` (`zoneClosed`), so the order holds.
+    private var zone = PipeBuffer()
+    private var zoneClosed = false
+    /// The read landing now is in `zone`; `reclaiming`: the reader waits for it to end before it
+    /// takes its buffer back.
+    private var landingInZone = false
+    private var reclaiming = false
 
     /// courier_readable_fn and its user pointer, told (on the loop thread) when bytes or the end
     /// came after an AGAIN; `request` is the handle it is given (weak: never called once freed).
@@ -76,18 +93,12 @@ final class CBodyPipe: @unchecked Sendable {
 
     var sink: StreamSink { StreamSink(landing: self) { [self] bytes in push(bytes) } }
 
-    /// Loop thread: keeps the piece (already in place when it landed in `pending`); pauses the
-    /// transfer above the limit. A waiting reader is woken at the end of the loop's turn, once
-    /// for all the pieces that turn read.
+    /// Loop thread: keeps the piece (already in place when it landed in the reader's buffer or in
+    /// `pending`); pauses the transfer above the limit. A waiting reader is woken at the end of
+    /// the loop's turn, once for all the pieces that turn read.
     private func push(_ bytes: UnsafeRawBufferPointer) -> BodyVerdict {
         state.lock()
-        if let source = bytes.baseAddress, bytes.count > 0 {
-            if !pending.holds(source, bytes.count) {
-                if pending.base == nil { pending.allocate(bufferCapacity) }
-                if pending.count + bytes.count > pending.capacity { grow(to: pending.count + bytes.count) }
-            }
-            pending.append(source, bytes.count)
-        }
+        if let source = bytes.baseAddress, bytes.count > 0 { keep(source, bytes.count) }
         let wake = (readerWaits || armed) && !wakeScheduled
         if wake { wakeScheduled = true }
         let full = pending.count >= limit
@@ -95,6 +106,19 @@ final class CBodyPipe: @unchecked Sendable {
         state.unlock()
         if wake { Runtime.shared.executeSoon { [self] in wakeReader() } }
         return full ? .pause : .proceed
+    }
+
+    /// Under the lock: the piece into the lent buffer while it fits there, else into `pending`.
+    private func keep(_ source: UnsafeRawPointer, _ count: Int) {
+        if zone.base != nil, !zoneClosed {
+            if pending.count == 0, zone.count + count <= zone.capacity { return zone.append(source, count) }
+            zoneClosed = true
+        }
+        if !pending.holds(source, count) {
+            if pending.base == nil { pending.allocate(bufferCapacity) }
+            if pending.count + count > pending.capacity { grow(to: pending.count + count) }
+        }
+        pending.append(source, count)
     }
 
     /// Under the lock: a larger `pending` (a piece beyond the bound: a held read delivered at
@@ -148,9 +172,13 @@ final class CBodyPipe: @unchecked Sendable {
     func read(into buffer: UnsafeMutableRawPointer, capacity: Int, timeout: Int, resume: () -> Void) -> (Int32, Int) {
         readerLock.withLock { () -> (Int32, Int) in
             if offset == reading.count {
-                let (code, resumeTransfer) = refill(timeout: timeout)
+                let (outcome, resumeTransfer) = refill(timeout: timeout, lending: buffer, capacity)
                 if resumeTransfer { resume() }
-                if let code { return (code, 0) }
+                switch outcome {
+                case .taken: break
+                case .inPlace(let n): return (COURIER_OK, n)
+                case .stop(let code): return (code, 0)
+                }
             }
             let n = min(capacity, reading.count - offset)
             buffer.copyMemory(from: reading.base! + offset, byteCount: n)
@@ -159,9 +187,18 @@ final class CBodyPipe: @unchecked Sendable {
         }
     }
 
-    /// Takes what waits into `reading` (nil, and whether the transfer must be resumed) or says
-    /// why there is nothing: the end, the failure, or AGAIN.
-    private func refill(timeout: Int) -> (Int32?, Bool) {
+    private enum Refill {
+        /// `pending` became `reading`.
+        case taken
+        /// That many bytes went straight into the reader's buffer while it waited.
+        case inPlace(Int)
+        /// The end, the failure, or AGAIN.
+        case stop(Int32)
+    }
+
+    /// Takes what waits into `reading`, or waits for pieces with `buffer` lent to them, or says
+    /// why there is nothing (and whether the transfer must be resumed).
+    private func refill(timeout: Int, lending buffer: UnsafeMutableRawPointer, _ capacity: Int) -> (Refill, Bool) {
         let deadline = timeout > 0 ? ConditionLock.deadline(afterMilliseconds: timeout) : nil
         state.lock()
         defer { state.unlock() }
@@ -171,18 +208,22 @@ final class CBodyPipe: @unchecked Sendable {
                 offset = 0
                 reading.count = 0
                 if landing { releaseOwed = true } else { releaseBuffers() }
-                return (ending == CourierError.Code.httpStatus.c ? COURIER_OK : ending, false)
+                return (.stop(ending == CourierError.Code.httpStatus.c ? COURIER_OK : ending), false)
             }
             if timeout == 0 {
                 armed = true
-                return (CourierError.Code.again.c, false)
+                return (.stop(CourierError.Code.again.c), false)
             }
+            zone = PipeBuffer(borrowing: buffer, capacity: capacity)
+            zoneClosed = false
             readerWaits = true
             let woken = deadline.map { state.wait(until: $0) } ?? { state.wait(); return true }()
             readerWaits = false
+            let inPlace = reclaimZone()
+            if inPlace > 0 { return (.inPlace(inPlace), false) }
             if !woken, pending.count == 0, ending == nil {
                 armed = true
-                return (CourierError.Code.again.c, false)
+                return (.stop(CourierError.Code.again.c), false)
             }
         }
         // The previous chunk's storage becomes the next pending buffer (no allocation per chunk).
@@ -193,7 +234,17 @@ final class CBodyPipe: @unchecked Sendable {
         offset = 0
         let resumeTransfer = paused
         paused = false
-        return (nil, resumeTransfer)
+        return (.taken, resumeTransfer)
+    }
+
+    /// Under the lock: the lent buffer back, once no read lands in it; what it received.
+    private func reclaimZone() -> Int {
+        reclaiming = true
+        while landingInZone { state.wait() }
+        reclaiming = false
+        let received = zone.count
+        zone = PipeBuffer()
+        return received
     }
 
     /// Under the lock, with no read landing: frees both buffers (the reader has taken all).
@@ -209,6 +260,12 @@ extension CBodyPipe: ReadLanding {
         state.lock()
         defer { state.unlock() }
         guard ending == nil, !landing else { return nil }
+        if zone.base != nil, !zoneClosed, pending.count == 0, zone.capacity - zone.count >= Self.smallestZone {
+            landing = true
+            landingInZone = true
+            return UnsafeMutableRawBufferPointer(start: zone.base! + zone.count,
+                                                 count: min(zone.capacity - zone.count, LoopReadBuffers.socketSize))
+        }
         if pending.base == nil { pending.allocate(bufferCapacity) }
         let free = pending.capacity - pending.count
         guard free >= Self.smallestZone else { return nil }
@@ -220,43 +277,12 @@ extension CBodyPipe: ReadLanding {
         state.lock()
         defer { state.unlock() }
         landing = false
+        if landingInZone {
+            landingInZone = false
+            if reclaiming { state.signal() }
+        }
         for var buffer in retired { buffer.free() }
         retired.removeAll()
         if releaseOwed { releaseBuffers() }
-    }
-}
-
-/// One buffer of the pipe: raw memory (its address must not move while a read lands in it,
-/// which an array's storage does not promise), allocated once and reused for the whole body.
-struct PipeBuffer {
-    private(set) var base: UnsafeMutableRawPointer?
-    var count = 0
-    private(set) var capacity = 0
-
-    mutating func allocate(_ size: Int) {
-        base = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 64)
-        capacity = size
-        count = 0
-    }
-
-    mutating func free() {
-        base?.deallocate()
-        base = nil
-        capacity = 0
-        count = 0
-    }
-
-    /// Whether `count` bytes at `address` lie inside this buffer (a read that landed here).
-    func holds(_ address: UnsafeRawPointer, _ count: Int) -> Bool {
-        guard let base else { return false }
-        return address >= UnsafeRawPointer(base) && address + count <= UnsafeRawPointer(base) + capacity
-    }
-
-    /// Appends `count` bytes from `source`: a move inside the buffer when they are already here
-    /// (nothing at all when they are already at the end), a copy otherwise (there must be room).
-    mutating func append(_ source: UnsafeRawPointer, _ count: Int) {
-        let end = base! + self.count
-        if UnsafeRawPointer(end) != source { memmove(end, source, count) }
-        self.count += count
     }
 }
