@@ -14,7 +14,8 @@ the transfer itself costs in memory, apart from the program and its libraries (a
 interpreter with asyncio is 22 MiB before it moves a byte).
 
   download  Courier: Swift AsyncSequence (for try await in response.body), Swift download to a
-            file, C write callback, C output file, the CLI (-o), Python iter_bytes() and
+            file, C write callback, C output file, C body reader (courier_request_read from
+            the caller's thread, what Python's iter_bytes is built on), the CLI (-o), Python iter_bytes() and
             aiter_bytes();
             curl -o /dev/null; Courier and curl into a real file
   upload    Courier: Swift file body, Swift multipart file, Swift AsyncSequence (chunked), C
@@ -147,6 +148,7 @@ def main():
         ("Courier Swift to /dev/null", [bulk, "download", down, "swift-file"], None, None),
         ("Courier C write callback", [bulk, "download", down, "c-callback"], None, None),
         ("Courier C output file (/dev/null)", [bulk, "download", down, "c-file"], None, None),
+        ("Courier C body reader (courier_request_read)", [bulk, "download", down, "c-reader"], None, None),
         ("Courier CLI -o /dev/null", [cli, "-s", "-o", "/dev/null", down], None, None),
         ("Courier Python iter_bytes()", python_download, python_env, None),
         ("Courier Python aiter_bytes() (asyncio)", python_async_download, python_env, None),
@@ -213,19 +215,22 @@ def write(results):
     to_null = results[("download", "Courier Swift to /dev/null")]
     to_disk = results[("download", "Courier Swift to a file on disk")]
     python = results[("download", "Courier Python iter_bytes()")]
+    reader = results[("download", "Courier C body reader (courier_request_read)")]
     curl_up = results[("upload", "curl -T file")]
     python_up = results[("upload", "Courier Python content=file")]
     lines += ["AsyncSequence against a download to a file on disk (Swift): %.2fx the CPU per GiB (target: within 1.2x); "
               "against writing to /dev/null (no file at all): %.2fx." % (stream[1] / to_disk[1], stream[1] / to_null[1]),
               "Courier's download against curl -o /dev/null: %.2fx the throughput at %.2fx the CPU."
               % (curl_down[0] / to_null[0], to_null[1] / curl_down[1]),
+              "The C body reader (a thread of the caller's pulling) against curl -o /dev/null: %.2fx the throughput at %.2fx the CPU."
+              % (curl_down[0] / reader[0], reader[1] / curl_down[1]),
               "Python iter_bytes() against curl -o /dev/null: %.2fx the throughput at %.2fx the CPU (%.2fx net of start-up)."
               % (curl_down[0] / python[0], python[1] / curl_down[1], python[4] / curl_down[4]),
               "Python content=file against curl -T file: %.2fx the throughput at %.2fx the CPU (%.2fx net of start-up)."
               % (curl_up[0] / python_up[0], python_up[1] / curl_up[1], python_up[4] / curl_up[4]), ""]
     with open(os.path.join(ROOT, "benchmarks", "BULK.md"), "w") as f:
         f.write("\n".join(lines))
-    print("\n".join(lines[-5:]))
+    print("\n".join(lines[-6:]))
 
 
 if __name__ == "__main__":

@@ -9,7 +9,9 @@ import Glibc
 //   courier-bulk download URL MODE [--slow] [--to PATH]
 //                                              MODE: swift-stream (for try await in response.body),
 //                                              swift-file (downloadPath), c-callback (a write
-//                                              callback), c-file (courier_request_set_output_file)
+//                                              callback), c-file (courier_request_set_output_file),
+//                                              c-reader (courier_request_read from this thread,
+//                                              256 KiB at a time: what Python's iter_bytes does)
 //   courier-bulk upload URL MODE FILE          MODE: swift-file, swift-multipart, swift-stream
 //                                              (an AsyncSequence read from FILE), c-file,
 //                                              c-callback (a read callback, chunked)
@@ -160,6 +162,8 @@ func cTransfer() -> UInt64 {
             }, user)
         case "c-file":
             courier_request_set_output_file(request, target)
+        case "c-reader":
+            return cRead(request)
         default:
             fail("unknown download mode \(mode)")
         }
@@ -187,6 +191,30 @@ func cTransfer() -> UInt64 {
     courier_response_free(response)
     courier_request_free(request)
     return direction == "download" && mode == "c-callback" ? counter.total : bytes
+}
+
+/// The body pulled with courier_request_read into one 256 KiB buffer, as a runtime with its own
+/// thread does (the Python binding's iter_bytes); 1 MiB may wait in the library.
+func cRead(_ request: OpaquePointer?) -> UInt64 {
+    guard courier_request_set_body_reader(request, 1 << 20, nil, nil) == COURIER_OK,
+          courier_request_send(request, { _, response, _, _ in courier_response_free(response) }, nil) == COURIER_OK else { fail("send") }
+    let capacity = 256 << 10
+    let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 64)
+    var total: UInt64 = 0
+    var pieces = 0
+    var got = 0
+    var code = COURIER_OK
+    while true {
+        code = courier_request_read(request, buffer, capacity, &got, -1)
+        guard code == COURIER_OK, got > 0 else { break }
+        total += UInt64(got)
+        pieces += 1
+        if slow, pieces % 16 == 0 { usleep(1000) }
+    }
+    guard code == COURIER_OK else { fail("read: \(String(cString: courier_strerror(code)))") }
+    buffer.deallocate()
+    courier_request_free(request)
+    return total
 }
 
 struct UncheckedBox<T>: @unchecked Sendable { let value: T; init(_ value: T) { self.value = value } }
