@@ -1,6 +1,5 @@
 """Credentials and auth challenges: ``auth=`` values and an engine's ``on_challenge``."""
 
-import base64
 import ctypes
 import sys
 
@@ -41,6 +40,7 @@ def field_value(credentials):
         return "Bearer " + credentials.token
     if isinstance(credentials, tuple) and len(credentials) == 2:
         pair = ("%s:%s" % credentials).encode()
+        import base64
         return "Basic " + base64.b64encode(pair).decode()
     raise TypeError("credentials are (user, password) or courier.Bearer(token)")
 

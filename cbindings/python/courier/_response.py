@@ -6,10 +6,7 @@
 ones this package had first (``status``, ``body``, ``header()``).
 """
 
-import codecs
 import ctypes
-import datetime
-import json as _json
 from collections.abc import Mapping
 
 from . import _native
@@ -189,6 +186,7 @@ class Response:
     @property
     def elapsed(self):
         """From leaving the queue to the last byte, as a ``datetime.timedelta``."""
+        import datetime  # (here: see the json import in courier._build)
         return datetime.timedelta(seconds=max(0.0, self.timings["total"]))
 
     @property
@@ -208,6 +206,7 @@ class Response:
         """The body as text in ``encoding`` with Python's ``errors`` handling."""
         encoding = self.encoding
         try:
+            import codecs
             codecs.lookup(encoding)
         except LookupError:
             raise ResponseFormatError(_native.E_RESPONSE_FORMAT, "unknown charset %r" % encoding, self) from None
@@ -219,7 +218,8 @@ class Response:
 
     def json(self, **options):
         """The body parsed as JSON (``json.loads`` options pass through)."""
-        return _json.loads(self.body, **options)
+        import json
+        return json.loads(self.body, **options)
 
     @property
     def is_informational(self):
