@@ -654,6 +654,9 @@ int courier_request_resume(courier_request *request);
  * COURIER_E_AGAIN when the time passed first (call again); otherwise the request's failure code
  * (courier_request_errmsg says more), also after a cancel. The end is known here before the done
  * callback runs. The head comes first through the head callback or the done callback's response.
+ * While a call waits (nothing was there), `buffer` is lent to Courier's thread: the socket reads
+ * land in it and the call returns with them in place, so a reader that keeps up with the network
+ * copies nothing. It is Courier's until the call returns: no other thread may touch it meanwhile.
  * Thread safety: any thread but Courier's own (COURIER_E_MISUSE from a callback, as for a request
  * never sent or without a reader); one reader at a time; the request must not be freed while a
  * call is in progress.
