@@ -56,9 +56,9 @@ final class CBodyPipe: @unchecked Sendable {
     private var releaseOwed = false
     /// The waiting reader's own buffer (`base` nil when none is lent). It is lent only while
     /// nothing waits in `pending`, and the pieces go into it until one does not fit; that one and
-    /// the ones after it wait in `pending` (`zoneClosed`), so the order holds.
+    /// the ones after it wait in `pending` (nothing goes into the buffer while `pending` holds
+    /// bytes), so the order holds.
     private var zone = PipeBuffer()
-    private var zoneClosed = false
     /// The read landing now is in `zone`; `reclaiming`: the reader waits for it to end before it
     /// takes its buffer back.
     private var landingInZone = false
@@ -110,10 +110,7 @@ final class CBodyPipe: @unchecked Sendable {
 
     /// Under the lock: the piece into the lent buffer while it fits there, else into `pending`.
     private func keep(_ source: UnsafeRawPointer, _ count: Int) {
-        if zone.base != nil, !zoneClosed {
-            if pending.count == 0, zone.count + count <= zone.capacity { return zone.append(source, count) }
-            zoneClosed = true
-        }
+        if zone.base != nil, pending.count == 0, zone.count + count <= zone.capacity { return zone.append(source, count) }
         if !pending.holds(source, count) {
             if pending.base == nil { pending.allocate(bufferCapacity) }
             if pending.count + count > pending.capacity { grow(to: pending.count + count) }
@@ -215,7 +212,6 @@ final class CBodyPipe: @unchecked Sendable {
                 return (.stop(CourierError.Code.again.c), false)
             }
             zone = PipeBuffer(borrowing: buffer, capacity: capacity)
-            zoneClosed = false
             readerWaits = true
             let woken = deadline.map { state.wait(until: $0) } ?? { state.wait(); return true }()
             readerWaits = false
@@ -260,7 +256,7 @@ extension CBodyPipe: ReadLanding {
         state.lock()
         defer { state.unlock() }
         guard ending == nil, !landing else { return nil }
-        if zone.base != nil, !zoneClosed, pending.count == 0, zone.capacity - zone.count >= Self.smallestZone {
+        if zone.base != nil, pending.count == 0, zone.capacity - zone.count >= Self.smallestZone {
             landing = true
             landingInZone = true
             return UnsafeMutableRawBufferPointer(start: zone.base! + zone.count,
