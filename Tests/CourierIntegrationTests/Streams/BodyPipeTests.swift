@@ -58,10 +58,9 @@ struct BodyPipeTests {
         }
 
         /// A socket read of `bytes` into `zone`, delivered as one piece.
-        func land(_ bytes: [UInt8], in zone: UnsafeMutableRawBufferPointer, piece: Range<Int>? = nil) {
+        func land(_ bytes: [UInt8], in zone: UnsafeMutableRawBufferPointer) {
             bytes.withUnsafeBytes { zone.copyMemory(from: $0) }
-            let piece = piece ?? 0..<bytes.count
-            _ = pipe.sink.deliver(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(zone)[piece]))
+            _ = pipe.sink.deliver(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(zone)[0..<bytes.count]))
         }
 
         func deliver(_ bytes: [UInt8]) {
@@ -107,12 +106,18 @@ struct BodyPipeTests {
     /// (The header's constant; the library module declares one too.)
     static let ok = CourierHeader.COURIER_OK
 
+    /// A pipe with a reader waiting on another thread (`timeout` ms), and the buffer it lent.
+    static func lending(timeout: Int) throws -> (Bench, UnsafeMutableRawBufferPointer) {
+        let bench = Bench()
+        bench.startRead(timeout: timeout)
+        let zone = try #require(bench.lentZone(), "the waiting reader lent no buffer")
+        return (bench, zone)
+    }
+
     static func bytes(_ count: Int, _ seed: UInt8) -> [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: $0 * 7) &+ seed } }
 
     @Test func aWaitingReaderLendsItsBufferAndTheReadLandsInIt() throws {
-        let bench = Bench()
-        bench.startRead(timeout: -1)
-        let zone = try #require(bench.lentZone(), "the waiting reader lent no buffer")
+        let (bench, zone) = try Self.lending(timeout: -1)
         #expect(zone.baseAddress == UnsafeMutableRawPointer(bench.buffer), "the zone starts where the reader's buffer does")
         let sent = Self.bytes(40_000, 3)
         bench.land(sent, in: zone)
@@ -125,9 +130,7 @@ struct BodyPipeTests {
 
     /// Chunk framing inside a read: the pieces are moved down inside the lent buffer.
     @Test func piecesAfterFramingAreSqueezedTogetherInTheLentBuffer() throws {
-        let bench = Bench()
-        bench.startRead(timeout: -1)
-        let zone = try #require(bench.lentZone())
+        let (bench, zone) = try Self.lending(timeout: -1)
         // "<5000 bytes>\r\n1f40\r\n<8000 bytes>": two pieces with 8 bytes of framing between them.
         let first = Self.bytes(5000, 1), second = Self.bytes(8000, 9)
         let framing = Array("\r\n1f40\r\n".utf8)
@@ -144,9 +147,7 @@ struct BodyPipeTests {
     /// A piece that does not fit where the reader's buffer ends waits in the pipe, and so does
     /// every piece after it: the reader gets them in order, on its next read.
     @Test func whatDoesNotFitWaitsInOrderForTheNextRead() throws {
-        let bench = Bench()
-        bench.startRead(timeout: -1)
-        let zone = try #require(bench.lentZone())
+        let (bench, zone) = try Self.lending(timeout: -1)
         let head = Self.bytes(60_000, 5)
         bench.land(head, in: zone)
         bench.pipe.landed()
@@ -166,9 +167,7 @@ struct BodyPipeTests {
     /// end before it takes the buffer back, and returns its bytes (not AGAIN, and nothing written
     /// into the buffer once it has returned).
     @Test func aReaderWhoseTimeIsUpWaitsForTheReadLandingInItsBuffer() throws {
-        let bench = Bench()
-        bench.startRead(timeout: 50)
-        let zone = try #require(bench.lentZone())
+        let (bench, zone) = try Self.lending(timeout: 50)
         usleep(200_000)
         #expect(bench.outcome.peek() == nil, "the reader returned while a read was landing in its buffer")
         let sent = Self.bytes(1000, 2)
@@ -185,9 +184,7 @@ struct BodyPipeTests {
 
     /// The end comes while the reader's buffer holds bytes: the bytes first, then the end.
     @Test func theEndComesAfterTheBytesInTheLentBuffer() throws {
-        let bench = Bench()
-        bench.startRead(timeout: -1)
-        let zone = try #require(bench.lentZone())
+        let (bench, zone) = try Self.lending(timeout: -1)
         let sent = Self.bytes(3000, 8)
         bench.land(sent, in: zone)
         bench.pipe.finish(Self.ok, notify: false)
