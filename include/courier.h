@@ -657,6 +657,12 @@ int courier_request_resume(courier_request *request);
  * While a call waits (nothing was there), `buffer` is lent to Courier's thread: the socket reads
  * land in it and the call returns with them in place, so a reader that keeps up with the network
  * copies nothing. It is Courier's until the call returns: no other thread may touch it meanwhile.
+ * Without a `readable` callback and with nothing else taking the pieces (no write callback, output
+ * file, cache or progress callback), the rest of a long plain-HTTP body with a Content-Length is
+ * read by the calling thread itself, straight from the socket into `buffer`: no
+ * hand-off between threads per read. Nothing changes for the caller: timeouts, cancels and the
+ * request's deadlines behave as before, a reader that stops calling stops the reads, and the
+ * connection goes back to the pool after the body.
  * Thread safety: any thread but Courier's own (COURIER_E_MISUSE from a callback, as for a request
  * never sent or without a reader); one reader at a time; the request must not be freed while a
  * call is in progress.

@@ -63,6 +63,9 @@ final class CBodyPipe: @unchecked Sendable {
     /// takes its buffer back.
     private var landingInZone = false
     private var reclaiming = false
+    /// The connection's reads, lent to the reader for the rest of the body (see `ReadLease`):
+    /// used once nothing waits here, dropped when it ends.
+    private var lease: ReadLease?
 
     /// courier_readable_fn and its user pointer, told (on the loop thread) when bytes or the end
     /// came after an AGAIN; `request` is the handle it is given (weak: never called once freed).
@@ -91,7 +94,9 @@ final class CBodyPipe: @unchecked Sendable {
     /// that crossed it.
     private var bufferCapacity: Int { limit + LoopReadBuffers.socketSize }
 
-    var sink: StreamSink { StreamSink(landing: self) { [self] bytes in push(bytes) } }
+    /// A reader that waits in `read` may take the socket's reads themselves; one that is told
+    /// through the readable callback never waits there, so it is not offered them.
+    var sink: StreamSink { StreamSink(landing: self, leaseTaker: readable == nil ? self : nil) { [self] bytes in push(bytes) } }
 
     /// Loop thread: keeps the piece (already in place when it landed in the reader's buffer or in
     /// `pending`); pauses the transfer above the limit. A waiting reader is woken at the end of
@@ -156,6 +161,9 @@ final class CBodyPipe: @unchecked Sendable {
         let owed = state.withLock { () -> Bool in
             guard ending == nil else { return false }
             ending = code
+            // (The connection revoked a lease it had given; a failure reaches here first at times.)
+            lease?.revoke()
+            lease = nil
             state.signal()
             return takeArmed()
         }
@@ -168,11 +176,21 @@ final class CBodyPipe: @unchecked Sendable {
     /// nothing to read. `resume` resumes the paused transfer (called without a lock held).
     func read(into buffer: UnsafeMutableRawPointer, capacity: Int, timeout: Int, resume: () -> Void) -> (Int32, Int) {
         readerLock.withLock { () -> (Int32, Int) in
-            if offset == reading.count {
-                let (outcome, resumeTransfer) = refill(timeout: timeout, lending: buffer, capacity)
+            let deadline = timeout > 0 ? monotonicNanos() &+ UInt64(timeout) &* 1_000_000 : 0
+            while offset == reading.count {
+                let wait = Self.millisecondsLeft(timeout, deadline)
+                if let lease = state.withLock({ pending.count == 0 ? lease : nil }) {
+                    switch lease.read(into: buffer, capacity: capacity, timeoutMillis: wait) {
+                    case .bytes(let n): return (COURIER_OK, n)
+                    case .again: return (CourierError.Code.again.c, 0)
+                    case .over: state.withLock { if self.lease === lease { self.lease = nil } }
+                    }
+                    continue
+                }
+                let (outcome, resumeTransfer) = refill(timeout: wait, lending: buffer, capacity)
                 if resumeTransfer { resume() }
                 switch outcome {
-                case .taken: break
+                case .taken, .leased: break
                 case .inPlace(let n): return (COURIER_OK, n)
                 case .stop(let code): return (code, 0)
                 }
@@ -184,6 +202,14 @@ final class CBodyPipe: @unchecked Sendable {
         }
     }
 
+    /// What is left of a read's wait: `timeout` itself when it is 0 (none) or negative (for
+    /// ever), else the milliseconds to `deadline` (a lease that ended used some of the wait).
+    private static func millisecondsLeft(_ timeout: Int, _ deadline: UInt64) -> Int {
+        guard timeout > 0 else { return timeout }
+        let now = monotonicNanos()
+        return deadline > now ? Int((deadline - now + 999_999) / 1_000_000) : 0
+    }
+
     private enum Refill {
         /// `pending` became `reading`.
         case taken
@@ -191,6 +217,8 @@ final class CBodyPipe: @unchecked Sendable {
         case inPlace(Int)
         /// The end, the failure, or AGAIN.
         case stop(Int32)
+        /// Nothing waits, and the reads were lent meanwhile: read through the lease.
+        case leased
     }
 
     /// Takes what waits into `reading`, or waits for pieces with `buffer` lent to them, or says
@@ -207,6 +235,7 @@ final class CBodyPipe: @unchecked Sendable {
                 if landing { releaseOwed = true } else { releaseBuffers() }
                 return (.stop(ending == CourierError.Code.httpStatus.c ? COURIER_OK : ending), false)
             }
+            if lease != nil { return (.leased, false) }
             if timeout == 0 {
                 armed = true
                 return (.stop(CourierError.Code.again.c), false)
@@ -217,6 +246,7 @@ final class CBodyPipe: @unchecked Sendable {
             readerWaits = false
             let inPlace = reclaimZone()
             if inPlace > 0 { return (.inPlace(inPlace), false) }
+            if pending.count == 0, ending == nil, lease != nil { return (.leased, false) }
             if !woken, pending.count == 0, ending == nil {
                 armed = true
                 return (.stop(CourierError.Code.again.c), false)
@@ -280,5 +310,18 @@ extension CBodyPipe: ReadLanding {
         for var buffer in retired { buffer.free() }
         retired.removeAll()
         if releaseOwed { releaseBuffers() }
+    }
+}
+
+extension CBodyPipe: ReadLeaseTaker {
+    /// Loop thread, right after a piece was pushed: the reader takes the reads once what waits
+    /// here is read (a reader waiting now is woken to do so).
+    func take(_ offered: ReadLease) -> Bool {
+        state.withLock { () -> Bool in
+            guard ending == nil, lease == nil else { return false }
+            lease = offered
+            state.signal()
+            return true
+        }
     }
 }

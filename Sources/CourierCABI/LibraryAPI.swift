@@ -27,8 +27,9 @@ func courierStaticString(_ code: Int32) -> UnsafePointer<CChar> {
 /// Major, minor and patch packed as 0xMMmmpp, comparable with COURIER_VERSION_NUM.
 @_cdecl("courier_version_number")
 public func courier_version_number() -> Int32 {
-    let parts = CourierVersion.string.split(separator: ".").map { Int32($0) ?? 0 }
-    return parts[0] << 16 | parts[1] << 8 | parts[2]
+    // (Numbers, not the string split: every binding calls this at load, and splitting a string
+    // paged in over a megabyte of the library's code for it.)
+    CourierVersion.major << 16 | CourierVersion.minor << 8 | CourierVersion.patch
 }
 
 @_cdecl("courier_version")

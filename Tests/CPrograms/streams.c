@@ -362,6 +362,24 @@ static int pull(const char *url, long long expected, const char *path) {
     unlink(path);
     if (done.code != COURIER_OK || total != expected || !first_again || !end_again || hash != file_hash) return 1;
 
+    /* The reader alone, blocking: a long body's reads are lent to this thread (nothing else takes
+     * the pieces). The same bytes as the file had, and the end after them. */
+    rc = courier_request_create(NULL, "GET", url, &request);
+    if (rc != COURIER_OK) return fail("create", rc);
+    courier_request_set_body_reader(request, 0, NULL, NULL);
+    struct pulled alone = {0};
+    courier_request_send(request, on_pulled, &alone);
+    unsigned long long alone_hash = 14695981039346656037ULL;
+    long long alone_bytes = 0;
+    while ((rc = courier_request_read(request, buffer, sizeof buffer, &got, -1)) == COURIER_OK && got > 0) {
+        alone_hash = fnv1a(alone_hash, buffer, got);
+        alone_bytes += (long long)got;
+    }
+    while (!atomic_load(&alone.done)) sleep_ms(1);
+    printf("alone: read %d, %lld bytes, same-as-file %d, done %d\n", rc, alone_bytes, alone_hash == file_hash, alone.code);
+    courier_request_free(request);
+    if (rc != COURIER_OK || alone.code != COURIER_OK || alone_bytes != expected || alone_hash != file_hash) return 1;
+
     /* Cancelled while the reader reads: the reader hears CANCELLED, not a short "end" (after the
      * bytes already buffered: only a body well beyond the buffer and the socket's is still running then). */
     if (expected <= 4 * 1024 * 1024) return 0;

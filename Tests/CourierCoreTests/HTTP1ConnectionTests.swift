@@ -58,7 +58,7 @@ struct HTTP1ConnectionTests {
     final class Rig: @unchecked Sendable {
         let loop: EventLoop
         let owner = FakeOwner()
-        let resources = HTTP1Resources()
+        let resources: HTTP1Resources
         let server: Int32
         private(set) var connection: HTTP1Connection!
 
@@ -70,6 +70,7 @@ struct HTTP1ConnectionTests {
                 if case .run(let body) = job { body() }
             }
             try loop.start {}
+            resources = HTTP1Resources(loop: loop)
             let client = pair[0]
             onLoop { [self] in
                 let stream = TCPStream(adopting: client, uvLoop: loop.uvLoop)

@@ -286,7 +286,7 @@ def streams(h):
     h.run("cli -C - cut", [cli, "-s", "-C", "-", "-o", resumed, h.stream + "/blob/8000000?cut=3000000"], expect=18)
     h.run("cli -C - rest", [cli, "-s", "-C", "-", "-o", resumed, h.stream + "/blob/8000000"])
     h.run("cli --limit-rate", [cli, "-s", "--limit-rate", "20M", "-o", "/dev/null", h.stream + "/blob/4000000"])
-    for mode in ("swift-stream", "swift-file", "c-callback", "c-file"):
+    for mode in ("swift-stream", "swift-file", "c-callback", "c-file", "c-reader"):
         h.run(f"bulk download {mode}", [bulk, "download", h.stream + "/blob/64000000", mode, "--slow"])
     for mode in ("swift-file", "swift-multipart", "swift-stream", "c-file", "c-callback"):
         h.run(f"bulk upload {mode}", [bulk, "upload", h.stream + "/upload?discard=1", mode, upload])

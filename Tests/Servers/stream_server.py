@@ -21,6 +21,8 @@ arrive, downloads are generated as they are sent, so it serves gigabytes in a fe
       ?cut=N              closes the connection after N bytes of this response's body (FIN: the
                           client gets every byte before it, then a truncated body)
       ?reset=1            ...with a reset (RST) instead: bytes not yet read may be lost
+      ?stall=N            says nothing more after N bytes of the body (for 30 s, then closes): a
+                          server silent mid-body
       ?cutonce=NAME       ...only the first time NAME is asked for
       ?noranges=1         ignores Range (always 200)
       ?weak=1             a weak ETag and no Last-Modified (cannot be resumed)
@@ -266,6 +268,7 @@ def blob(conn, path, headers, query):
         send_chunked(conn, status, fields, b"".join(bytes(c) for c in blob_chunks(seed, start, end)), int(query["chunked"]))
         return True
     cut = int(query["cut"]) if "cut" in query else None
+    stall = int(query["stall"]) if "stall" in query else None
     once = query.get("cutonce")
     if once:
         with LOCK:
@@ -276,6 +279,10 @@ def blob(conn, path, headers, query):
     conn.sendall(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
     sent = 0
     for chunk in blob_chunks(seed, start, end):
+        if stall is not None and sent + len(chunk) > stall:
+            conn.sendall(chunk[:stall - sent])
+            time.sleep(30)
+            return False
         if cut is not None and sent + len(chunk) > cut:
             conn.sendall(chunk[:cut - sent])
             if query.get("reset"):

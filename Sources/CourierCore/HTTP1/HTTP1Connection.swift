@@ -64,6 +64,18 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
     /// same as `stream.readLanding != nil`, kept as a flag: asking the stream is a protocol call,
     /// and every exchange's end tests this.
     @exclusivity(unchecked) private var landingOffered = false
+    /// The consumer that offered to take the socket's reads (see `ReadLease`), until the read
+    /// that carried its offer has been parsed; then the lease starts, or not.
+    @exclusivity(unchecked) private var leaseTaker: ReadLeaseTaker?
+    /// The socket's reads are lent to the consumer's thread: the loop reads again when the lease
+    /// comes back (`leaseReturned`) or takes them back (`closeConnection`).
+    @exclusivity(unchecked) private var lease: ReadLease?
+    /// This exchange's body had its lease (or could never have one): no second offer.
+    @exclusivity(unchecked) private var leaseSettled = false
+    /// The smallest rest of a body worth a lease: below it, the hand-offs a lease saves do not pay
+    /// for the descriptors it makes and the two hand-offs it adds (the lease's return, the body's
+    /// last byte).
+    static let smallestLease: UInt64 = 128 << 10
     /// The Host header value for this origin, formatted once per connection rather than per request.
     private let hostHeader: String
     /// Set when the connection goes to an HTTP proxy that forwards its requests (not a tunnel).
@@ -365,7 +377,7 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
             if receiveRateLimit > 0 { countForRate(bytes.count, limit: receiveRateLimit) }
             switch decoder.feed(bytes, scratch: resources.spanScratch) {
             case .needMore:
-                break
+                if _slowPath(leaseTaker != nil) { startLease(transfer) }
             case .complete(let consumed, let keepAlive):
                 if transfer.pausedByConsumer, transfer.isHoldingBody {
                     deferredCompletion = .complete(keepAlive: keepAlive, trailingBytes: consumed < bytes.count)
@@ -432,10 +444,62 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
 
     /// The exchange's body consumer keeps pieces in memory of its own: later reads may land there
     /// (see `ReadLanding`) until the exchange ends. Called with every piece; the first one counts.
-    func offerReadLanding(_ landing: ReadLanding) {
-        guard !landingOffered else { return }
-        landingOffered = true
-        stream.readLanding = landing
+    /// `leaseTaker`, when the transfer allows it, may take the reads themselves (see `ReadLease`).
+    func offerReadLanding(_ landing: ReadLanding, leaseTaker taker: ReadLeaseTaker?) {
+        if !landingOffered {
+            landingOffered = true
+            stream.readLanding = landing
+        }
+        if let taker, !leaseSettled, lease == nil { leaseTaker = taker }
+    }
+
+    /// After a read whose body pieces went to a consumer that offered to take the reads: lends
+    /// them for the rest of a Content-Length body long enough to be worth it, on a plain socket
+    /// with nothing left to send, no rate limit and no pause in force. A pause leaves the offer
+    /// open for a later piece; anything else settles it for this exchange.
+    @inline(never)
+    private func startLease(_ transfer: Transfer) {
+        let taker = leaseTaker!
+        leaseTaker = nil
+        if consumerPaused || transfer.pausedByConsumer { return }
+        leaseSettled = true
+        guard !bodyPending, receiveRateLimit == 0, let left = decoder.lengthBodyLeft, left > Self.smallestLease,
+              let loop = resources.loop, let socket = stream.leasableSocket else { return }
+        let connection = UncheckedSendable(self)
+        let idleLimit = transfer._options.timeouts.idle?.millisecondsRoundedUp ?? .max
+        guard let lease = ReadLease(socket: socket, budget: left - 1, idleLimitMillis: idleLimit, returned: { lease in
+            loop.enqueue(.run { connection.value.leaseReturned(lease) })
+        }) else { return }
+        guard taker.take(lease) else {
+            lease.revoke()
+            return
+        }
+        self.lease = lease
+        stream.pauseReading()
+        machine.readingPaused(true, now: nowMillis)
+    }
+
+    /// The lease ended by itself (loop thread): what it read counts as received, and the loop
+    /// reads again, for the body's last byte or the end the reader met; silence or a broken
+    /// socket fails the exchange as they would have on the loop.
+    private func leaseReturned(_ returned: ReadLease) {
+        guard let lease, lease === returned, let transfer, case .active = machine.state else { return }
+        self.lease = nil
+        let taken = lease.taken
+        decoder.bodyReadElsewhere(taken)
+        transfer.bodyReadElsewhere(taken)
+        switch lease.end {
+        case .budgetUsed?, .closed?:
+            machine.readingPaused(false, now: nowMillis)
+            stream.resumeReading()
+            rearmTimer()
+        case .failed(let failure)?:
+            streamDidEnd(.failed(CourierError(.connectionReset, String(cString: uv_err_name(-failure)))))
+        case .silent?:
+            perform(machine.lentReadsFellSilent(bodyBytes: transfer.metrics.bodyBytesReceived))
+        case .revoked?, nil:
+            break
+        }
     }
 
     /// The transfer's consumer cannot take more: stop reading the socket.
@@ -576,6 +640,12 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
         if landingOffered {
             landingOffered = false
             stream.readLanding = nil
+            leaseTaker = nil
+            leaseSettled = false
+            if let lease {
+                self.lease = nil
+                lease.revoke()
+            }
         }
         rateTimerArmed = false
         rateResumeAt = .max
@@ -610,6 +680,10 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
     private func closeConnection() {
         guard !closeRequested else { return }
         closeRequested = true
+        if let lease {
+            self.lease = nil
+            lease.revoke()
+        }
         closeBodySource()
         stream.close()
         uv_timer_stop(timer)

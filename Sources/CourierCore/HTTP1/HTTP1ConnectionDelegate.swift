@@ -33,8 +33,14 @@ package final class HTTP1Resources {
     /// A chunked body's size lines, written from here (like the head, the bytes are sent or
     /// copied before the write returns).
     @exclusivity(unchecked) package var chunkLine = RawBuffer(capacity: 64)
+    /// The loop the connections run on: where a `ReadLease` lent to another thread comes back.
+    /// Without one (the fuzzer's connections), no reads are lent. (Weak: the loop's jobs reach
+    /// the executor that holds these resources.)
+    package private(set) weak var loop: EventLoop?
 
-    package init() {}
+    package init(loop: EventLoop? = nil) {
+        self.loop = loop
+    }
 
     deinit {
         headBuffer.free()

@@ -294,6 +294,22 @@ package struct HTTP1ConnectionStateMachine: Sendable {
         }
     }
 
+    /// The socket's reads were lent to the consumer's thread (see `ReadLease`, reading is paused
+    /// for the loop meanwhile), and that thread waited the idle limit without a byte: the same
+    /// failure as silence seen by the loop.
+    package mutating func lentReadsFellSilent(bodyBytes: UInt64) -> Action {
+        switch state {
+        case .active:
+            state = .closed
+            return .failRequest(CourierError(.idleTimeout, "after \(bodyBytes) body bytes"), replay: false)
+        case .idle, .closed:
+            // The exchange ended meanwhile (the lease is revoked then, and never comes back).
+            return .none
+        case .connecting:
+            preconditionFailure("reads lent while connecting")
+        }
+    }
+
     /// The request said `Connection: close`.
     package mutating func requestAsksToClose() {
         switch state {

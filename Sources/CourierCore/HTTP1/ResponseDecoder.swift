@@ -173,6 +173,27 @@ package final class ResponseDecoder {
         return CourierError(.truncatedBody, "after \(bodyBytes) body bytes")
     }
 
+    /// What the Content-Length body being read still lacks; nil outside such a body (no body yet,
+    /// chunked, close-delimited, complete). Asked between reads (llhttp counts `content_length`
+    /// down as it consumes the body).
+    package var lengthBodyLeft: UInt64? {
+        let flags = UInt32(parser.pointee.llhttp.flags)
+        let lengthOnly = flags & (F_CONTENT_LENGTH.rawValue | F_CHUNKED.rawValue | F_SKIPBODY.rawValue) == F_CONTENT_LENGTH.rawValue
+        guard headDelivered, chunked == nil, lengthOnly else { return nil }
+        let left = parser.pointee.llhttp.content_length
+        return left > 0 ? left : nil
+    }
+
+    /// `count` bytes of that body were read past the decoder (a `ReadLease`): they count as
+    /// received, and llhttp expects that many fewer. At least one byte must be left to llhttp,
+    /// which ends the message on its last byte as always.
+    package func bodyReadElsewhere(_ count: UInt64) {
+        guard count > 0 else { return }
+        precondition(lengthBodyLeft.map { count < $0 } ?? false, "a lease read past the body's last byte")
+        parser.pointee.llhttp.content_length -= count
+        bodyBytes &+= count
+    }
+
     /// Resets the parser after an error so the decoder can be reused (errors are sticky otherwise).
     package func reset() {
         h1p_reset(parser)

@@ -28,7 +28,7 @@ final class Executor: HTTP1ConnectionDelegate, RetryApproval {
     private let loop: EventLoop
     private let notifier: ActivityNotifier
     private let resolver: Resolver
-    private let resources = HTTP1Resources()
+    private let resources: HTTP1Resources
     private let sessions = TLSSessionCache()
     @exclusivity(unchecked) private var scheduler: SchedulerState<TransferRef>
     @exclusivity(unchecked) private var pool: ConnectionPoolState<ConnectionRef, TransferRef>
@@ -53,6 +53,7 @@ final class Executor: HTTP1ConnectionDelegate, RetryApproval {
     init(loop: EventLoop, notifier: ActivityNotifier, configuration: QueueConfiguration) {
         self.loop = loop
         self.notifier = notifier
+        resources = HTTP1Resources(loop: loop)
         resolver = Resolver(loop: loop)
         scheduler = SchedulerState(width: configuration.width, defaultHostLimit: configuration.defaultHostLimit)
         pool = ConnectionPoolState(defaultLimit: configuration.defaultHostLimit)

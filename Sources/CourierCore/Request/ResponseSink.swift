@@ -75,16 +75,22 @@ package enum BodyVerdict: Equatable {
 /// `landing`: a consumer that keeps the pieces in memory of its own may offer it for the socket
 /// reads themselves (see `ReadLanding`); its `deliver` then finds pieces already in place. Used
 /// only while the body arrives undecoded (no content coding) and the consumer is the only one.
+///
+/// `leaseTaker`: a consumer on a thread of its own may take the socket's reads themselves for the
+/// rest of a long body (see `ReadLease`), under the same conditions and when no one else needs the
+/// pieces as they come (a cache, progress reports).
 package final class StreamSink {
     let deliver: (UnsafeRawBufferPointer) -> BodyVerdict
     let redeliver: (() -> BodyVerdict)?
     let landing: ReadLanding?
+    let leaseTaker: ReadLeaseTaker?
 
-    package init(redeliver: (() -> BodyVerdict)? = nil, landing: ReadLanding? = nil,
+    package init(redeliver: (() -> BodyVerdict)? = nil, landing: ReadLanding? = nil, leaseTaker: ReadLeaseTaker? = nil,
                  _ deliver: @escaping (UnsafeRawBufferPointer) -> BodyVerdict) {
         self.deliver = deliver
         self.redeliver = redeliver
         self.landing = landing
+        self.leaseTaker = leaseTaker
     }
 }
 

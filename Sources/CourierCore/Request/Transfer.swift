@@ -535,7 +535,10 @@ package final class Transfer: @unchecked Sendable {
             return file.write(bytes).map { .failure($0) } ?? .success(.proceed)
         case .stream(let sink):
             _cacheExchange?.collect(bytes)
-            if let landing = sink.landing, contentDecoder == nil { connection?.offerReadLanding(landing) }
+            if let landing = sink.landing, contentDecoder == nil {
+                let taker = _cacheExchange == nil && !_reportsProgress ? sink.leaseTaker : nil
+                connection?.offerReadLanding(landing, leaseTaker: taker)
+            }
             return .success(sink.deliver(bytes))
         case .fanOut(let fan):
             _cacheExchange?.collect(bytes)
@@ -546,6 +549,14 @@ package final class Transfer: @unchecked Sendable {
             // Resolved when the head arrived; a body without a final head cannot happen.
             return .success(.proceed)
         }
+    }
+
+    /// Body bytes a read lease took straight to the consumer (see `ReadLease`): counted as if
+    /// they had come through `receiveBody`.
+    func bodyReadElsewhere(_ count: UInt64) {
+        metrics.bodyBytesReceived &+= count
+        metrics.bodyBytesDecoded &+= count
+        metrics.completedAt = monotonicNanos()
     }
 
     /// The response ended cleanly: finish content decoding.

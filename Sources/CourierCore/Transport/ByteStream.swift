@@ -42,12 +42,17 @@ package protocol ByteStream: AnyObject {
     /// Where reads may land instead of the loop's buffer (see `ReadLanding`): set by the
     /// connection for an exchange whose body goes undecoded to such a consumer, nil otherwise.
     var readLanding: ReadLanding? { get set }
+    /// The socket, for lending its reads to a body's consumer (see `ReadLease`): nil unless the
+    /// bytes on it are the plaintext (no TLS), it is open and reading, and nothing waits to be
+    /// written.
+    var leasableSocket: Int32? { get }
 }
 
 extension ByteStream {
     package var tlsDetails: TLSDetails? { nil }
     package var peerCertificates: [CertificateInfo] { [] }
     package var localAddress: SocketAddress? { nil }
+    package var leasableSocket: Int32? { nil }
 }
 
 /// What a byte stream reports to its owner.

@@ -315,6 +315,13 @@ package final class TCPStream: ByteStream {
         }
     }
 
+    package var leasableSocket: Int32? {
+        guard !closed, connected, tunnel == nil, writesInFlight == 0, !readingPaused, let handle else { return nil }
+        var fd: uv_os_fd_t = -1
+        guard uv_fileno(UnsafeMutablePointer<uv_handle_t>(OpaquePointer(handle)), &fd) == 0 else { return nil }
+        return fd
+    }
+
     // MARK: - Reading
 
     // The callbacks borrow the stream (`_withUnsafeGuaranteedRef`: no retain and release per

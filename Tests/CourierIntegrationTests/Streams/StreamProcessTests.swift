@@ -64,7 +64,8 @@ struct StreamProcessTests {
 
     /// courier_request_read: a slow reader on its own thread with a small buffer gets the same
     /// bytes as the output file beside it, hears AGAIN while the server is silent, and stays
-    /// within a few buffers of memory; a cancel mid-body reaches the reader as CANCELLED.
+    /// within a few buffers of memory; read alone it gets them through the lent socket reads; a
+    /// cancel mid-body reaches the reader as CANCELLED.
     @Test func cBodyReaderPullsAtItsOwnPace() async throws {
         let bin = try await CExamples.shared.directory()
         let directory = try temporaryDirectory()
@@ -79,6 +80,9 @@ struct StreamProcessTests {
             Issue.record("no RSS figure: \(big.stdout)")
         }
         #expect(big.stdout.contains("first-again 1 end-again 1 same-as-file 1") && big.stdout.contains("cancelled: read 18 "), "\(big.stdout)")
+        // Read alone (the socket's reads lent to the reading thread): the file's bytes, whole.
+        #expect(big.stdout.contains("alone: read 0, \(100 << 20) bytes, same-as-file 1, done 0"), "\(big.stdout)")
+        #expect(small.stdout.contains("alone: read 0, \(1 << 20) bytes, same-as-file 1, done 0"), "\(small.stdout)")
     }
 
     @Test func cliFormsAndUploads() async throws {

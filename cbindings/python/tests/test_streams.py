@@ -259,6 +259,67 @@ class Downloads(unittest.TestCase):
         self.assertEqual(code, 11)  # COURIER_E_TRUNCATED_BODY
         self.assertEqual(body, blob(3_000_000)[:1_000_000])
 
+    # A blocking reader of a long body takes the socket's reads itself (the library lends them
+    # to the reading thread): these end each way such a read can end.
+
+    def test_a_long_body_read_on_the_readers_thread_gives_its_connection_back(self):
+        with courier.Engine(STREAM) as engine:
+            with engine.stream("GET", "/blob/8000000?seed=lease") as response:
+                body = b"".join(response.iter_bytes())
+            self.assertEqual(hashlib.sha256(body).hexdigest(), hashlib.sha256(blob(8_000_000, "lease")).hexdigest())
+            after = engine.get("/blob/10")
+            self.assertEqual(after.status, 200)
+            self.assertTrue(after.reused_connection, "the connection went back to the pool after the body")
+
+    def test_a_reset_mid_body_is_a_read_error_after_its_bytes(self):
+        with courier.Engine(STREAM) as engine, engine.stream("GET", "/blob/3000000?cut=1500000&reset=1") as response:
+            got = bytearray()
+            with self.assertRaises(courier.CourierError) as raised:
+                for chunk in response.iter_bytes():
+                    got += chunk
+        # (A reset may drop bytes the kernel had not handed over yet; those that came are right.)
+        self.assertIn(raised.exception.code & 0xFF, (9, 11))  # CONNECTION_RESET, or TRUNCATED_BODY
+        self.assertLessEqual(len(got), 1_500_000)
+        self.assertEqual(bytes(got), blob(3_000_000)[:len(got)])
+
+    def test_silence_in_a_long_body_is_a_read_timeout(self):
+        with courier.Engine(STREAM) as engine, \
+                engine.stream("GET", "/blob/3000000?stall=1000000", timeouts={"idle": 0.5}) as response:
+            got = bytearray()
+            started = time.monotonic()
+            with self.assertRaises(courier.ReadTimeout):
+                for chunk in response.iter_bytes():
+                    got += chunk
+            waited = time.monotonic() - started
+        self.assertEqual(bytes(got), blob(3_000_000)[:1_000_000])
+        self.assertLess(waited, 10.0, "the read deadline, not the server's 30 s of silence")
+
+    def test_a_signal_interrupts_a_reader_waiting_in_a_long_body(self):
+        import signal
+
+        class Interrupted(Exception):
+            pass
+
+        def interrupt(signum, frame):
+            raise Interrupted()
+        previous = signal.signal(signal.SIGALRM, interrupt)
+        blocked = signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGALRM])
+        try:
+            with courier.Engine(STREAM) as engine, engine.stream("GET", "/blob/3000000?stall=1000000") as response:
+                got = 0
+                with self.assertRaises(Interrupted):
+                    for chunk in response.iter_bytes():
+                        got += len(chunk)
+                        if got == 1_000_000:
+                            started = time.monotonic()
+                            signal.setitimer(signal.ITIMER_REAL, 0.3)
+                waited = time.monotonic() - started
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        self.assertLess(waited, 2.0, "the reader waited %.1f s after the signal" % waited)
+
     def test_async_leaving_early_cancels(self):
         async def main():
             with courier.Engine(STREAM) as engine:

@@ -1,0 +1,215 @@
+import Dispatch
+import Foundation
+import Glibc
+import Testing
+@testable import CourierCore
+
+/// A `ReadLease` alone, over socket pairs and loopback TCP (no loop, no connection): what one
+/// `read` takes, how a lease ends, and that only its own ends are handed back. (The reads block:
+/// each test runs off the cooperative pool.)
+@Suite("Read lease")
+struct ReadLeaseTests {
+    /// Counts the lease's hand-backs (from the reading thread).
+    final class Returns: @unchecked Sendable {
+        private let lock = Lock()
+        private var count = 0
+        func returned() { lock.withLock { count += 1 } }
+        var value: Int { lock.withLock { count } }
+    }
+
+    /// A connected pair: the lease's side (`client`, the connection's descriptor) and the peer.
+    struct Pair {
+        let client: Int32
+        let peer: Int32
+
+        init() {
+            var fds: [Int32] = [0, 0]
+            precondition(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+            client = fds[0]
+            peer = fds[1]
+        }
+
+        func send(_ count: Int, _ byte: UInt8 = 7) {
+            let bytes = [UInt8](repeating: byte, count: count)
+            bytes.withUnsafeBytes { _ = write(peer, $0.baseAddress, count) }
+        }
+
+        func close() {
+            Glibc.close(client)
+            Glibc.close(peer)
+        }
+    }
+
+    static func lease(on socket: Int32, budget: UInt64, idleMillis: UInt64 = .max, returns: Returns) -> ReadLease {
+        ReadLease(socket: socket, budget: budget, idleLimitMillis: idleMillis) { _ in returns.returned() }!
+    }
+
+    /// One read through `lease` into a buffer of `capacity` bytes.
+    static func read(_ lease: ReadLease, capacity: Int = 4096, timeout: Int = -1) -> ReadLease.Read {
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
+        defer { buffer.deallocate() }
+        return lease.read(into: buffer, capacity: capacity, timeoutMillis: timeout)
+    }
+
+    @Test func readsUpToTheBudgetAndLeavesTheRestInTheSocket() async throws {
+        try await HTTP1ConnectionTests().offTheCooperativePool {
+            let pair = Pair()
+            defer { pair.close() }
+            let returns = Returns()
+            let lease = Self.lease(on: pair.client, budget: 60, returns: returns)
+            pair.send(100)
+            #expect(Self.read(lease, capacity: 1000) == .bytes(60))
+            #expect(returns.value == 0)
+            #expect(Self.read(lease) == .over(.budgetUsed))
+            #expect(returns.value == 1)
+            #expect(lease.taken == 60)
+            #expect(lease.end == .budgetUsed)
+            // The rest is the connection's, on its own descriptor.
+            var rest = [UInt8](repeating: 0, count: 100)
+            #expect(recv(pair.client, &rest, 100, Int32(MSG_DONTWAIT)) == 40)
+            // An ended lease stays ended and is handed back once.
+            #expect(Self.read(lease) == .over(.budgetUsed))
+            #expect(returns.value == 1)
+        }
+    }
+
+    @Test func oneReadTakesWhatTheKernelAlreadyHolds() async throws {
+        try await HTTP1ConnectionTests().offTheCooperativePool {
+            let pair = Pair()
+            defer { pair.close() }
+            let lease = Self.lease(on: pair.client, budget: 1 << 20, returns: Returns())
+            pair.send(1000)
+            pair.send(2000)
+            pair.send(3000)
+            #expect(Self.read(lease, capacity: 8192) == .bytes(6000))
+            pair.send(5000)
+            #expect(Self.read(lease, capacity: 4096) == .bytes(4096))
+            #expect(Self.read(lease, capacity: 4096) == .bytes(904))
+        }
+    }
+
+    @Test func aReaderWaitsNoLongerThanItAsked() async throws {
+        try await HTTP1ConnectionTests().offTheCooperativePool {
+            let pair = Pair()
+            defer { pair.close() }
+            let lease = Self.lease(on: pair.client, budget: 100, returns: Returns())
+            #expect(Self.read(lease, timeout: 0) == .again)
+            #expect(Self.read(lease, timeout: 30) == .again)
+            #expect(lease.end == nil)
+            pair.send(10)
+            #expect(Self.read(lease, timeout: 0) == .bytes(10))
+        }
+    }
+
+    @Test func anEndMetWhileFillingComesAfterTheBytes() async throws {
+        try await HTTP1ConnectionTests().offTheCooperativePool {
+            let pair = Pair()
+            defer { pair.close() }
+            let returns = Returns()
+            let lease = Self.lease(on: pair.client, budget: 1000, returns: returns)
+            pair.send(10)
+            shutdown(pair.peer, Int32(SHUT_WR))
+            #expect(Self.read(lease) == .bytes(10))
+            #expect(returns.value == 0)
+            #expect(Self.read(lease) == .over(.closed))
+            #expect(returns.value == 1)
+            #expect(lease.taken == 10)
+        }
+    }
+
+    @Test func revokingWakesAWaitingReaderAndNothingIsHandedBack() async throws {
+        try await HTTP1ConnectionTests().offTheCooperativePool {
+            let pair = Pair()
+            defer { pair.close() }
+            let returns = Returns()
+            let lease = Self.lease(on: pair.client, budget: 1000, returns: returns)
+            let reader = DispatchSemaphore(value: 0)
+            let outcome = ReadLandingTests.Box<ReadLease.Read?>(nil)
+            Thread.detachNewThread {
+                outcome.value = Self.read(lease, timeout: -1)
+                reader.signal()
+            }
+            usleep(50_000)
+            lease.revoke()
+            #expect(reader.wait(timeout: .now() + 10) == .success)
+            #expect(outcome.value == .over(.revoked))
+            #expect(returns.value == 0)
+            // Revoked before any read: the same, and bytes sent meanwhile are left alone.
+            let second = Self.lease(on: pair.client, budget: 1000, returns: returns)
+            second.revoke()
+            pair.send(5)
+            #expect(Self.read(second) == .over(.revoked))
+            var rest = [UInt8](repeating: 0, count: 10)
+            #expect(recv(pair.client, &rest, 10, Int32(MSG_DONTWAIT)) == 5)
+            #expect(returns.value == 0)
+        }
+    }
+
+    @Test func silenceCountsOnlyWhileTheReaderWaits() async throws {
+        try await HTTP1ConnectionTests().offTheCooperativePool {
+            let pair = Pair()
+            defer { pair.close() }
+            let returns = Returns()
+            // (Waits well apart from the limit: a loaded machine oversleeps, never by a second.)
+            let lease = Self.lease(on: pair.client, budget: 1000, idleMillis: 2000, returns: returns)
+            #expect(Self.read(lease, timeout: 200) == .again)
+            // Away longer than the limit: the server is not silent while nobody asks.
+            usleep(2_500_000)
+            #expect(Self.read(lease, timeout: 100) == .again)
+            // A byte starts the count again.
+            pair.send(1)
+            #expect(Self.read(lease, timeout: 100) == .bytes(1))
+            #expect(Self.read(lease, timeout: 300) == .again)
+            #expect(lease.end == nil)
+            #expect(Self.read(lease, timeout: -1) == .over(.silent))
+            #expect(returns.value == 1)
+        }
+    }
+
+    @Test func theLeaseReadsThroughItsOwnDescriptor() async throws {
+        try await HTTP1ConnectionTests().offTheCooperativePool {
+            let pair = Pair()
+            defer { close(pair.peer) }
+            let lease = Self.lease(on: pair.client, budget: 1000, returns: Returns())
+            pair.send(20)
+            // The loop closing its connection takes nothing from under the reader.
+            close(pair.client)
+            #expect(Self.read(lease) == .bytes(20))
+            // Nor does a new descriptor that gets the old number.
+            let other = Pair()
+            defer { other.close() }
+            pair.send(3)
+            #expect(Self.read(lease) == .bytes(3))
+        }
+    }
+
+    @Test func aResetIsAFailure() async throws {
+        try await HTTP1ConnectionTests().offTheCooperativePool {
+            let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(listener) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            withUnsafeMutablePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+                    #expect(bind(listener, raw, length) == 0)
+                    #expect(listen(listener, 1) == 0)
+                    #expect(getsockname(listener, raw, &length) == 0)
+                }
+            }
+            let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(client) }
+            let connected = withUnsafePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, length) }
+            }
+            #expect(connected == 0)
+            let server = accept(listener, nil, nil)
+            var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+            setsockopt(server, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+            close(server)
+            let lease = Self.lease(on: client, budget: 1000, returns: Returns())
+            #expect(Self.read(lease) == .over(.failed(ECONNRESET)))
+        }
+    }
+}
