@@ -145,7 +145,7 @@ soak: bench-deps
 # add it to Tests/Fuzz/<target>/ and it becomes a test). FUZZ_TARGETS picks targets. Swift's own
 # backtracer is off so that libFuzzer records the crashing input.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= response url chunked headers cachefile cachefields cabi tls resume multipart retryafter cookies proxy outbox codings json certinfo
+FUZZ_TARGETS ?= response url chunked headers cachefile cachefields cabi tls resume multipart retryafter cookies proxy outbox codings json certinfo leasedbody
 fuzz: deps
 	$(SWIFT) build -c release --sanitize=fuzzer -Xswiftc -DFUZZING --scratch-path .build/fuzz --product courier-fuzz
 	@for target in $(FUZZ_TARGETS); do \

@@ -6,8 +6,9 @@ Downloads come from the benchmark nginx (a 1 GiB file in its page cache, sent wi
 uploads go to Tests/Servers/stream_server.py with ?discard=1 (it counts and drops). Each client
 runs as its own process under benchmarks/measure.c (wall time, CPU = user + system, peak RSS from
 wait4; a C parent, so the figure is the client's own). Every figure is the median of REPS runs
-(BULK_REPS, default 5). With two CPUs or more the servers run on CPU 1 and every client on CPU 0:
-unpinned, the scheduler sometimes puts a client beside its server and halves a run at random.
+(BULK_REPS, default 5), taken in rounds of one run of every row. With two CPUs or more the servers
+run on CPU 1 and every client on CPU 0: unpinned, the scheduler sometimes puts a client beside its
+server and halves a run at random.
 
 "Growth" is the peak RSS of the 1 GiB transfer minus that of the same client moving 1 KiB: what
 the transfer itself costs in memory, apart from the program and its libraries (a Python
@@ -55,8 +56,7 @@ def run_child(argv, env=None, stdin=None):
     return float(wall), float(cpu), int(peak)
 
 
-def median_of(argv, env=None, stdin=None):
-    runs = [run_child(argv, env, stdin) for _ in range(REPS)]
+def medians(runs):
     return tuple(statistics.median(r[i] for r in runs) for i in range(3))
 
 
@@ -175,16 +175,23 @@ def main():
     try:
         # Warm the page cache and the servers.
         run_child(["curl", "-s", "-o", "/dev/null", down])
-        results = {}
-        for direction, cases in (("download", downloads), ("upload", uploads)):
-            for name, argv, env, stdin in cases:
-                wall, cpu, peak = median_of(argv, env, stdin)
-                _, base_cpu, base = run_child([small.get(a, a) for a in argv], env, small.get(stdin, stdin))
-                results[(direction, name)] = (wall, cpu, peak, peak - base, cpu - base_cpu)
-                print("%-8s %-40s %6.2f GB/s  %5.3f CPU s/GiB (%5.3f net)  %6.1f MiB peak  %+5.1f MiB growth"
-                      % (direction, name, GIB / wall / 1e9, cpu, cpu - base_cpu, peak / 1024, (peak - base) / 1024), flush=True)
+        # Round after round, every row once per round: this host's speed drifts by tens of per
+        # cent over minutes, and rows run back to back would each catch a different part of it.
+        cases = [("download",) + case for case in downloads] + [("upload",) + case for case in uploads]
+        runs = {(direction, name): [] for direction, name, _, _, _ in cases}
+        for round_number in range(REPS):
+            for direction, name, argv, env, stdin in cases:
+                runs[(direction, name)].append(run_child(argv, env, stdin))
                 if os.path.exists(on_disk):
                     os.unlink(on_disk)
+            print("round %d of %d done" % (round_number + 1, REPS), flush=True)
+        results = {}
+        for direction, name, argv, env, stdin in cases:
+            wall, cpu, peak = medians(runs[(direction, name)])
+            _, base_cpu, base = run_child([small.get(a, a) for a in argv], env, small.get(stdin, stdin))
+            results[(direction, name)] = (wall, cpu, peak, peak - base, cpu - base_cpu)
+            print("%-8s %-40s %6.2f GB/s  %5.3f CPU s/GiB (%5.3f net)  %6.1f MiB peak  %+5.1f MiB growth"
+                  % (direction, name, GIB / wall / 1e9, cpu, cpu - base_cpu, peak / 1024, (peak - base) / 1024), flush=True)
     finally:
         server.terminate()
         subprocess.run([os.path.join(ROOT, "benchmarks", "nginx.sh"), "stop", work], capture_output=True)
@@ -193,7 +200,8 @@ def main():
 
 def write(results):
     lines = ["# Bulk transfers: 1 GiB through each API", "",
-             "Written by `make bench` (`benchmarks/bulk.py`): medians of %d runs on this machine, loopback, " % REPS
+             "Written by `make bench` (`benchmarks/bulk.py`): medians of %d runs on this machine (every row once per round, " % REPS
+             + "round after round, so the host's drift spreads over all rows), loopback, "
              + "each client a process of its own measured by wait4 from a small C parent (`benchmarks/measure.c`). "
              + "Downloads from nginx (sendfile from the page cache) to nowhere (counted, or /dev/null) unless the row says "
              + "a file on disk; uploads of a 1 GiB file to a server that counts and drops. "

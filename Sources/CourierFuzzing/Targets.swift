@@ -19,6 +19,7 @@ package enum FuzzTargets {
         ("codings", ContentDecoding.run),
         ("json", JSONReading.run),
         ("certinfo", CertificateReading.run),
+        ("leasedbody", LeasedBodyDecoding.run),
     ]
 
     package static func named(_ name: String) -> (@Sendable (UnsafeRawBufferPointer) -> Void)? {

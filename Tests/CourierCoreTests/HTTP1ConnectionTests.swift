@@ -70,7 +70,7 @@ struct HTTP1ConnectionTests {
                 if case .run(let body) = job { body() }
             }
             try loop.start {}
-            resources = HTTP1Resources(loop: loop)
+            resources = HTTP1Resources(post: { [loop] body in loop.enqueue(.run(body)) })
             let client = pair[0]
             onLoop { [self] in
                 let stream = TCPStream(adopting: client, uvLoop: loop.uvLoop)

@@ -464,11 +464,11 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
         if consumerPaused || transfer.pausedByConsumer { return }
         leaseSettled = true
         guard !bodyPending, receiveRateLimit == 0, let left = decoder.lengthBodyLeft, left > Self.smallestLease,
-              let loop = resources.loop, let socket = stream.leasableSocket else { return }
+              let post = resources.post, let socket = stream.leasableSocket else { return }
         let connection = UncheckedSendable(self)
         let idleLimit = transfer._options.timeouts.idle?.millisecondsRoundedUp ?? .max
         guard let lease = ReadLease(socket: socket, budget: left - 1, idleLimitMillis: idleLimit, returned: { lease in
-            loop.enqueue(.run { connection.value.leaseReturned(lease) })
+            post { connection.value.leaseReturned(lease) }
         }) else { return }
         guard taker.take(lease) else {
             lease.revoke()

@@ -33,13 +33,13 @@ package final class HTTP1Resources {
     /// A chunked body's size lines, written from here (like the head, the bytes are sent or
     /// copied before the write returns).
     @exclusivity(unchecked) package var chunkLine = RawBuffer(capacity: 64)
-    /// The loop the connections run on: where a `ReadLease` lent to another thread comes back.
-    /// Without one (the fuzzer's connections), no reads are lent. (Weak: the loop's jobs reach
-    /// the executor that holds these resources.)
-    package private(set) weak var loop: EventLoop?
+    /// Runs a closure on the loop the connections run on, from any thread, or drops it once that
+    /// loop is going away: how a `ReadLease` lent to another thread comes back. Without it (the
+    /// fuzzer's connections), no reads are lent.
+    package let post: (@Sendable (@escaping @Sendable () -> Void) -> Void)?
 
-    package init(loop: EventLoop? = nil) {
-        self.loop = loop
+    package init(post: (@Sendable (@escaping @Sendable () -> Void) -> Void)? = nil) {
+        self.post = post
     }
 
     deinit {

@@ -53,7 +53,8 @@ final class Executor: HTTP1ConnectionDelegate, RetryApproval {
     init(loop: EventLoop, notifier: ActivityNotifier, configuration: QueueConfiguration) {
         self.loop = loop
         self.notifier = notifier
-        resources = HTTP1Resources(loop: loop)
+        // (Never a new loop: a lease ending during a shutdown has nothing left to come back to.)
+        resources = HTTP1Resources(post: { Runtime.shared.executeIfRunning($0) })
         resolver = Resolver(loop: loop)
         scheduler = SchedulerState(width: configuration.width, defaultHostLimit: configuration.defaultHostLimit)
         pool = ConnectionPoolState(defaultLimit: configuration.defaultHostLimit)

@@ -74,6 +74,12 @@ package final class Runtime: @unchecked Sendable {
         post(.run(body))
     }
 
+    /// Runs `body` on the loop thread if one runs and takes jobs; drops it otherwise (never starts
+    /// a loop for it).
+    package func executeIfRunning(_ body: @escaping @Sendable () -> Void) {
+        post(.run(body), startingLoop: false)
+    }
+
     /// Runs `body` on the loop thread, or right here when the runtime takes no more jobs
     /// (shutting down, or no loop could start). For reporting outcomes that must never be lost: a
     /// dropped job would leave a blocking caller (`courier_request_perform`) waiting forever.
