@@ -281,8 +281,11 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
                     perform(machine.abort(CourierError(.fileRead, "the body ended \(transfer.requestBodyLength - bodyPayloadHanded) bytes before its announced length")))
                 }
             case .pending:
+                machine.producerWaits(true, now: nowMillis)
                 source.wake = { [unowned(unsafe) self, weak source] in
                     guard let source, source === self.bodySource else { return }
+                    self.machine.producerWaits(false, now: self.nowMillis)
+                    self.rearmTimer()
                     self.pumpBody()
                 }
                 return

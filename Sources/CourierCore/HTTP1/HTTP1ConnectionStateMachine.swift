@@ -68,6 +68,9 @@ package struct HTTP1ConnectionStateMachine: Sendable {
         package var awaitingContinue = false
         /// The consumer stopped reading: no read deadline runs until it resumes (the total does).
         package var readingPaused = false
+        /// The body waits for the caller's producer (a stream or read callback with nothing yet):
+        /// the caller's pace, not the server's silence, so no silence deadline runs meanwhile.
+        package var awaitingProducer = false
         /// When the last request bytes left.
         package var lastWrite: UInt64 = 0
         /// The body goes out by then even without a 100.
@@ -244,6 +247,20 @@ package struct HTTP1ConnectionStateMachine: Sendable {
             break
         case .connecting, .idle:
             preconditionFailure("body bytes written with no exchange (state \(state))")
+        }
+    }
+
+    /// The body's producer has nothing yet (`waiting`), or produced again at `now`: silence is
+    /// measured from then, as after a consumer's pause.
+    package mutating func producerWaits(_ waiting: Bool, now: UInt64) {
+        switch state {
+        case .active:
+            flow.awaitingProducer = waiting
+            if !waiting { flow.lastWrite = now }
+        case .closed:
+            break
+        case .connecting, .idle:
+            preconditionFailure("a body producer with no exchange (state \(state))")
         }
     }
 
@@ -496,7 +513,10 @@ package struct HTTP1ConnectionStateMachine: Sendable {
             if now >= exchange.deadlines.total {
                 error = CourierError(.totalTimeout)
             } else if now >= responseDeadline(exchange) {
-                if exchange.responseStarted {
+                if flow.hasBody, !exchange.requestSent, bodyBytes == 0 {
+                    // (After a 100 Continue, too: the server waits for what we no longer send.)
+                    error = CourierError(.idleTimeout, "the server stopped reading the request body")
+                } else if exchange.responseStarted {
                     error = CourierError(.idleTimeout, "after \(bodyBytes) body bytes")
                 } else if flow.hasBody, !exchange.requestSent {
                     error = CourierError(.idleTimeout, "the server stopped reading the request body")
@@ -518,9 +538,11 @@ package struct HTTP1ConnectionStateMachine: Sendable {
     }
 
     /// Before the first byte, the first-byte deadline (or, while a body goes out, the last write
-    /// plus the idle limit); after it, the last read plus the idle limit; none while the consumer
-    /// has paused reading.
+    /// plus the idle limit); after it, the later of the last read and (for a request with a body)
+    /// the last write, plus the idle limit; none while the consumer has paused reading or the
+    /// body waits for its producer.
     private func responseDeadline(_ exchange: Exchange) -> UInt64 {
+        if flow.awaitingProducer { return .max }
         guard exchange.responseStarted else {
             guard flow.hasBody, !exchange.requestSent, !flow.awaitingContinue else {
                 return flow.readingPaused ? .max : exchange.deadlines.firstByte
@@ -529,7 +551,11 @@ package struct HTTP1ConnectionStateMachine: Sendable {
             return overflow ? .max : sum
         }
         if flow.readingPaused { return .max }
-        let (sum, overflow) = exchange.lastRead.addingReportingOverflow(exchange.deadlines.idleLimit)
+        // A 100 Continue starts the response before the body goes out: the server is then silent
+        // because it waits for the body, so an upload longer than the idle limit is not silence,
+        // and the server's think time starts once the body is out.
+        let since = flow.hasBody ? max(exchange.lastRead, flow.lastWrite) : exchange.lastRead
+        let (sum, overflow) = since.addingReportingOverflow(exchange.deadlines.idleLimit)
         return overflow ? .max : sum
     }
 

@@ -72,6 +72,70 @@ struct UploadMachineTests {
         #expect(m.timerFired(now: 2_500, bodyBytes: 0) == .failRequest(CourierError(.firstByteTimeout), replay: false))
     }
 
+    /// A 100 Continue is the first response byte, but the server then waits for the body: an
+    /// upload that outlasts the idle limit is not silence, nor is the server's think time after it.
+    @Test func anUploadAfterAHundredIsNotSilence() {
+        var m = connected()
+        _ = m.sendRequest(replayable: false, deadlines: Deadlines(firstByte: 500, idleLimit: 1_000))
+        m.bodyFollows(Machine.Flow(awaitingContinue: true, continueDeadline: 1_000, firstByteLimit: 500), now: 0)
+        let first = m.bytesReceived(now: 100)
+        #expect(first, "the 100 is the response's first byte")
+        #expect(m.informationalReceived(status: 100) == .sendBody)
+        for now in stride(from: UInt64(600), through: 3_000, by: 600) {
+            m.bodyBytesWritten(now: now)
+            #expect(m.timerFired(now: now + 999, bodyBytes: 0) == .none, "writing at \(now) ms")
+        }
+        #expect(m.nextDeadline == 4_000)
+        // The body is out at 3,000 ms: the server's answer may take the idle limit from there.
+        #expect(m.requestWritten() == .none)
+        #expect(m.timerFired(now: 3_999, bodyBytes: 0) == .none)
+        guard case .failRequest(let error, _) = m.timerFired(now: 4_000, bodyBytes: 0) else {
+            Issue.record("silence after the body did not fail")
+            return
+        }
+        #expect(error.code == .idleTimeout)
+    }
+
+    /// Our writes stop after a 100 (the server stopped reading): the upload's own failure.
+    @Test func aStalledUploadAfterAHundredTimesOutAsAnUpload() {
+        var m = connected()
+        _ = m.sendRequest(replayable: false, deadlines: Deadlines(firstByte: 500, idleLimit: 1_000))
+        m.bodyFollows(Machine.Flow(awaitingContinue: true, continueDeadline: 1_000), now: 0)
+        _ = m.bytesReceived(now: 100)
+        _ = m.informationalReceived(status: 100)
+        m.bodyBytesWritten(now: 200)
+        #expect(m.timerFired(now: 1_200, bodyBytes: 0)
+                == .failRequest(CourierError(.idleTimeout, "the server stopped reading the request body"), replay: false))
+    }
+
+    /// A producer with nothing yet is the caller's pace: no silence deadline runs while it waits
+    /// (before or after the response started), the total does, and silence counts from its return.
+    @Test func waitingForTheProducerIsNotSilence() {
+        for afterHundred in [false, true] {
+            var m = connected()
+            _ = m.sendRequest(replayable: false, deadlines: Deadlines(total: 60_000, firstByte: 500, idleLimit: 1_000))
+            m.bodyFollows(Machine.Flow(awaitingContinue: afterHundred, continueDeadline: 1_000), now: 0)
+            if afterHundred {
+                _ = m.bytesReceived(now: 100)
+                _ = m.informationalReceived(status: 100)
+            }
+            m.bodyBytesWritten(now: 200)
+            m.producerWaits(true, now: 200)
+            #expect(m.nextDeadline == 60_000, "after a 100: \(afterHundred)")
+            #expect(m.timerFired(now: 30_000, bodyBytes: 0) == .none, "after a 100: \(afterHundred)")
+            m.producerWaits(false, now: 30_000)
+            #expect(m.nextDeadline == 31_000, "after a 100: \(afterHundred)")
+            #expect(m.timerFired(now: 30_999, bodyBytes: 0) == .none)
+            #expect(m.timerFired(now: 31_000, bodyBytes: 0)
+                    == .failRequest(CourierError(.idleTimeout, "the server stopped reading the request body"), replay: false))
+        }
+        var m = connected()
+        _ = m.sendRequest(replayable: false, deadlines: Deadlines(total: 5_000, firstByte: 500, idleLimit: 1_000))
+        m.bodyFollows(Machine.Flow(), now: 0)
+        m.producerWaits(true, now: 10)
+        #expect(m.timerFired(now: 5_000, bodyBytes: 0) == .failRequest(CourierError(.totalTimeout), replay: false))
+    }
+
     @Test func aStalledUploadTimesOut() {
         var m = connected()
         _ = m.sendRequest(replayable: false, deadlines: Deadlines(firstByte: 500, idleLimit: 1_000))

@@ -79,6 +79,31 @@ struct UploadTests {
         func makeAsyncIterator() -> AsyncIterator { AsyncIterator(left: count, size: size) }
     }
 
+    /// A producer slower than the idle limit, after the server's 100 Continue: the server is
+    /// silent because it waits for the body, which keeps coming; that is not silence.
+    @Test func aSlowUploadAfterAHundredIsNotSilence() async throws {
+        struct Slow: AsyncSequence, Sendable {
+            typealias Element = [UInt8]
+            struct AsyncIterator: AsyncIteratorProtocol {
+                var left = 8
+                mutating func next() async throws -> [UInt8]? {
+                    guard left > 0 else { return nil }
+                    left -= 1
+                    try await Task.sleep(nanoseconds: 150_000_000)
+                    return [UInt8](repeating: 7, count: 10_000)
+                }
+            }
+            func makeAsyncIterator() -> AsyncIterator { AsyncIterator() }
+        }
+        let api = engine()
+        let op = api.operation(path: "/upload", method: .put)
+        op.options.timeouts.idle = .milliseconds(500)
+        op.body = .stream(BodyStream(Slow()))
+        let answer = try json(try await api.send(op))
+        #expect(answer["length"] as? Int == 80_000)
+        #expect(answer["expect"] as? String == "100-continue", "the body waited for a 100")
+    }
+
     @Test func anAsyncSequenceBodyIsChunkedOrSized() async throws {
         let api = engine()
         // (The server echoes bodies up to 1 MiB.)
