@@ -458,7 +458,7 @@ public final class Operation: @unchecked Sendable, CustomStringConvertible {
     /// when the sink could not be made (the operation has failed).
     @inline(never)
     private func attachStream(_ channel: BodyChannel, to transfer: Transfer) -> Bool {
-        let sink = StreamSink { channel.push($0) }
+        let sink = channel.sink
         switch draft.makeSink(extraStream: sink) {
         case .success(let made): transfer.sink = made ?? .stream(sink)
         case .failure(let error):

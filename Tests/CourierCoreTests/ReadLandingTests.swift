@@ -150,6 +150,64 @@ struct ReadLandingTests {
         }
     }
 
+    /// A consumer that keeps `[UInt8]` pieces: reads go into arrays the stream makes (at most
+    /// `readArrayCapacity` each), and a piece that is a whole array is that array.
+    final class ArrayKeeper: ReadLanding, @unchecked Sendable {
+        var arrival: [UInt8]?
+        var arrays = 0
+        var largestArray = 0
+        var whole = 0
+        var partial = 0
+        var body: [UInt8] = []
+
+        func landingZone() -> UnsafeMutableRawBufferPointer? { nil }
+        func landed() { arrival = nil }
+        var readArrayCapacity: Int { 64 << 10 }
+        func arrayArrived(_ array: [UInt8]) {
+            arrival = array
+            arrays += 1
+            largestArray = max(largestArray, array.count)
+        }
+
+        func take(_ bytes: UnsafeRawBufferPointer) -> BodyVerdict {
+            let isWhole = arrival?.withUnsafeBytes { $0.baseAddress == bytes.baseAddress && $0.count == bytes.count } ?? false
+            if isWhole { whole += 1 } else { partial += 1 }
+            body += bytes
+            return .proceed
+        }
+    }
+
+    @Test func arrayReadsGoUpAsTheArraysTheyFilled() async throws {
+        try await HTTP1ConnectionTests().offTheCooperativePool {
+            let rig = try Rig()
+            #expect(rig.owner.next() == .established)
+            let keeper = ArrayKeeper()
+            var options = TransferOptions()
+            options.decompress = false
+            let transfer = Transfer(url: try! CourierURL(parsing: "http://test.example/arrays"), options: options)
+            transfer._sink = .stream(StreamSink(landing: keeper) { keeper.take($0) })
+            rig.begin(transfer)
+            _ = rig.readRequestHead()
+            let parts = [Self.piece(1000, 1), Self.piece(30_000, 2), Self.piece(20_000, 3), Self.piece(150_000, 4)]
+            rig.send("HTTP/1.1 200 OK\r\nContent-Length: 201000\r\n\r\n" + parts[0])
+            for part in parts.dropFirst() {
+                usleep(20_000)
+                rig.send(part)
+            }
+            #expect(rig.owner.next() == .finished(success: true, reusable: true, replay: false, code: nil))
+            let facts = Self.onLoop(rig) { (body: keeper.body, arrays: keeper.arrays, largest: keeper.largestArray,
+                                            whole: keeper.whole, partial: keeper.partial) }
+            let same = facts.body == Array(parts.joined().utf8)
+            #expect(same, "the body in order")
+            // The head's read went to the loop's buffer (one piece copied); every later read
+            // into an array of at most 64 KiB, delivered whole.
+            #expect(facts.partial == 1)
+            #expect(facts.whole == facts.arrays && facts.arrays >= 5, "\(facts.arrays) arrays, \(facts.whole) whole")
+            #expect(facts.largest <= 64 << 10)
+            rig.tearDown()
+        }
+    }
+
     @Test func aDecodedBodyIsNotOfferedZones() async throws {
         try await streaming("/gzip", decompress: true) { rig, keeper in
             // "hello, landing" gzip-compressed (the decoder's output is not in any zone, and the

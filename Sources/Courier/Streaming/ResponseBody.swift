@@ -83,15 +83,18 @@ public struct ResponseBody: AsyncSequence, Sendable {
 
 /// The buffer between the loop thread (which pushes body pieces) and one async reader.
 ///
-/// Pieces that arrive while the reader is busy are appended to one pending buffer, and the
-/// reader's next call takes all of it at once: a reader that cannot keep up gets fewer, larger
-/// chunks (up to about the pause threshold) instead of one wake-up per socket read, which is what
-/// a thread hand-off per piece would cost.
+/// Pieces that arrive while the reader is busy wait; the reader's next call takes the oldest
+/// chunk at once, so a reader that cannot keep up does not pay a wake-up per socket read (the
+/// wake is put off to the end of the loop's turn, once for everything that turn read).
 ///
-/// Two buffers take turns: the chunk handed to the reader is kept, and once the reader has let go
-/// of it (its loop body ended) its storage becomes the next pending buffer. A gigabyte goes
-/// through the same two allocations instead of one fresh allocation (and its page faults) per
-/// chunk, and the process grows by at most the two buffers.
+/// Two ways in. On plain TCP the socket reads themselves go into arrays this channel keeps whole
+/// (`ReadLanding.readArrayCapacity`): a read's bytes that are all body (everything after the
+/// head of a Content-Length or close-delimited body) become the reader's chunk as they are, the
+/// kernel's copy the only one (1 GiB from nginx: 0.37 -> 0.23 CPU s, measured with the copy taken
+/// out). Any other piece (beside the head, between chunk framing, decrypted, decoded) is copied
+/// into `pending`, whose storage is reused: the chunk handed to the reader is kept, and once the
+/// reader has let go of it its storage becomes the next pending buffer, so copies go through the
+/// same two allocations instead of one fresh allocation (and its page faults) per chunk.
 final class BodyChannel: @unchecked Sendable {
     /// Above this many buffered bytes the transfer pauses; it resumes when the reader takes them.
     /// A reader slower than the network costs a pause, a resume and a thread hand-off per this
@@ -101,6 +104,10 @@ final class BodyChannel: @unchecked Sendable {
     static let pauseAbove = 256 << 10
 
     private let lock = Lock()
+    /// Whole arrays (socket reads kept as they are, and copied pieces sealed before them), oldest
+    /// first; `pending` holds what came after them.
+    private var ready = Deque<[UInt8]>()
+    private var readyBytes = 0
     private var pending: [UInt8] = []
     private var ending: Result<Void, CourierError>?
     private var waiting: CheckedContinuation<Result<[UInt8]?, CourierError>, Never>?
@@ -110,6 +117,8 @@ final class BodyChannel: @unchecked Sendable {
     private(set) var peakBuffered = 0
     /// How many times the transfer was paused for the reader.
     private(set) var pauses = 0
+    /// How many socket reads reached the reader as they were (not copied).
+    private(set) var keptReads = 0
     weak var operation: Operation?
 
     /// The transfer to resume (set when it is made).
@@ -122,23 +131,37 @@ final class BodyChannel: @unchecked Sendable {
     private static let pendingCapacity = pauseAbove + LoopReadBuffers.socketSize
     /// The last chunk handed to the reader, whose storage is reused once the reader drops it.
     private var handedOut: [UInt8] = []
+    /// Loop thread: the array the socket read being delivered went into (see `arrayArrived`).
+    private var arrival: [UInt8]?
 
-    /// The loop's sink: copies the piece and says whether to pause.
-    ///
-    /// A waiting reader is not woken per piece: the wake is put off to the end of the loop's turn
-    /// (`executeSoon`), so the pieces one turn reads (libuv reads a ready socket up to 32 times)
-    /// reach the reader as one chunk, for one thread hand-off.
+    /// Bytes waiting for the reader. Under the lock.
+    private var buffered: Int { readyBytes + pending.count }
+
+    /// The sink for the transfer: this channel takes the socket reads as arrays where it can.
+    var sink: StreamSink { StreamSink(landing: self) { [self] bytes in push(bytes) } }
+
+    /// The loop's sink: keeps the piece (the read's whole array when the piece is all of it, a
+    /// copy otherwise) and says whether to pause.
     func push(_ bytes: UnsafeRawBufferPointer) -> BodyVerdict {
+        let whole = arrival.flatMap { array in Self.isAll(of: array, bytes) ? array : nil }
+        if whole != nil { arrival = nil }
         let (scheduleWake, verdict) = lock.withLock { () -> (Bool, BodyVerdict) in
-            if pending.isEmpty { pending.reserveCapacity(max(Self.pendingCapacity, bytes.count)) }
-            pending.append(contentsOf: bytes.bindMemory(to: UInt8.self))
-            peakBuffered = max(peakBuffered, pending.count)
+            if let whole {
+                if !pending.isEmpty { seal() }
+                ready.append(whole)
+                readyBytes += whole.count
+                keptReads += 1
+            } else {
+                if pending.isEmpty { pending.reserveCapacity(max(Self.pendingCapacity, bytes.count)) }
+                pending.append(contentsOf: bytes.bindMemory(to: UInt8.self))
+            }
+            peakBuffered = max(peakBuffered, buffered)
             var scheduleWake = false
             if waiting != nil, !wakeScheduled {
                 wakeScheduled = true
                 scheduleWake = true
             }
-            guard pending.count > Self.pauseAbove else { return (scheduleWake, .proceed) }
+            guard buffered > Self.pauseAbove else { return (scheduleWake, .proceed) }
             if !paused { pauses += 1 }
             paused = true
             return (scheduleWake, .pause)
@@ -147,22 +170,50 @@ final class BodyChannel: @unchecked Sendable {
         return verdict
     }
 
+    /// Whether `bytes` are exactly the contents of `array`.
+    private static func isAll(of array: [UInt8], _ bytes: UnsafeRawBufferPointer) -> Bool {
+        array.withUnsafeBytes { $0.baseAddress == bytes.baseAddress && $0.count == bytes.count }
+    }
+
+    /// Under the lock: what `pending` holds becomes a chunk of its own in `ready` (an array
+    /// arrives after it).
+    private func seal() {
+        var chunk: [UInt8] = []
+        swap(&chunk, &pending)
+        readyBytes += chunk.count
+        ready.append(chunk)
+    }
+
     /// The end of the turn: what arrived goes to the reader still waiting for it.
     private func handOver() {
         let (waiter, chunk, resumeTransfer) = lock.withLock { () -> (CheckedContinuation<Result<[UInt8]?, CourierError>, Never>?, [UInt8], Transfer?) in
             wakeScheduled = false
-            guard let waiting, !pending.isEmpty else { return (nil, [], nil) }
+            guard let waiting, buffered > 0 else { return (nil, [], nil) }
             self.waiting = nil
-            let (chunk, resumeTransfer) = takePending()
+            let (chunk, resumeTransfer) = takeChunk()
             return (waiting, chunk, resumeTransfer)
         }
         if let resumeTransfer { Runtime.shared.resume(resumeTransfer) }
         waiter?.resume(returning: .success(chunk))
     }
 
-    /// Everything that waited, as one chunk, and the transfer to resume if it was paused. Under
-    /// the lock.
-    private func takePending() -> ([UInt8], Transfer?) {
+    /// The oldest chunk, and the transfer to resume if it was paused and what waits is back
+    /// under the threshold. Under the lock, with something buffered.
+    private func takeChunk() -> ([UInt8], Transfer?) {
+        let chunk: [UInt8]
+        if let first = ready.popFirst() {
+            readyBytes -= first.count
+            chunk = first
+        } else {
+            chunk = takePending()
+        }
+        guard paused, buffered <= Self.pauseAbove else { return (chunk, nil) }
+        paused = false
+        return (chunk, transfer)
+    }
+
+    /// Everything in `pending`, as one chunk. Under the lock.
+    private func takePending() -> [UInt8] {
         // The reader's previous chunk: its storage is ours alone again once the reader dropped
         // it (if not, emptying it makes a new buffer, as a fresh one would).
         var chunk: [UInt8] = []
@@ -171,9 +222,7 @@ final class BodyChannel: @unchecked Sendable {
         swap(&chunk, &pending)
         // Kept for reuse only while more can come: an ended body holds no buffer.
         handedOut = ending == nil ? chunk : []
-        guard paused else { return (chunk, nil) }
-        paused = false
-        return (chunk, transfer)
+        return chunk
     }
 
     /// The body ended (`.success`) or failed.
@@ -183,7 +232,7 @@ final class BodyChannel: @unchecked Sendable {
             ending = outcome
             transfer = nil
             // Pieces still on their way to the reader (`handOver`) go first; the end follows.
-            guard pending.isEmpty else { return nil }
+            guard buffered == 0 else { return nil }
             let waiter = waiting
             waiting = nil
             return waiter
@@ -191,8 +240,8 @@ final class BodyChannel: @unchecked Sendable {
         resume?.resume(returning: outcome.map { nil })
     }
 
-    var isFinished: Bool { lock.withLock { ending != nil && pending.isEmpty } }
-    var statistics: (peakBuffered: Int, pauses: Int) { lock.withLock { (peakBuffered, pauses) } }
+    var isFinished: Bool { lock.withLock { ending != nil && buffered == 0 } }
+    var statistics: (peakBuffered: Int, pauses: Int, keptReads: Int) { lock.withLock { (peakBuffered, pauses, keptReads) } }
 
     func cancel() { operation?.cancel() }
 
@@ -201,7 +250,7 @@ final class BodyChannel: @unchecked Sendable {
         if let ready = takeReady() { return ready }
         return await withCheckedContinuation { continuation in
             let ready = lock.withLock { () -> Result<[UInt8]?, CourierError>? in
-                if !pending.isEmpty || ending != nil { return nil }
+                if buffered > 0 || ending != nil { return nil }
                 waiting = continuation
                 return .success([])
             }
@@ -212,12 +261,11 @@ final class BodyChannel: @unchecked Sendable {
         }
     }
 
-    /// The pending chunk, or the end; nil when the reader has to wait. Resumes a paused
-    /// transfer.
+    /// The oldest chunk, or the end; nil when the reader has to wait. Resumes a paused transfer.
     private func takeReady() -> Result<[UInt8]?, CourierError>? {
         let (ready, resumeTransfer) = lock.withLock { () -> (Result<[UInt8]?, CourierError>?, Transfer?) in
-            if !pending.isEmpty {
-                let (chunk, resumeTransfer) = takePending()
+            if buffered > 0 {
+                let (chunk, resumeTransfer) = takeChunk()
                 return (.success(chunk), resumeTransfer)
             }
             if let ending { return (ending.map { nil }, nil) }
@@ -226,4 +274,15 @@ final class BodyChannel: @unchecked Sendable {
         if let resumeTransfer { Runtime.shared.resume(resumeTransfer) }
         return ready
     }
+}
+
+extension BodyChannel: ReadLanding {
+    /// No zones: this channel's pieces end up in arrays, which it takes whole instead.
+    func landingZone() -> UnsafeMutableRawBufferPointer? { nil }
+
+    func landed() { arrival = nil }
+
+    var readArrayCapacity: Int { LoopReadBuffers.socketSize }
+
+    func arrayArrived(_ array: [UInt8]) { arrival = array }
 }

@@ -50,6 +50,9 @@ package final class TCPStream: ByteStream {
     /// Where reads may land (see `ReadLanding`), and the one whose zone the read in progress got.
     @exclusivity(unchecked) package var readLanding: ReadLanding?
     @exclusivity(unchecked) private var landingInUse: ReadLanding?
+    /// The read in progress takes one byte into the loop's buffer, then the rest into an array
+    /// (`readIntoArray`).
+    @exclusivity(unchecked) private var arrayRead = false
 
     /// A stream to `host:port`, resolved with `resolver` when it is not an IP literal. With
     /// `proxy`, `host:port` is an HTTP proxy; with `tunnel` too, the stream opens only once the
@@ -340,10 +343,20 @@ package final class TCPStream: ByteStream {
     /// consumer offered one.
     @inline(__always)
     private func giveReadBuffer(_ buffer: UnsafeMutablePointer<uv_buf_t>) {
-        if _slowPath(readLanding != nil), let landing = readLanding, let zone = landing.landingZone() {
-            landingInUse = landing
-            buffer.pointee = uv_buf_init(zone.baseAddress!.assumingMemoryBound(to: CChar.self), UInt32(zone.count))
-            return
+        if _slowPath(readLanding != nil), let landing = readLanding {
+            if landing.readArrayCapacity > 0 {
+                // One byte for libuv (which reads only into memory it is given up front); the
+                // rest goes straight into an array made for it.
+                landingInUse = landing
+                arrayRead = true
+                buffer.pointee = uv_buf_init(LoopReadBuffers.socket(of: uvLoop).assumingMemoryBound(to: CChar.self), 1)
+                return
+            }
+            if let zone = landing.landingZone() {
+                landingInUse = landing
+                buffer.pointee = uv_buf_init(zone.baseAddress!.assumingMemoryBound(to: CChar.self), UInt32(zone.count))
+                return
+            }
         }
         buffer.pointee = uv_buf_init(LoopReadBuffers.socket(of: uvLoop).assumingMemoryBound(to: CChar.self),
                                      UInt32(LoopReadBuffers.socketSize))
@@ -355,8 +368,45 @@ package final class TCPStream: ByteStream {
     private func didReadIntoZone(_ nread: Int, into base: UnsafeMutablePointer<CChar>?) {
         let landing = landingInUse!
         landingInUse = nil
-        receive(nread, at: base)
+        if arrayRead {
+            arrayRead = false
+            if nread > 0, let base { readIntoArray(first: base.pointee, landing: landing) } else { receive(nread, at: base) }
+        } else {
+            receive(nread, at: base)
+        }
         landing.landed()
+    }
+
+    /// After libuv's one byte: an array sized to what the socket holds (FIONREAD, up to the
+    /// consumer's bound) takes the byte and the rest, and goes up whole. A failure of this `recv`
+    /// (a reset that came between the two reads: the socket tells it once) is reported after the
+    /// bytes, as libuv reports its own; an end it met is libuv's to find at its next read.
+    @inline(never)
+    private func readIntoArray(first: CChar, landing: ReadLanding) {
+        guard let handle else { return }
+        var fd: uv_os_fd_t = -1
+        uv_fileno(UnsafeMutablePointer<uv_handle_t>(OpaquePointer(handle)), &fd)
+        var queued: Int32 = 0
+        if ioctl(fd, UInt(FIONREAD), &queued) != 0 { queued = 0 }
+        let capacity = max(1, min(landing.readArrayCapacity, 1 + Int(queued)))
+        var failure: Int32 = 0
+        let array = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
+            buffer[0] = UInt8(bitPattern: first)
+            count = 1
+            guard capacity > 1 else { return }
+            let more = recv(fd, buffer.baseAddress! + 1, capacity - 1, Int32(MSG_DONTWAIT))
+            if more > 0 {
+                count += more
+            } else if more < 0, errno != EAGAIN, errno != EWOULDBLOCK, errno != EINTR {
+                failure = errno
+            }
+        }
+        landing.arrayArrived(array)
+        array.withUnsafeBufferPointer { bytes in
+            receive(bytes.count, at: UnsafeMutableRawPointer(mutating: bytes.baseAddress!).assumingMemoryBound(to: CChar.self))
+        }
+        // (libuv's codes are negative errnos.)
+        if failure != 0 { receive(-Int(failure), at: nil) }
     }
 
     @inline(__always)

@@ -44,7 +44,7 @@ struct DownloadTests {
             if pieces % 8 == 0 { try await Task.sleep(nanoseconds: 2_000_000) }
         }
         #expect(total == size)
-        let (peak, pauses) = response.body.channel.statistics
+        let (peak, pauses, _) = response.body.channel.statistics
         #expect(pauses > 0, "the reader was slower than loopback: the transfer must have paused")
         #expect(peak <= BodyChannel.pauseAbove + LoopReadBuffers.socketSize + (64 << 10),
                 "at most the pause threshold and one read wait for the reader (\(peak) bytes)")
@@ -56,7 +56,9 @@ struct DownloadTests {
     @Test func streamedBytesAreTheServersBytes() async throws {
         let expected = try await reference(3_000_000, seed: "x")
         let api = engine()
-        for path in ["/blob/3000000?seed=x", "/blob/3000000?seed=x&gzip=1"] {
+        // Plain: the socket reads reach the reader as the arrays they went into; chunked: read
+        // into arrays too, the pieces between the framing copied out of them; gzip: decoded.
+        for path in ["/blob/3000000?seed=x", "/blob/3000000?seed=x&chunked=200000", "/blob/3000000?seed=x&gzip=1"] {
             let response = try await api.stream(api.operation(path: path))
             var body: [UInt8] = []
             var index = 0
@@ -67,6 +69,33 @@ struct DownloadTests {
             }
             let same = body == expected
             #expect(same, "\(path): \(body.count) bytes")
+            let kept = response.body.channel.statistics.keptReads
+            if path.hasSuffix("gzip=1") {
+                #expect(kept == 0, "a decoded body is copied")
+            } else if !path.contains("chunked") {
+                #expect(kept > 0, "\(path): no read reached the reader as its own array")
+            }
+        }
+    }
+
+    /// A reset after the body's first megabyte (the server waits 50 ms, so every byte before it
+    /// has been read): the reader gets those bytes, then the reset itself, not a short body — also
+    /// when the reset was taken by the `recv` that fills a read's array, which libuv then sees as
+    /// an end.
+    @Test func aResetMidBodyReachesTheReaderAsAReset() async throws {
+        let expected = try await reference(3_000_000)
+        let api = engine()
+        for _ in 0..<3 {
+            let response = try await api.stream(api.operation(path: "/blob/3000000?cut=1000000&reset=1"))
+            var body: [UInt8] = []
+            do {
+                for try await chunk in response.body { body += chunk }
+                Issue.record("the body ended without the reset")
+            } catch {
+                #expect(error.code == .connectionReset, "\(error)")
+            }
+            let prefix = body.count <= 1_000_000 && body[...] == expected.prefix(body.count)
+            #expect(prefix, "\(body.count) bytes, the server's first ones")
         }
     }
 
