@@ -37,3 +37,13 @@ public func courier_request_read(_ handle: OpaquePointer?, _ buffer: UnsafeMutab
     received.pointee = n
     return code
 }
+
+@_cdecl("courier_request_get_readable_fd")
+public func courier_request_get_readable_fd(_ handle: OpaquePointer?, _ fd: UnsafeMutablePointer<Int32>?) -> Int32 {
+    fd?.pointee = -1
+    return configure(handle) { r throws(CourierError) in
+        guard let fd else { throw invalid("fd is NULL") }
+        guard let pipe = r.streams.pipe else { throw CourierError(.misuse, "the request has no body reader") }
+        fd.pointee = try pipe.makeReadableFD()
+    }
+}

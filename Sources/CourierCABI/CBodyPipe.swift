@@ -1,5 +1,6 @@
 import Courier
 import CourierCore
+import CUV
 import Glibc
 
 /// The buffer between the loop thread, which pushes body pieces, and one reading thread (behind
@@ -71,6 +72,13 @@ final class CBodyPipe: @unchecked Sendable {
     /// came after an AGAIN; `request` is the handle it is given (weak: never called once freed).
     private let readable: (courier_readable_fn, UnsafeMutableRawPointer?)?
     private weak var request: CRequest?
+    /// `courier_request_get_readable_fd`'s eventfd (-1 until asked for, before the request is
+    /// sent): written where the readable callback is called, so an event loop in a runtime with a
+    /// global lock (Python's asyncio) is woken by its own poller instead of a callback that must
+    /// take the lock on Courier's thread. Closed with the pipe.
+    private(set) var readableFD: Int32 = -1
+    /// Whether a reader is told when to read rather than waiting in `read`.
+    private var readerIsTold: Bool { readable != nil || readableFD >= 0 }
 
     /// The reading thread's side: one reader at a time (`reading` is its chunk, read up to
     /// `offset`); the lock makes two threads reading at once safe, if pointless.
@@ -85,6 +93,7 @@ final class CBodyPipe: @unchecked Sendable {
     }
 
     deinit {
+        if readableFD >= 0 { close(readableFD) }
         pending.free()
         reading.free()
         for var buffer in retired { buffer.free() }
@@ -94,8 +103,18 @@ final class CBodyPipe: @unchecked Sendable {
     /// that crossed it.
     private var bufferCapacity: Int { limit + LoopReadBuffers.socketSize }
 
+    /// The descriptor (made once, before the request is sent; the request is not yet shared).
+    func makeReadableFD() throws(CourierError) -> Int32 {
+        if readableFD < 0 {
+            readableFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+            guard readableFD >= 0 else { throw CourierError(.noMemory, "eventfd (no descriptor to be had): \(String(cString: strerror(errno)))") }
+        }
+        return readableFD
+    }
+
     /// A reader that waits in `read` may take the socket's reads themselves; one that is told
-    /// through the readable callback never waits there, so it is not offered them.
+    /// through the readable callback never waits there, so it is not offered them (nor is one
+    /// told through the descriptor: `take` checks, since that may be asked for later).
     var sink: StreamSink { StreamSink(landing: self, leaseTaker: readable == nil ? self : nil) { [self] bytes in push(bytes) } }
 
     /// Loop thread: keeps the piece (already in place when it landed in the reader's buffer or in
@@ -146,11 +165,13 @@ final class CBodyPipe: @unchecked Sendable {
     private func takeArmed() -> Bool {
         guard armed else { return false }
         armed = false
-        return readable != nil
+        return readerIsTold
     }
 
     private func tellReadable() {
-        guard let (callback, user) = readable, let request, !request.isFreed else { return }
+        guard let request, !request.isFreed else { return }
+        if readableFD >= 0 { _ = eventfd_write(readableFD, 1) }
+        guard let (callback, user) = readable else { return }
         callback(borrowedHandle(request), user)
     }
 
@@ -318,7 +339,7 @@ extension CBodyPipe: ReadLeaseTaker {
     /// here is read (a reader waiting now is woken to do so).
     func take(_ offered: ReadLease) -> Bool {
         state.withLock { () -> Bool in
-            guard ending == nil, lease == nil else { return false }
+            guard ending == nil, lease == nil, !readerIsTold else { return false }
             lease = offered
             state.signal()
             return true

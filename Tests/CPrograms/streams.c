@@ -15,10 +15,12 @@
  *                                  AGAIN while nothing came (URL answers after a delay), the end
  *                                  read again, a low peak RSS; then a pull cancelled mid-body
  *                                  ends with CANCELLED; then reads that never wait, woken by the
- *                                  readable callback once per AGAIN
+ *                                  readable callback once per AGAIN, then by the readable
+ *                                  descriptor (poll) once per AGAIN
  */
 #include <courier.h>
 
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -422,7 +424,41 @@ static int pull(const char *url, long long expected, const char *path) {
     while (!atomic_load(&polled.done)) sleep_ms(1);
     printf("polled: read %d, %lld bytes, %d agains, %d readable calls\n", rc, polled_bytes, polled_agains, atomic_load(&ready.calls));
     courier_request_free(request);
-    return rc == COURIER_OK && polled_bytes == expected && polled_agains >= 1 && atomic_load(&ready.calls) == polled_agains ? 0 : 1;
+    if (rc != COURIER_OK || polled_bytes != expected || polled_agains < 1 || atomic_load(&ready.calls) != polled_agains) return 1;
+
+    /* The same with the readable descriptor in poll() instead of a callback: each AGAIN is owed
+     * one signal, which the eventfd counts. */
+    rc = courier_request_create(NULL, "GET", url, &request);
+    if (rc != COURIER_OK) return fail("create", rc);
+    int fd = 7, again_fd = -1;
+    if (courier_request_get_readable_fd(request, &fd) != COURIER_E_MISUSE || fd != -1) return fail("a descriptor without a reader", 0);
+    courier_request_set_body_reader(request, 0, NULL, NULL);
+    if (courier_request_get_readable_fd(request, NULL) != COURIER_E_INVALID_ARGUMENT) return fail("a descriptor into NULL", 0);
+    if (courier_request_get_readable_fd(NULL, &fd) != COURIER_E_MISUSE) return fail("a descriptor of NULL", 0);
+    if ((rc = courier_request_get_readable_fd(request, &fd)) != COURIER_OK || fd < 0) return fail("get_readable_fd", rc);
+    if (courier_request_get_readable_fd(request, &again_fd) != COURIER_OK || again_fd != fd) return fail("the same descriptor again", 0);
+    struct pulled fd_polled = {0};
+    courier_request_send(request, on_pulled, &fd_polled);
+    if (courier_request_get_readable_fd(request, &again_fd) != COURIER_E_MISUSE) return fail("a descriptor once sent", 0);
+    long long fd_bytes = 0, signals = 0;
+    int fd_agains = 0, poll_failed = 0;
+    for (;;) {
+        rc = courier_request_read(request, buffer, sizeof buffer, &got, 0);
+        if (rc == COURIER_E_AGAIN) {
+            fd_agains++;
+            struct pollfd ask = {.fd = fd, .events = POLLIN};
+            if (poll(&ask, 1, 10000) != 1) { poll_failed = 1; break; }
+            uint64_t count = 0;
+            if (read(fd, &count, sizeof count) == (ssize_t)sizeof count) signals += (long long)count;
+            continue;
+        }
+        if (rc != COURIER_OK || got == 0) break;
+        fd_bytes += (long long)got;
+    }
+    while (!atomic_load(&fd_polled.done)) sleep_ms(1);
+    printf("descriptor: read %d, %lld bytes, %d agains, %lld signals, poll failed %d\n", rc, fd_bytes, fd_agains, signals, poll_failed);
+    courier_request_free(request);
+    return rc == COURIER_OK && !poll_failed && fd_bytes == expected && fd_agains >= 1 && signals == fd_agains ? 0 : 1;
 }
 
 int main(int argc, char **argv) {

@@ -65,7 +65,8 @@ struct StreamProcessTests {
     /// courier_request_read: a slow reader on its own thread with a small buffer gets the same
     /// bytes as the output file beside it, hears AGAIN while the server is silent, and stays
     /// within a few buffers of memory; read alone it gets them through the lent socket reads; a
-    /// cancel mid-body reaches the reader as CANCELLED.
+    /// cancel mid-body reaches the reader as CANCELLED; a reader that never waits is woken by the
+    /// readable callback or the readable descriptor.
     @Test func cBodyReaderPullsAtItsOwnPace() async throws {
         let bin = try await CExamples.shared.directory()
         let directory = try temporaryDirectory()
@@ -83,6 +84,8 @@ struct StreamProcessTests {
         // Read alone (the socket's reads lent to the reading thread): the file's bytes, whole.
         #expect(big.stdout.contains("alone: read 0, \(100 << 20) bytes, same-as-file 1, done 0"), "\(big.stdout)")
         #expect(small.stdout.contains("alone: read 0, \(1 << 20) bytes, same-as-file 1, done 0"), "\(small.stdout)")
+        // Reads that never wait, woken through the readable descriptor in poll().
+        #expect(big.stdout.contains("descriptor: read 0, \(100 << 20) bytes,") && big.stdout.contains("poll failed 0"), "\(big.stdout)")
     }
 
     @Test func cliFormsAndUploads() async throws {

@@ -152,6 +152,7 @@ _SIGNATURES = {
     "courier_request_resume": (c_int, [request_p]),
     "courier_request_set_body_reader": (c_int, [request_p, c_size_t, READABLE_FN, c_void_p]),
     "courier_request_read": (c_int, [request_p, c_void_p, c_size_t, P(c_size_t), c_int]),
+    "courier_request_get_readable_fd": (c_int, [request_p, P(c_int)]),
     "courier_request_add_form_field": (c_int, [request_p, c_char_p, c_char_p]),
     "courier_request_add_form_data": (c_int, [request_p, c_char_p, c_void_p, c_size_t, c_char_p, c_char_p]),
     "courier_request_add_form_file": (c_int, [request_p, c_char_p, c_char_p, c_char_p, c_char_p]),

@@ -196,7 +196,9 @@ class StreamedResponse:
     The body waits in Courier's buffer (``WAITING`` bytes; beyond it the socket is paused) and is
     pulled by ``courier_request_read`` into this object's buffer: a blocking call without the GIL
     for ``iter_bytes()``; for ``aiter_bytes()`` a call that never waits, and when nothing is there,
-    an await on the readable callback, which comes once per wait, not per socket read."""
+    an await on the request's readable descriptor, which asyncio's own poller watches: Courier's
+    thread then never runs Python (a callback there would take the GIL once per wait, stalling
+    the socket reads behind the coroutines that hold it)."""
 
     #: The most one piece holds (this object's buffer for courier_request_read).
     BUFFER = 256 << 10
@@ -233,12 +235,19 @@ class StreamedResponse:
         self._got_ref = ctypes.byref(self._got)
         self._on_head_c = _native.HEAD_FN(self._on_head)
         self._done = _native.DONE_FN(self._on_done)
-        self._readable = _native.READABLE_FN(self._on_readable) if asynchronous else _native.READABLE_FN()
+        self._fd = -1
         waiting = self.WAITING_ASYNC if asynchronous else self.WAITING
-        engine_check = lib.courier_request_set_body_reader(handle, waiting, self._readable, None)
+        engine_check = lib.courier_request_set_body_reader(handle, waiting, _native.READABLE_FN(), None)
+        if engine_check == 0 and asynchronous:
+            fd = ctypes.c_int(-1)
+            engine_check = lib.courier_request_get_readable_fd(handle, ctypes.byref(fd))
+            if engine_check == 0:
+                self._fd = fd.value
+                self._loop.add_reader(self._fd, self._on_readable)
         if engine_check == 0:
             engine_check = lib.courier_request_set_head_callback(handle, self._on_head_c, None)
         if engine_check:
+            self._unwatch()
             raise RuntimeError(lib.courier_request_errmsg(handle).decode())
 
     def _start(self):
@@ -262,8 +271,20 @@ class StreamedResponse:
         if not self._head_future.done():
             self._head_future.set_result(None)
 
-    def _on_readable(self, _request, _user):
-        self._loop.call_soon_threadsafe(self._ready.set)
+    # Event loop thread
+
+    def _on_readable(self):
+        try:
+            os.read(self._fd, 8)
+        except BlockingIOError:
+            pass
+        self._ready.set()
+
+    def _unwatch(self):
+        """Stops watching the descriptor (the request owns it: before the request is freed)."""
+        if self._fd >= 0:
+            self._loop.remove_reader(self._fd)
+            self._fd = -1
 
     def _on_done(self, _request, response, code, _user):
         from . import _error
@@ -319,15 +340,19 @@ class StreamedResponse:
                 yield piece
 
     async def aiter_bytes(self):
-        while True:
-            self._ready.clear()
-            piece = self._read(0)
-            if piece is _AGAIN:
-                await self._ready.wait()
-                continue
-            if piece is None:
-                return
-            yield piece
+        try:
+            while True:
+                self._ready.clear()
+                piece = self._read(0)
+                if piece is _AGAIN:
+                    await self._ready.wait()
+                    continue
+                if piece is None:
+                    return
+                yield piece
+        finally:
+            if self._finished:
+                self._unwatch()
 
     def read(self):
         return b"".join(self.iter_bytes())
@@ -385,9 +410,13 @@ class StreamedResponse:
                     pass
             except Exception:
                 pass
+        self._unwatch()
 
     def __del__(self):
         # Only once the library is done with the request (the set above holds it until then).
         if getattr(self, "_handle", None):
+            if getattr(self, "_fd", -1) >= 0 and not self._loop.is_closed():
+                # (Never entered with async with: the descriptor goes with the request.)
+                self._unwatch()
             self._free(self._handle)
             self._handle = None

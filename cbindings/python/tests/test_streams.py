@@ -218,6 +218,29 @@ class Downloads(unittest.TestCase):
         self.assertEqual(status, 200)
         self.assertEqual(body, blob(4_000_000))
 
+    def test_async_reader_waits_on_the_requests_descriptor(self):
+        # asyncio's poller watches the request's readable descriptor while the body is read, and
+        # stops before the request is freed: after the end, after leaving early, after a failure.
+        async def main():
+            loop = asyncio.get_running_loop()
+            watched = lambda fd: fd in loop._selector.get_map()
+            seen = []
+            with courier.Engine(STREAM) as engine:
+                for path, leave_early in (("/blob/2000000?delay=100", False), ("/blob/2000000", True),
+                                          ("/blob/3000000?cut=1000000", False)):
+                    async with engine.stream_async("GET", path) as response:
+                        fd = response._fd
+                        seen.append((fd >= 0, watched(fd)))
+                        try:
+                            async for _ in response.aiter_bytes():
+                                if leave_early:
+                                    break
+                        except courier.CourierError:
+                            pass
+                    seen.append(watched(fd) or response._fd != -1)
+            return seen
+        self.assertEqual(asyncio.run(main()), [(True, True), False] * 3)
+
     def test_async_slow_reader_and_silent_server(self):
         # The server says nothing for 200 ms (the reader waits on the readable callback), then the
         # reader is slower than the network (the buffer fills, the socket pauses): every byte,
