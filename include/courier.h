@@ -676,16 +676,19 @@ typedef void (*courier_readable_fn)(courier_request *request, void *user);
 int courier_request_set_body_reader(courier_request *request, size_t buffer_size, courier_readable_fn readable, void *user);
 int courier_request_read(courier_request *request, void *buffer, size_t capacity, size_t *received, int timeout_ms);
 
-/* The readable callback as a descriptor (since 0.3): an eventfd that becomes readable where the
- * callback would be called (once after each COURIER_E_AGAIN, when bytes or the end have come), for
- * a loop that polls descriptors (poll/epoll, Python's asyncio add_reader) and had rather not run
- * code on Courier's thread: a runtime with a global lock would take it there once per wait. Drain
- * it (read 8 bytes; it never blocks) before reading with timeout 0; a wake that finds nothing is
- * harmless. Call after courier_request_set_body_reader and before sending; the same descriptor
- * every time. It belongs to the request: valid until courier_request_free (stop polling it first),
- * never close it yourself. A reader told this way never waits in courier_request_read, so the
- * socket's reads are not lent to it. COURIER_E_MISUSE without a body reader or once sent,
- * COURIER_E_INVALID_ARGUMENT for a NULL `fd` (*fd is -1 on failure). Thread safety: as the setters. */
+/* The readable callback as a descriptor (since 0.3), for a loop that polls descriptors (poll/epoll,
+ * Python's asyncio add_reader) and had rather not run code on Courier's thread (a runtime with a
+ * global lock would take it there once per wait). Poll it for reading; never read it: after a
+ * COURIER_E_AGAIN it becomes readable when bytes or the end have come, and the next
+ * courier_request_read clears it (a wake that finds nothing is harmless: read, then poll again).
+ * It is an epoll set: for the rest of a long plain-HTTP body with a Content-Length (nothing else
+ * taking the pieces), the socket itself joins it, and courier_request_read with timeout 0 reads
+ * the socket straight into `buffer`, one copy per byte as for a blocking reader; the idle timeout
+ * still applies, counted from the first read that found nothing. Call after
+ * courier_request_set_body_reader and before sending; the same descriptor every time. It belongs
+ * to the request: valid until courier_request_free (stop polling it first), never close it
+ * yourself. COURIER_E_MISUSE without a body reader or once sent, COURIER_E_INVALID_ARGUMENT for a
+ * NULL `fd` (*fd is -1 on failure). Thread safety: as the setters. */
 int courier_request_get_readable_fd(courier_request *request, int *fd);
 
 /* A multipart/form-data body (RFC 7578), parts in the order added: a field; bytes (copied; a file

@@ -3,6 +3,28 @@
 #include <malloc.h>
 #include <sys/eventfd.h>
 
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <stdint.h>
+
+/* An epoll instance a caller's event loop can poll (the C ABI's readable descriptor), and
+ * descriptors in and out of it, readable-only (struct epoll_event is packed: built here). */
+static inline int courier_poll_set_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
+static inline int courier_poll_set_add(int set, int fd) {
+    struct epoll_event event = {.events = EPOLLIN, .data = {.fd = fd}};
+    return epoll_ctl(set, EPOLL_CTL_ADD, fd, &event);
+}
+static inline int courier_poll_set_remove(int set, int fd) { return epoll_ctl(set, EPOLL_CTL_DEL, fd, NULL); }
+
+/* A monotonic timerfd that never blocks, and its one expiry `nanos` from now (at least 1 ns: 0
+ * would disarm it). Setting it clears an expiry not yet read. */
+static inline int courier_timer_create(void) { return timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC); }
+static inline int courier_timer_set(int fd, uint64_t nanos) {
+    if (nanos == 0) nanos = 1;
+    struct itimerspec when = {{0, 0}, {(time_t)(nanos / 1000000000u), (long)(nanos % 1000000000u)}};
+    return timerfd_settime(fd, 0, &when, NULL);
+}
+
 /* Names the calling thread (shows in top, gdb, perf). A function because prctl is variadic. */
 static inline void courier_name_thread(const char *name) { prctl(PR_SET_NAME, name, 0, 0, 0); }
 

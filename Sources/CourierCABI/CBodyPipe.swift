@@ -72,11 +72,15 @@ final class CBodyPipe: @unchecked Sendable {
     /// came after an AGAIN; `request` is the handle it is given (weak: never called once freed).
     private let readable: (courier_readable_fn, UnsafeMutableRawPointer?)?
     private weak var request: CRequest?
-    /// `courier_request_get_readable_fd`'s eventfd (-1 until asked for, before the request is
-    /// sent): written where the readable callback is called, so an event loop in a runtime with a
-    /// global lock (Python's asyncio) is woken by its own poller instead of a callback that must
-    /// take the lock on Courier's thread. Closed with the pipe.
+    /// `courier_request_get_readable_fd`'s descriptor (-1 until asked for, before the request is
+    /// sent): an epoll set the caller's event loop polls, so a runtime with a global lock (Python's
+    /// asyncio) is woken by its own poller instead of a callback that must take the lock on
+    /// Courier's thread. It holds `bell`, an eventfd rung where the readable callback is called
+    /// (and cleared by `read`); while a lease is out, also the leased socket (see `ReadLease.watch`),
+    /// so a reader that never waits still reads the socket itself, one copy per byte. Both are
+    /// closed with the pipe.
     private(set) var readableFD: Int32 = -1
+    private var bell: Int32 = -1
     /// Whether a reader is told when to read rather than waiting in `read`.
     private var readerIsTold: Bool { readable != nil || readableFD >= 0 }
 
@@ -93,7 +97,10 @@ final class CBodyPipe: @unchecked Sendable {
     }
 
     deinit {
-        if readableFD >= 0 { close(readableFD) }
+        if readableFD >= 0 {
+            close(readableFD)
+            close(bell)
+        }
         pending.free()
         reading.free()
         for var buffer in retired { buffer.free() }
@@ -106,15 +113,23 @@ final class CBodyPipe: @unchecked Sendable {
     /// The descriptor (made once, before the request is sent; the request is not yet shared).
     func makeReadableFD() throws(CourierError) -> Int32 {
         if readableFD < 0 {
-            readableFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
-            guard readableFD >= 0 else { throw CourierError(.noMemory, "eventfd (no descriptor to be had): \(String(cString: strerror(errno)))") }
+            let set = courier_poll_set_create()
+            let ring = set >= 0 ? eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC)) : -1
+            guard set >= 0, ring >= 0, courier_poll_set_add(set, ring) == 0 else {
+                let reason = String(cString: strerror(errno))
+                if set >= 0 { close(set) }
+                if ring >= 0 { close(ring) }
+                throw CourierError(.noMemory, "no descriptor to be had: \(reason)")
+            }
+            readableFD = set
+            bell = ring
         }
         return readableFD
     }
 
-    /// A reader that waits in `read` may take the socket's reads themselves; one that is told
-    /// through the readable callback never waits there, so it is not offered them (nor is one
-    /// told through the descriptor: `take` checks, since that may be asked for later).
+    /// A reader that waits in `read` may take the socket's reads themselves, and so may one told
+    /// through the descriptor (the socket joins the set it polls); one told through the readable
+    /// callback never waits in `read` and has nothing to poll, so it is not offered them.
     var sink: StreamSink { StreamSink(landing: self, leaseTaker: readable == nil ? self : nil) { [self] bytes in push(bytes) } }
 
     /// Loop thread: keeps the piece (already in place when it landed in the reader's buffer or in
@@ -170,7 +185,7 @@ final class CBodyPipe: @unchecked Sendable {
 
     private func tellReadable() {
         guard let request, !request.isFreed else { return }
-        if readableFD >= 0 { _ = eventfd_write(readableFD, 1) }
+        if bell >= 0 { _ = eventfd_write(bell, 1) }
         guard let (callback, user) = readable else { return }
         callback(borrowedHandle(request), user)
     }
@@ -198,12 +213,22 @@ final class CBodyPipe: @unchecked Sendable {
     func read(into buffer: UnsafeMutableRawPointer, capacity: Int, timeout: Int, resume: () -> Void) -> (Int32, Int) {
         readerLock.withLock { () -> (Int32, Int) in
             let deadline = timeout > 0 ? monotonicNanos() &+ UInt64(timeout) &* 1_000_000 : 0
+            // Cleared before looking: a ring after this is for what comes after the look. Always
+            // (a flag would miss a ring still on its way, and the set would stay readable).
+            if bell >= 0 {
+                var count: eventfd_t = 0
+                _ = eventfd_read(bell, &count)
+            }
             while offset == reading.count {
                 let wait = Self.millisecondsLeft(timeout, deadline)
                 if let lease = state.withLock({ pending.count == 0 ? lease : nil }) {
                     switch lease.read(into: buffer, capacity: capacity, timeoutMillis: wait) {
                     case .bytes(let n): return (COURIER_OK, n)
-                    case .again: return (CourierError.Code.again.c, 0)
+                    case .again:
+                        // (The end is rung on the bell; the socket and the lease's own end wake
+                        // a polling reader through the set.)
+                        state.withLock { armed = true }
+                        return (CourierError.Code.again.c, 0)
                     case .over: state.withLock { if self.lease === lease { self.lease = nil } }
                     }
                     continue
@@ -339,7 +364,8 @@ extension CBodyPipe: ReadLeaseTaker {
     /// here is read (a reader waiting now is woken to do so).
     func take(_ offered: ReadLease) -> Bool {
         state.withLock { () -> Bool in
-            guard ending == nil, lease == nil, !readerIsTold else { return false }
+            guard ending == nil, lease == nil, readable == nil else { return false }
+            if readableFD >= 0, !offered.watch(in: readableFD) { return false }
             lease = offered
             state.signal()
             return true

@@ -426,8 +426,8 @@ static int pull(const char *url, long long expected, const char *path) {
     courier_request_free(request);
     if (rc != COURIER_OK || polled_bytes != expected || polled_agains < 1 || atomic_load(&ready.calls) != polled_agains) return 1;
 
-    /* The same with the readable descriptor in poll() instead of a callback: each AGAIN is owed
-     * one signal, which the eventfd counts. */
+    /* The same with the readable descriptor in poll() instead of a callback (never read: the
+     * read clears it). A long body's socket joins it: the reads that never wait read it. */
     rc = courier_request_create(NULL, "GET", url, &request);
     if (rc != COURIER_OK) return fail("create", rc);
     int fd = 7, again_fd = -1;
@@ -440,7 +440,7 @@ static int pull(const char *url, long long expected, const char *path) {
     struct pulled fd_polled = {0};
     courier_request_send(request, on_pulled, &fd_polled);
     if (courier_request_get_readable_fd(request, &again_fd) != COURIER_E_MISUSE) return fail("a descriptor once sent", 0);
-    long long fd_bytes = 0, signals = 0;
+    long long fd_bytes = 0;
     int fd_agains = 0, poll_failed = 0;
     for (;;) {
         rc = courier_request_read(request, buffer, sizeof buffer, &got, 0);
@@ -448,17 +448,18 @@ static int pull(const char *url, long long expected, const char *path) {
             fd_agains++;
             struct pollfd ask = {.fd = fd, .events = POLLIN};
             if (poll(&ask, 1, 10000) != 1) { poll_failed = 1; break; }
-            uint64_t count = 0;
-            if (read(fd, &count, sizeof count) == (ssize_t)sizeof count) signals += (long long)count;
             continue;
         }
         if (rc != COURIER_OK || got == 0) break;
         fd_bytes += (long long)got;
     }
     while (!atomic_load(&fd_polled.done)) sleep_ms(1);
-    printf("descriptor: read %d, %lld bytes, %d agains, %lld signals, poll failed %d\n", rc, fd_bytes, fd_agains, signals, poll_failed);
+    /* Polled once more after the end: nothing is left to say, so nothing wakes it. */
+    struct pollfd after = {.fd = fd, .events = POLLIN};
+    int quiet_after = poll(&after, 1, 100) == 0;
+    printf("descriptor: read %d, %lld bytes, %d agains, poll failed %d, quiet after %d\n", rc, fd_bytes, fd_agains, poll_failed, quiet_after);
     courier_request_free(request);
-    return rc == COURIER_OK && !poll_failed && fd_bytes == expected && fd_agains >= 1 && signals == fd_agains ? 0 : 1;
+    return rc == COURIER_OK && !poll_failed && quiet_after && fd_bytes == expected && fd_agains >= 1 ? 0 : 1;
 }
 
 int main(int argc, char **argv) {

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import CUV
 import Glibc
 import Testing
 @testable import CourierCore
@@ -70,6 +71,46 @@ struct ReadLeaseTests {
             // An ended lease stays ended and is handed back once.
             #expect(Self.read(lease) == .over(.budgetUsed))
             #expect(returns.value == 1)
+        }
+    }
+
+    /// A reader that never waits polls the set `watch` filled: it wakes for bytes and for a
+    /// revoke; silence counts from its first read that found nothing, the timer wakes it when
+    /// the limit is reached, and that read ends the lease as silent; the set is left empty.
+    @Test func aWatchedLeaseWakesItsPollerAndEndsSilentOnItsTimer() async throws {
+        try await HTTP1ConnectionTests().offTheCooperativePool {
+            func readable(_ set: Int32, within millis: Int32) -> Bool {
+                var ask = pollfd(fd: set, events: Int16(POLLIN), revents: 0)
+                return poll(&ask, 1, millis) == 1
+            }
+            let pair = Pair()
+            defer { pair.close() }
+            let set = courier_poll_set_create()
+            defer { close(set) }
+            let returns = Returns()
+            let lease = Self.lease(on: pair.client, budget: 1 << 20, idleMillis: 300, returns: returns)
+            #expect(lease.watch(in: set))
+            #expect(!lease.watch(in: set), "watched once")
+            #expect(!readable(set, within: 0))
+            pair.send(100)
+            #expect(readable(set, within: 1000), "bytes wake the poller")
+            #expect(Self.read(lease, timeout: 0) == .bytes(100))
+            #expect(Self.read(lease, timeout: 0) == .again)
+            let quietFrom = monotonicNanos()
+            #expect(!readable(set, within: 100), "nothing to say before the limit")
+            #expect(readable(set, within: 2000), "the silence timer wakes the poller")
+            #expect(monotonicNanos() - quietFrom >= 250_000_000)
+            #expect(Self.read(lease, timeout: 0) == .over(.silent))
+            #expect(returns.value == 1)
+            #expect(!readable(set, within: 0), "the ended lease left the set")
+
+            let revoked = Self.lease(on: pair.client, budget: 1 << 20, returns: Returns())
+            #expect(revoked.watch(in: set))
+            #expect(Self.read(revoked, timeout: 0) == .again)
+            revoked.revoke()
+            #expect(readable(set, within: 1000), "a revoke wakes the poller")
+            #expect(Self.read(revoked, timeout: 0) == .over(.revoked))
+            #expect(!readable(set, within: 0))
         }
     }
 

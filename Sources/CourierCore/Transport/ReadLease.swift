@@ -27,6 +27,11 @@ import Glibc
 /// the reads back at any time (`revoke`): a reader waiting in `poll` wakes at once, and a revoked
 /// lease is not handed back (the exchange is over).
 ///
+/// A reader that never waits in `read` (an event loop polling a descriptor) has the socket, the
+/// revoke bell and a silence timer put in its poll set (`watch`): it is woken when there is
+/// something to read, when the loop takes the reads back, and when the idle limit has passed since
+/// its first `read` that found nothing, which then ends the lease as silent.
+///
 /// Threads: `read` is the consumer's, one call at a time; `revoke` and `taken` are the loop's.
 package final class ReadLease: @unchecked Sendable {
     /// Why a lease ended.
@@ -72,6 +77,11 @@ package final class ReadLease: @unchecked Sendable {
     private var silentFor: UInt64 = 0
     /// An end met while filling a buffer: reported by the next read, after the bytes.
     private var deferredEnd: End?
+    /// `watch`'s epoll set and the silence timer in it (-1: the reader waits in `read` instead).
+    private var watchSet: Int32 = -1
+    private var silenceTimer: Int32 = -1
+    /// When a read that does not wait first found nothing since the last byte (0: it has not).
+    private var quietSince: UInt64 = 0
 
     /// Lends the reads of `descriptor` (the connection's socket, left open and untouched) for
     /// `budget` bytes; `returned` is called from the reading thread once the lease ends by itself
@@ -95,6 +105,29 @@ package final class ReadLease: @unchecked Sendable {
 
     deinit {
         if _end == nil { closeDescriptors() }
+    }
+
+    /// Before the lease is handed to its reader: puts the socket, the revoke bell and a silence
+    /// timer in the epoll instance `set`, which the reader's event loop polls instead of waiting in
+    /// `read`. False (nothing added) when the timer or a registration could not be made.
+    package func watch(in set: Int32) -> Bool {
+        lock.withLock { () -> Bool in
+            guard _end == nil, watchSet < 0 else { return false }
+            let timer = courier_timer_create()
+            guard timer >= 0 else { return false }
+            var added: [Int32] = []
+            for descriptor in [socket, wakeup, timer] {
+                guard courier_poll_set_add(set, descriptor) == 0 else {
+                    for done in added { courier_poll_set_remove(set, done) }
+                    close(timer)
+                    return false
+                }
+                added.append(descriptor)
+            }
+            watchSet = set
+            silenceTimer = timer
+            return true
+        }
     }
 
     /// Bytes the reader has taken so far (all of them once the lease has ended).
@@ -127,13 +160,14 @@ package final class ReadLease: @unchecked Sendable {
             let n = recv(socket, buffer, Int(min(UInt64(capacity), left)), Int32(MSG_DONTWAIT))
             if n > 0 {
                 silentFor = 0
+                quietSince = 0
                 return .bytes(fill(buffer, capacity: capacity, after: n, left: left))
             }
             if n == 0 { return .over(conclude(.closed)) }
             let failure = errno
             if failure == EINTR { continue }
             guard failure == EAGAIN || failure == EWOULDBLOCK else { return .over(conclude(.failed(failure))) }
-            if timeoutMillis == 0 { return .again }
+            if timeoutMillis == 0 { return quietRead() }
             switch wait(until: deadline) {
             case .readable: continue
             case .timedOut: return .again
@@ -161,6 +195,19 @@ package final class ReadLease: @unchecked Sendable {
         }
         lock.withLock { _taken &+= UInt64(got) }
         return got
+    }
+
+    /// A read that does not wait found nothing: for a watched lease, silence counts from the first
+    /// such read since the last byte, and the timer wakes the reader when the limit is reached.
+    private func quietRead() -> Read {
+        guard watchSet >= 0, silenceLimit != .max else { return .again }
+        let now = monotonicNanos()
+        if quietSince == 0 { quietSince = now }
+        let quiet = now - quietSince
+        if quiet >= silenceLimit { return .over(conclude(.silent)) }
+        // (Setting the timer also clears an expiry that woke the reader.)
+        courier_timer_set(silenceTimer, silenceLimit - quiet)
+        return .again
     }
 
     private enum Wait {
@@ -203,6 +250,12 @@ package final class ReadLease: @unchecked Sendable {
     }
 
     private func closeDescriptors() {
+        if watchSet >= 0 {
+            // (Out of the set before closing: the loop's own descriptor keeps the socket open,
+            // and a closed duplicate would stay registered and keep waking the reader.)
+            for descriptor in [socket, wakeup, silenceTimer] { courier_poll_set_remove(watchSet, descriptor) }
+            close(silenceTimer)
+        }
         close(socket)
         close(wakeup)
     }

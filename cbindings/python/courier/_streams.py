@@ -198,18 +198,19 @@ class StreamedResponse:
     for ``iter_bytes()``; for ``aiter_bytes()`` a call that never waits, and when nothing is there,
     an await on the request's readable descriptor, which asyncio's own poller watches: Courier's
     thread then never runs Python (a callback there would take the GIL once per wait, stalling
-    the socket reads behind the coroutines that hold it)."""
+    the socket reads behind the coroutines that hold it), and for the rest of a long plain-HTTP
+    body the descriptor watches the socket itself, which the read then takes straight into the
+    piece (one copy of each byte, as ``iter_bytes()``)."""
 
     #: The most one piece holds (this object's buffer for courier_request_read).
     BUFFER = 256 << 10
     #: Bytes that wait in the library before the socket is paused (a reader slower than the
     #: network pauses and resumes the transfer once per that many bytes, each a thread hand-off).
     #: iter_bytes() waits in courier_request_read, which lends the piece being made to the socket
-    #: reads: what waits in the library hardly matters then (1 GiB: the same CPU with 256 KiB as
-    #: with 1 MiB, and 1.4 MiB less resident). aiter_bytes() never waits there, so every byte
-    #: passes through the library's buffer: 1 MiB costs 5% less CPU than 256 KiB for 1.3 MiB more.
+    #: reads, and both readers read a long body's socket themselves: what waits in the library
+    #: hardly matters then (1 GiB: the same CPU with 256 KiB as with 1 MiB, and 1.4 MiB less
+    #: resident for iter_bytes(); aiter_bytes() the same CPU and peak either way).
     WAITING = 256 << 10
-    WAITING_ASYNC = 1 << 20
 
     def __init__(self, engine, handle, asynchronous):
         from . import _free_request
@@ -236,8 +237,7 @@ class StreamedResponse:
         self._on_head_c = _native.HEAD_FN(self._on_head)
         self._done = _native.DONE_FN(self._on_done)
         self._fd = -1
-        waiting = self.WAITING_ASYNC if asynchronous else self.WAITING
-        engine_check = lib.courier_request_set_body_reader(handle, waiting, _native.READABLE_FN(), None)
+        engine_check = lib.courier_request_set_body_reader(handle, self.WAITING, _native.READABLE_FN(), None)
         if engine_check == 0 and asynchronous:
             fd = ctypes.c_int(-1)
             engine_check = lib.courier_request_get_readable_fd(handle, ctypes.byref(fd))
@@ -274,10 +274,7 @@ class StreamedResponse:
     # Event loop thread
 
     def _on_readable(self):
-        try:
-            os.read(self._fd, 8)
-        except BlockingIOError:
-            pass
+        # (The next read clears the descriptor.)
         self._ready.set()
 
     def _unwatch(self):

@@ -317,6 +317,38 @@ class Downloads(unittest.TestCase):
         self.assertEqual(bytes(got), blob(3_000_000)[:1_000_000])
         self.assertLess(waited, 10.0, "the read deadline, not the server's 30 s of silence")
 
+    def test_async_silence_in_a_long_body_is_a_read_timeout(self):
+        # The async reader reads a long body's socket itself (it joins the descriptor asyncio
+        # polls): silence there is still the idle deadline, and a reset still a reset.
+        async def main(path, idle):
+            with courier.Engine(STREAM) as engine:
+                async with engine.stream_async("GET", path, timeouts={"idle": idle}) as response:
+                    got = bytearray()
+                    started = time.monotonic()
+                    try:
+                        async for chunk in response.aiter_bytes():
+                            got += chunk
+                    except courier.CourierError as error:
+                        return bytes(got), error, time.monotonic() - started
+            return bytes(got), None, 0.0
+        got, error, waited = asyncio.run(main("/blob/3000000?stall=1000000", 0.5))
+        self.assertIsInstance(error, courier.ReadTimeout)
+        self.assertEqual(got, blob(3_000_000)[:1_000_000])
+        self.assertLess(waited, 10.0, "the read deadline, not the server's 30 s of silence")
+        got, error, _ = asyncio.run(main("/blob/3000000?cut=1500000&reset=1", 30))
+        self.assertIn(error.code & 0xFF, (9, 11))  # CONNECTION_RESET, or TRUNCATED_BODY
+        self.assertLessEqual(len(got), 1_500_000)
+        self.assertEqual(got, blob(3_000_000)[:len(got)])
+        # A long body read whole, then the connection is reused.
+        async def whole():
+            with courier.Engine(STREAM) as engine:
+                async with engine.stream_async("GET", "/blob/8000000?seed=lease") as response:
+                    body = b"".join([chunk async for chunk in response.aiter_bytes()])
+                return body, engine.get("/blob/10").reused_connection
+        body, reused = asyncio.run(whole())
+        self.assertEqual(hashlib.sha256(body).hexdigest(), hashlib.sha256(blob(8_000_000, "lease")).hexdigest())
+        self.assertTrue(reused, "the connection went back to the pool after the body")
+
     def test_a_signal_interrupts_a_reader_waiting_in_a_long_body(self):
         import signal
 
