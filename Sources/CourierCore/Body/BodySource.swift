@@ -25,6 +25,13 @@ package protocol BodySource: AnyObject {
     /// The exchange no longer needs the body (finished, failed, answered early): release files
     /// and producers. Idempotent.
     func close()
+    /// The file whose unread rest is what comes next (a file body, a form's file part being sent),
+    /// for sending it with sendfile instead of `read`; nil otherwise.
+    var nextFile: FileBodySource? { get }
+}
+
+extension BodySource {
+    package var nextFile: FileBodySource? { nil }
 }
 
 /// A body producer handed to a request (`RequestBody.stream`): its length when known, and how to

@@ -72,6 +72,28 @@ package final class FileBodySource: BodySource {
         return .bytes(UnsafeRawBufferPointer(start: memory.baseAddress, count: want))
     }
 
+    package var nextFile: FileBodySource? { remaining > 0 && fd >= 0 ? self : nil }
+
+    /// The descriptor, for sending the rest with sendfile (see `sentElsewhere`).
+    package var descriptor: Int32 { fd }
+
+    /// Before `count` of the remaining bytes go out some other way: when they would be the last,
+    /// the check `read` makes (a file that grew would go out cut at its old length as if whole).
+    package func checkBeforeSending(_ count: Int) -> CourierError? {
+        guard UInt64(count) >= remaining else { return nil }
+        var info = stat()
+        if fstat(fd, &info) == 0, UInt64(info.st_size) != length {
+            return CourierError(.fileRead, "\(path): the file changed size while being sent")
+        }
+        return nil
+    }
+
+    /// `count` bytes went out from the file's offset (which moved as far).
+    package func sentElsewhere(_ count: Int) { remaining -= UInt64(count) }
+
+    /// The file ended before its admitted length.
+    package var shrank: CourierError { CourierError(.fileRead, "\(path): the file shrank while being sent") }
+
     package func close() {
         if fd >= 0 { Glibc.close(fd) }
         fd = -1

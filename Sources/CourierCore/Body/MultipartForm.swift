@@ -253,6 +253,8 @@ final class MultipartBodySource: BodySource {
         return .end
     }
 
+    var nextFile: FileBodySource? { failure == nil ? file?.nextFile : nil }
+
     func close() {
         file?.close()
         file = nil

@@ -265,6 +265,9 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
                 armRateTimer(after: wait)
                 return
             }
+            if let file = source.nextFile, !transfer.requestBodyChunked, transfer._options.sendRateLimit == 0 {
+                guard sendFilePiece(file, transfer: transfer) else { continue }
+            }
             switch source.read() {
             case .bytes(let piece):
                 writeBodyPiece(piece, transfer: transfer)
@@ -294,6 +297,39 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
                 perform(machine.abort(error))
             }
         } while pumpAgain
+    }
+
+    /// The next part of a file body straight from the page cache (`ByteStream.sendFile`): as much
+    /// as the socket takes, counted and reported as a write. False when it did something (sent,
+    /// failed): pump again, or stop; true when the piece must go the usual way (the socket is
+    /// full: that piece's completion is the wake; or the stream cannot).
+    private func sendFilePiece(_ file: FileBodySource, transfer: Transfer) -> Bool {
+        let left = transfer.requestBodyLength - bodyPayloadHanded
+        let want = Int(min(file.remaining, left, 1 << 30))
+        guard want > 0 else { return true }
+        if let problem = file.checkBeforeSending(want) {
+            closeBodySource()
+            perform(machine.abort(problem))
+            return false
+        }
+        switch stream.sendFile(file.descriptor, count: want) {
+        case .sent(let n):
+            file.sentElsewhere(n)
+            bodyPayloadHanded += UInt64(n)
+            let final = bodyPayloadHanded == transfer.requestBodyLength
+            if final { closeBodySource() }
+            pumpAgain = !final
+            streamDidWrite(n, final: final)
+            return false
+        case .endOfFile:
+            closeBodySource()
+            perform(machine.abort(file.shrank))
+            return false
+        case .failed:
+            return false
+        case .full, .unavailable:
+            return true
+        }
     }
 
     private func writeBodyPiece(_ piece: UnsafeRawBufferPointer, transfer: Transfer) {

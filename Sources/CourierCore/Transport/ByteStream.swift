@@ -46,6 +46,24 @@ package protocol ByteStream: AnyObject {
     /// bytes on it are the plaintext (no TLS), it is open and reading, and nothing waits to be
     /// written.
     var leasableSocket: Int32? { get }
+    /// Up to `count` bytes of the regular file `file`, from its offset, sent straight from the page
+    /// cache (sendfile: no copy through memory of ours). Not reported to the delegate: the caller
+    /// counts them and reports them as a write. Only between writes (nothing queued).
+    func sendFile(_ file: Int32, count: Int) -> FileSend
+}
+
+/// What one `sendFile` did.
+package enum FileSend: Equatable {
+    /// That many bytes went (the file's offset moved as far).
+    case sent(Int)
+    /// The socket takes nothing now: send a piece the usual way (its completion is the wake).
+    case full
+    /// The file had no bytes left at its offset.
+    case endOfFile
+    /// This stream cannot (TLS, a write queued): send the usual way.
+    case unavailable
+    /// The socket failed (the stream reported it as it reports a failed write).
+    case failed
 }
 
 extension ByteStream {
@@ -53,6 +71,7 @@ extension ByteStream {
     package var peerCertificates: [CertificateInfo] { [] }
     package var localAddress: SocketAddress? { nil }
     package var leasableSocket: Int32? { nil }
+    package func sendFile(_ file: Int32, count: Int) -> FileSend { .unavailable }
 }
 
 /// What a byte stream reports to its owner.

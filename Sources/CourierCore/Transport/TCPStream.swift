@@ -325,6 +325,25 @@ package final class TCPStream: ByteStream {
         return fd
     }
 
+    package func sendFile(_ file: Int32, count: Int) -> FileSend {
+        guard !closed, connected, writesInFlight == 0, let handle else { return .unavailable }
+        var fd: uv_os_fd_t = -1
+        guard uv_fileno(UnsafeMutablePointer<uv_handle_t>(OpaquePointer(handle)), &fd) == 0 else { return .unavailable }
+        while true {
+            let n = Glibc.sendfile(fd, file, nil, count)
+            if n > 0 { return .sent(n) }
+            if n == 0 { return .endOfFile }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK: return .full
+            case EINVAL, ENOSYS, EOPNOTSUPP: return .unavailable
+            default:
+                broke(CourierError(.sendFailed, String(cString: strerror(errno))))
+                return .failed
+            }
+        }
+    }
+
     // MARK: - Reading
 
     // The callbacks borrow the stream (`_withUnsafeGuaranteedRef`: no retain and release per

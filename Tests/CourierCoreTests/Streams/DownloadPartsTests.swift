@@ -117,6 +117,53 @@ struct DownloadPartsTests {
         #expect(error.code == .fileRead)
     }
 
+    /// The rest of a file offered to sendfile: the same growth check before the last bytes as
+    /// `read` makes, the count kept, and nothing offered once sent.
+    @Test func aFileSentElsewhereKeepsItsCountAndItsChecks() throws {
+        let path = FileManager_temporaryFile(contents: [1, 2, 3, 4, 5, 6])
+        defer { unlink(path) }
+        let source = try FileBodySource.open(path: path, length: 6).get()
+        #expect(source.nextFile === source)
+        #expect(source.checkBeforeSending(4) == nil, "not the last bytes: no check yet")
+        #expect(source.checkBeforeSending(6) == nil, "the last bytes of a file of the admitted size")
+        var moved: off_t = 0
+        #expect(lseek(source.descriptor, 4, SEEK_SET) == 4)
+        source.sentElsewhere(4)
+        #expect(source.remaining == 2)
+        _ = FileManager_temporaryFile(contents: [1, 2, 3, 4, 5, 6, 7], at: path)
+        #expect(source.checkBeforeSending(2)?.code == .fileRead, "a file that grew is not sent cut at its old length")
+        moved = lseek(source.descriptor, 0, SEEK_CUR)
+        #expect(moved == 4, "the check does not move the offset")
+        source.sentElsewhere(2)
+        #expect(source.nextFile == nil)
+        #expect(source.shrank.code == .fileRead)
+    }
+
+    /// A form offers its file part to sendfile once the part is open (its first piece read), and
+    /// never its heads.
+    @Test func aFormOffersOnlyTheFilePartBeingSent() throws {
+        let path = FileManager_temporaryFile(contents: [UInt8](repeating: 9, count: 200_000))
+        defer { unlink(path) }
+        var form = MultipartForm()
+        form.addField("a", value: "b")
+        form.addFile(path, forKey: "f")
+        let source = MultipartBodySource(form: form, length: try form.length().get())
+        #expect(source.nextFile == nil)
+        guard case .array = source.read() else {
+            Issue.record("the heads before the file")
+            return
+        }
+        #expect(source.nextFile == nil, "the file is not open yet")
+        guard case .bytes(let first) = source.read() else {
+            Issue.record("the file's first piece")
+            return
+        }
+        #expect(first.count == FileBodySource.pieceSize)
+        #expect(source.nextFile?.remaining == UInt64(200_000 - FileBodySource.pieceSize))
+        source.close()
+        #expect(source.nextFile == nil)
+    }
+
     @Test func aPartialFileShorterThanItsRecordIsNotMovedIntoPlace() throws {
         let directory = "/tmp/courier-short-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         mkdir(directory, 0o755)
