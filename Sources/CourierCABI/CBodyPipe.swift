@@ -81,8 +81,8 @@ final class CBodyPipe: @unchecked Sendable {
     /// closed with the pipe.
     private(set) var readableFD: Int32 = -1
     private var bell: Int32 = -1
-    /// Whether a reader is told when to read rather than waiting in `read`.
-    private var readerIsTold: Bool { readable != nil || readableFD >= 0 }
+    /// Under `state`: the bell was rung and not yet cleared (see `takeArmed`).
+    private var rung = false
 
     /// The reading thread's side: one reader at a time (`reading` is its chunk, read up to
     /// `offset`); the lock makes two threads reading at once safe, if pointless.
@@ -176,17 +176,31 @@ final class CBodyPipe: @unchecked Sendable {
         if notify { tellReadable() }
     }
 
-    /// Under the lock: whether the readable callback is owed a call (it is then no longer).
+    /// Under the lock: whether the readable callback is owed a call (it is then no longer). The
+    /// bell rings here, under the lock, and `read` clears it under the lock: where it says AGAIN,
+    /// in the section that found nothing (a later ring announces what it has not seen), and after
+    /// anything else it returns (its caller reads again before it waits). So no ring outlives
+    /// what it announced, and the descriptor is quiet once the end has been read.
     private func takeArmed() -> Bool {
         guard armed else { return false }
         armed = false
-        return readerIsTold
+        if bell >= 0 {
+            _ = eventfd_write(bell, 1)
+            rung = true
+        }
+        return readable != nil
+    }
+
+    /// Under the lock: the bell's ring read away.
+    private func clearRing() {
+        guard rung else { return }
+        rung = false
+        var count: eventfd_t = 0
+        _ = eventfd_read(bell, &count)
     }
 
     private func tellReadable() {
-        guard let request, !request.isFreed else { return }
-        if bell >= 0 { _ = eventfd_write(bell, 1) }
-        guard let (callback, user) = readable else { return }
+        guard let (callback, user) = readable, let request, !request.isFreed else { return }
         callback(borrowedHandle(request), user)
     }
 
@@ -211,14 +225,14 @@ final class CBodyPipe: @unchecked Sendable {
     /// (COURIER_E_AGAIN, 0) when `timeout` milliseconds (0: none, negative: for ever) passed with
     /// nothing to read. `resume` resumes the paused transfer (called without a lock held).
     func read(into buffer: UnsafeMutableRawPointer, capacity: Int, timeout: Int, resume: () -> Void) -> (Int32, Int) {
+        let result = readFromLock(into: buffer, capacity: capacity, timeout: timeout, resume: resume)
+        if bell >= 0, result.0 != CourierError.Code.again.c { state.withLock { clearRing() } }
+        return result
+    }
+
+    private func readFromLock(into buffer: UnsafeMutableRawPointer, capacity: Int, timeout: Int, resume: () -> Void) -> (Int32, Int) {
         readerLock.withLock { () -> (Int32, Int) in
             let deadline = timeout > 0 ? monotonicNanos() &+ UInt64(timeout) &* 1_000_000 : 0
-            // Cleared before looking: a ring after this is for what comes after the look. Always
-            // (a flag would miss a ring still on its way, and the set would stay readable).
-            if bell >= 0 {
-                var count: eventfd_t = 0
-                _ = eventfd_read(bell, &count)
-            }
             while offset == reading.count {
                 let wait = Self.millisecondsLeft(timeout, deadline)
                 if let lease = state.withLock({ pending.count == 0 ? lease : nil }) {
@@ -227,7 +241,10 @@ final class CBodyPipe: @unchecked Sendable {
                     case .again:
                         // (The end is rung on the bell; the socket and the lease's own end wake
                         // a polling reader through the set.)
-                        state.withLock { armed = true }
+                        state.withLock {
+                            armed = true
+                            clearRing()
+                        }
                         return (CourierError.Code.again.c, 0)
                     case .over: state.withLock { if self.lease === lease { self.lease = nil } }
                     }
@@ -284,6 +301,7 @@ final class CBodyPipe: @unchecked Sendable {
             if lease != nil { return (.leased, false) }
             if timeout == 0 {
                 armed = true
+                clearRing()
                 return (.stop(CourierError.Code.again.c), false)
             }
             zone = PipeBuffer(borrowing: buffer, capacity: capacity)
@@ -295,6 +313,7 @@ final class CBodyPipe: @unchecked Sendable {
             if pending.count == 0, ending == nil, lease != nil { return (.leased, false) }
             if !woken, pending.count == 0, ending == nil {
                 armed = true
+                clearRing()
                 return (.stop(CourierError.Code.again.c), false)
             }
         }
