@@ -82,7 +82,10 @@ struct ChainAndGroupTests {
     @Test func cancellingAChainCancelsItsStepAndStartsNoOther() async throws {
         let api = engine()
         let last = api.operation(path: "/status")
-        let chain = OperationChain([api.operation(path: "/slow", params: ["ms": "5000"]), last])
+        // A step far longer than the cancel's way here: on a loaded two-core machine the
+        // cooperative pool can stall this task for seconds, and a 5 s step once finished before
+        // the cancel arrived (a cancel that is lost still fails the test, a minute later).
+        let chain = OperationChain([api.operation(path: "/slow", params: ["ms": "60000"]), last])
         let task = Task { await chain.run() }
         try await Task.sleep(for: .milliseconds(200))
         task.cancel()
