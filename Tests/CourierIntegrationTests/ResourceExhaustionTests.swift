@@ -66,7 +66,10 @@ struct ResourceExhaustionTests {
 
     @Test func runningOutOfDescriptorsFailsSomeRequestsAndServiceRecovers() async throws {
         let bin = try await CExamples.shared.directory()
-        let run = try await runProcess(bin + "/scenarios", ["descriptors", s.nginx + "/small"])
+        // Each answer held 300 ms, so the sixteen are in flight at once and each needs a connection
+        // of its own (from nginx's instant answers a loaded run could send them one after another
+        // through the one kept-alive connection, and none needed a descriptor).
+        let run = try await runProcess(bin + "/scenarios", ["descriptors", s.scripted + "/slow?ms=300"])
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
     }
 
