@@ -191,6 +191,13 @@ final class CBodyPipe: @unchecked Sendable {
         return readable != nil
     }
 
+    /// Under the lock, in the section that found nothing to read: a call is owed when something
+    /// comes, and a ring from before is for what this read has already seen.
+    private func armForAgain() {
+        armed = true
+        clearRing()
+    }
+
     /// Under the lock: the bell's ring read away.
     private func clearRing() {
         guard rung else { return }
@@ -225,12 +232,13 @@ final class CBodyPipe: @unchecked Sendable {
     /// (COURIER_E_AGAIN, 0) when `timeout` milliseconds (0: none, negative: for ever) passed with
     /// nothing to read. `resume` resumes the paused transfer (called without a lock held).
     func read(into buffer: UnsafeMutableRawPointer, capacity: Int, timeout: Int, resume: () -> Void) -> (Int32, Int) {
-        let result = readFromLock(into: buffer, capacity: capacity, timeout: timeout, resume: resume)
+        let result = readPiece(into: buffer, capacity: capacity, timeout: timeout, resume: resume)
         if bell >= 0, result.0 != CourierError.Code.again.c { state.withLock { clearRing() } }
         return result
     }
 
-    private func readFromLock(into buffer: UnsafeMutableRawPointer, capacity: Int, timeout: Int, resume: () -> Void) -> (Int32, Int) {
+    /// `read` itself, one reader at a time.
+    private func readPiece(into buffer: UnsafeMutableRawPointer, capacity: Int, timeout: Int, resume: () -> Void) -> (Int32, Int) {
         readerLock.withLock { () -> (Int32, Int) in
             let deadline = timeout > 0 ? monotonicNanos() &+ UInt64(timeout) &* 1_000_000 : 0
             while offset == reading.count {
@@ -241,10 +249,7 @@ final class CBodyPipe: @unchecked Sendable {
                     case .again:
                         // (The end is rung on the bell; the socket and the lease's own end wake
                         // a polling reader through the set.)
-                        state.withLock {
-                            armed = true
-                            clearRing()
-                        }
+                        state.withLock { armForAgain() }
                         return (CourierError.Code.again.c, 0)
                     case .over: state.withLock { if self.lease === lease { self.lease = nil } }
                     }
@@ -300,8 +305,7 @@ final class CBodyPipe: @unchecked Sendable {
             }
             if lease != nil { return (.leased, false) }
             if timeout == 0 {
-                armed = true
-                clearRing()
+                armForAgain()
                 return (.stop(CourierError.Code.again.c), false)
             }
             zone = PipeBuffer(borrowing: buffer, capacity: capacity)
@@ -312,8 +316,7 @@ final class CBodyPipe: @unchecked Sendable {
             if inPlace > 0 { return (.inPlace(inPlace), false) }
             if pending.count == 0, ending == nil, lease != nil { return (.leased, false) }
             if !woken, pending.count == 0, ending == nil {
-                armed = true
-                clearRing()
+                armForAgain()
                 return (.stop(CourierError.Code.again.c), false)
             }
         }

@@ -58,17 +58,11 @@ package final class FileBodySource: BodySource {
                 if errno == EINTR { continue }
                 return .failed(CourierError(.fileRead, "\(path): \(String(cString: strerror(errno)))"))
             }
-            if n == 0 { return .failed(CourierError(.fileRead, "\(path): the file shrank while being sent")) }
+            if n == 0 { return .failed(shrank) }
             filled += n
         }
         remaining -= UInt64(want)
-        if remaining == 0 {
-            // A file that grew while being sent would go out cut at its old length as if whole.
-            var info = stat()
-            if fstat(fd, &info) == 0, UInt64(info.st_size) != length {
-                return .failed(CourierError(.fileRead, "\(path): the file changed size while being sent"))
-            }
-        }
+        if remaining == 0, let changed = sizeChanged() { return .failed(changed) }
         return .bytes(UnsafeRawBufferPointer(start: memory.baseAddress, count: want))
     }
 
@@ -80,12 +74,15 @@ package final class FileBodySource: BodySource {
     /// Before `count` of the remaining bytes go out some other way: when they would be the last,
     /// the check `read` makes (a file that grew would go out cut at its old length as if whole).
     package func checkBeforeSending(_ count: Int) -> CourierError? {
-        guard UInt64(count) >= remaining else { return nil }
+        UInt64(count) >= remaining ? sizeChanged() : nil
+    }
+
+    /// Before the last bytes go out: a file that grew would go out cut at its old length as if
+    /// whole.
+    private func sizeChanged() -> CourierError? {
         var info = stat()
-        if fstat(fd, &info) == 0, UInt64(info.st_size) != length {
-            return CourierError(.fileRead, "\(path): the file changed size while being sent")
-        }
-        return nil
+        guard fstat(fd, &info) == 0, UInt64(info.st_size) != length else { return nil }
+        return CourierError(.fileRead, "\(path): the file changed size while being sent")
     }
 
     /// `count` bytes went out from the file's offset (which moved as far).

@@ -489,19 +489,11 @@ package struct HTTP1ConnectionStateMachine: Sendable {
                 let (sum, overflow) = exchange.lastRead.addingReportingOverflow(exchange.deadlines.idleLimit)
                 return min(exchange.deadlines.total, overflow ? .max : sum)
             }
-            return Self.flowDeadline(exchange, flow)
+            let deadline = min(exchange.deadlines.total, Self.responseDeadline(exchange, flow))
+            return flow.awaitingContinue ? min(deadline, flow.continueDeadline) : deadline
         case .closed:
             return .max
         }
-    }
-
-    /// `nextDeadline` for an exchange with a body or a paused reader. Inlined where the timer is
-    /// armed, as the rest of `nextDeadline` (a call would make the caller copy the exchange out
-    /// of the machine every time, for the plain path too: +140 instructions per request).
-    @inline(__always)
-    private static func flowDeadline(_ exchange: Exchange, _ flow: Flow) -> UInt64 {
-        let deadline = min(exchange.deadlines.total, responseDeadline(exchange, flow))
-        return flow.awaitingContinue ? min(deadline, flow.continueDeadline) : deadline
     }
 
     /// The timer fired at `now`: which deadline, if any, passed. `bodyBytes` only words the
@@ -526,8 +518,6 @@ package struct HTTP1ConnectionStateMachine: Sendable {
                     error = CourierError(.idleTimeout, "the server stopped reading the request body")
                 } else if exchange.responseStarted {
                     error = CourierError(.idleTimeout, "after \(bodyBytes) body bytes")
-                } else if flow.hasBody, !exchange.requestSent {
-                    error = CourierError(.idleTimeout, "the server stopped reading the request body")
                 } else {
                     error = CourierError(.firstByteTimeout)
                 }
@@ -548,7 +538,9 @@ package struct HTTP1ConnectionStateMachine: Sendable {
     /// Before the first byte, the first-byte deadline (or, while a body goes out, the last write
     /// plus the idle limit); after it, the later of the last read and (for a request with a body)
     /// the last write, plus the idle limit; none while the consumer has paused reading or the
-    /// body waits for its producer.
+    /// body waits for its producer. Inlined where the timer is armed, as the rest of
+    /// `nextDeadline` (a call makes the caller copy the exchange out of the machine on every
+    /// rearm, for the plain path too: +140 instructions per request).
     @inline(__always)
     private static func responseDeadline(_ exchange: Exchange, _ flow: Flow) -> UInt64 {
         if flow.awaitingProducer { return .max }

@@ -318,17 +318,21 @@ package final class TCPStream: ByteStream {
         }
     }
 
-    package var leasableSocket: Int32? {
-        guard !closed, connected, tunnel == nil, writesInFlight == 0, !readingPaused, let handle else { return nil }
+    /// The socket's descriptor, nil once the handle is gone.
+    private var socketDescriptor: Int32? {
+        guard let handle else { return nil }
         var fd: uv_os_fd_t = -1
         guard uv_fileno(UnsafeMutablePointer<uv_handle_t>(OpaquePointer(handle)), &fd) == 0 else { return nil }
         return fd
     }
 
+    package var leasableSocket: Int32? {
+        guard !closed, connected, tunnel == nil, writesInFlight == 0, !readingPaused else { return nil }
+        return socketDescriptor
+    }
+
     package func sendFile(_ file: Int32, count: Int) -> FileSend {
-        guard !closed, connected, writesInFlight == 0, let handle else { return .unavailable }
-        var fd: uv_os_fd_t = -1
-        guard uv_fileno(UnsafeMutablePointer<uv_handle_t>(OpaquePointer(handle)), &fd) == 0 else { return .unavailable }
+        guard !closed, connected, writesInFlight == 0, let fd = socketDescriptor else { return .unavailable }
         while true {
             let n = Glibc.sendfile(fd, file, nil, count)
             if n > 0 { return .sent(n) }
@@ -389,7 +393,7 @@ package final class TCPStream: ByteStream {
         landingInUse = nil
         if arrayRead {
             arrayRead = false
-            if nread > 0, let base { readIntoArray(first: base.pointee, landing: landing) } else { receive(nread, at: base) }
+            if nread > 0, let base { readIntoArray(first: base, landing: landing) } else { receive(nread, at: base) }
         } else {
             receive(nread, at: base)
         }
@@ -399,18 +403,17 @@ package final class TCPStream: ByteStream {
     /// After libuv's one byte: an array sized to what the socket holds (FIONREAD, up to the
     /// consumer's bound) takes the byte and the rest, and goes up whole. A failure of this `recv`
     /// (a reset that came between the two reads: the socket tells it once) is reported after the
-    /// bytes, as libuv reports its own; an end it met is libuv's to find at its next read.
+    /// bytes, as libuv reports its own; an end it met is libuv's to find at its next read. (No
+    /// descriptor: the byte goes up alone.)
     @inline(never)
-    private func readIntoArray(first: CChar, landing: ReadLanding) {
-        guard let handle else { return }
-        var fd: uv_os_fd_t = -1
-        uv_fileno(UnsafeMutablePointer<uv_handle_t>(OpaquePointer(handle)), &fd)
+    private func readIntoArray(first: UnsafeMutablePointer<CChar>, landing: ReadLanding) {
+        guard let fd = socketDescriptor else { return receive(1, at: first) }
         var queued: Int32 = 0
         if ioctl(fd, UInt(FIONREAD), &queued) != 0 { queued = 0 }
         let capacity = max(1, min(landing.readArrayCapacity, 1 + Int(queued)))
         var failure: Int32 = 0
         let array = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
-            buffer[0] = UInt8(bitPattern: first)
+            buffer[0] = UInt8(bitPattern: first.pointee)
             count = 1
             guard capacity > 1 else { return }
             let more = recv(fd, buffer.baseAddress! + 1, capacity - 1, Int32(MSG_DONTWAIT))

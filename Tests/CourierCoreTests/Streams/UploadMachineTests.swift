@@ -19,6 +19,18 @@ struct UploadMachineTests {
         return nil
     }
 
+    /// The upload's own silence: our writes stopped going out.
+    static let stoppedReading = Machine.Action.failRequest(CourierError(.idleTimeout, "the server stopped reading the request body"), replay: false)
+
+    /// Records `what` unless `action` fails the request with an idle timeout.
+    func expectIdleTimeout(_ action: Machine.Action, _ what: Comment) {
+        guard case .failRequest(let error, _) = action else {
+            Issue.record(what)
+            return
+        }
+        #expect(error.code == .idleTimeout)
+    }
+
     @Test func aHundredReleasesTheHeldBody() {
         var m = connected()
         #expect(m.sendRequest(replayable: false, deadlines: Deadlines(firstByte: 60_000)) == .writeRequest)
@@ -89,11 +101,7 @@ struct UploadMachineTests {
         // The body is out at 3,000 ms: the server's answer may take the idle limit from there.
         #expect(m.requestWritten() == .none)
         #expect(m.timerFired(now: 3_999, bodyBytes: 0) == .none)
-        guard case .failRequest(let error, _) = m.timerFired(now: 4_000, bodyBytes: 0) else {
-            Issue.record("silence after the body did not fail")
-            return
-        }
-        #expect(error.code == .idleTimeout)
+        expectIdleTimeout(m.timerFired(now: 4_000, bodyBytes: 0), "silence after the body did not fail")
     }
 
     /// Our writes stop after a 100 (the server stopped reading): the upload's own failure.
@@ -104,8 +112,7 @@ struct UploadMachineTests {
         _ = m.bytesReceived(now: 100)
         _ = m.informationalReceived(status: 100)
         m.bodyBytesWritten(now: 200)
-        #expect(m.timerFired(now: 1_200, bodyBytes: 0)
-                == .failRequest(CourierError(.idleTimeout, "the server stopped reading the request body"), replay: false))
+        #expect(m.timerFired(now: 1_200, bodyBytes: 0) == Self.stoppedReading)
     }
 
     /// A producer with nothing yet is the caller's pace: no silence deadline runs while it waits
@@ -126,8 +133,7 @@ struct UploadMachineTests {
             m.producerWaits(false, now: 30_000)
             #expect(m.nextDeadline == 31_000, "after a 100: \(afterHundred)")
             #expect(m.timerFired(now: 30_999, bodyBytes: 0) == .none)
-            #expect(m.timerFired(now: 31_000, bodyBytes: 0)
-                    == .failRequest(CourierError(.idleTimeout, "the server stopped reading the request body"), replay: false))
+            #expect(m.timerFired(now: 31_000, bodyBytes: 0) == Self.stoppedReading)
         }
         var m = connected()
         _ = m.sendRequest(replayable: false, deadlines: Deadlines(total: 5_000, firstByte: 500, idleLimit: 1_000))
@@ -140,11 +146,7 @@ struct UploadMachineTests {
         var m = connected()
         _ = m.sendRequest(replayable: false, deadlines: Deadlines(firstByte: 500, idleLimit: 1_000))
         m.bodyFollows(Machine.Flow(), now: 0)
-        guard case .failRequest(let error, _) = m.timerFired(now: 1_000, bodyBytes: 0) else {
-            Issue.record("a stalled upload did not fail")
-            return
-        }
-        #expect(error.code == .idleTimeout)
+        expectIdleTimeout(m.timerFired(now: 1_000, bodyBytes: 0), "a stalled upload did not fail")
     }
 
     @Test func pausedReadingSuspendsReadDeadlinesButNotTheTotal() {
