@@ -57,7 +57,7 @@ let package = Package(
         // `make demo`: the library half of the demonstration.
         .executableTarget(name: "courier-demo", dependencies: ["Courier"]),
 
-        .testTarget(name: "CourierCoreTests", dependencies: ["CourierCore", "CZlib", "CourierFuzzing"]),
+        .testTarget(name: "CourierCoreTests", dependencies: ["CourierCore", "CZlib", "COpenSSL", "CourierFuzzing"]),
         .testTarget(name: "CourierIntegrationTests", dependencies: ["Courier", "CourierCore", "courier", "CourierCABI", "CourierHeader",
                                                                   "CourierFoundation"]),
     ]

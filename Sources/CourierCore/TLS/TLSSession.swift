@@ -81,16 +81,25 @@ package final class TLSSession {
 
     /// Advances the handshake with `ciphertext` (empty to start it). On `.done` the peer has
     /// passed every check this configuration asks for.
+    ///
+    /// OpenSSL reads one record at a time and stops at the handshake's last message, so on `.done`
+    /// whatever followed it in `ciphertext` is still unread: the caller reads it as records
+    /// (`readPlaintext`) before the buffer goes away. Go's crypto/tls sends its session ticket
+    /// in the same flight as its Finished; dropping it shifted the record sequence numbers and
+    /// failed the next record's MAC.
     package func handshake(_ ciphertext: UnsafeRawBufferPointer) -> HandshakeProgress {
         incoming = ciphertext
-        defer { incoming = UnsafeRawBufferPointer(start: nil, count: 0) }
         ERR_clear_error()
         let status = SSL_do_handshake(ssl)
         if status == 1 {
             handshakeDone = true
-            if let error = evaluateTrust() { return .failed(error) }
+            if let error = evaluateTrust() {
+                incoming = UnsafeRawBufferPointer(start: nil, count: 0)
+                return .failed(error)
+            }
             return .done
         }
+        incoming = UnsafeRawBufferPointer(start: nil, count: 0)
         let reason = SSL_get_error(ssl, status)
         if reason == SSL_ERROR_WANT_READ || reason == SSL_ERROR_WANT_WRITE { return .inProgress }
         return .failed(handshakeError())

@@ -136,8 +136,9 @@ package final class TLSStream: ByteStream, ByteStreamDelegate {
             tlsTimings.tlsEnd = monotonicNanos()
             tlsTimings.tlsResumed = tls.resumed
             delegate?.streamDidOpen()
-            // Anything after the handshake in the same read (a session ticket) is processed now.
-            if !closed { readRecords() }
+            // Records after the handshake in the same read (Go sends its session ticket with
+            // its Finished) are still in `tls`'s input: read them now, before the buffer is reused.
+            if closed { tls.receive(UnsafeRawBufferPointer(start: nil, count: 0)) } else { readRecords() }
         }
     }
 
