@@ -18,10 +18,14 @@ SWIFT         ?= swift
 
 CORE_PACKAGES  := libuv1-dev libssl-dev zlib1g-dev libbrotli-dev libzstd-dev pkg-config gcc make
 TEST_PACKAGES  := nginx openssl valgrind python3 python3-venv python3-setuptools python3-wheel python3-pip iproute2 libcurl4
+# The interop matrix's servers (Tests/Interop): independent HTTP implementations, plus Debian's Go
+# to build a net/http server. uvicorn and Starlette come from PyPI into .build/interop-venv.
+INTEROP_PACKAGES := apache2 caddy h2o lighttpd lighttpd-mod-deflate lighttpd-mod-openssl libnginx-mod-http-brotli-filter golang-go
+INTEROP_PYPI     := uvicorn==0.55.0 starlette==1.10.0
 DEMO_PACKAGES  := nginx python3
 BENCH_PACKAGES := nginx wrk libcurl4-openssl-dev gnuplot-nox valgrind strace python3
 
-.PHONY: python-wheel bench-bulk soak test-asan test-tsan fuzz install-files all deps core-packages test-deps demo-deps bench-deps llhttp build test demo bench install clean
+.PHONY: interop-deps python-wheel bench-bulk soak test-asan test-tsan fuzz install-files all deps core-packages test-deps demo-deps bench-deps llhttp build test demo bench install clean
 
 all: build
 
@@ -50,6 +54,24 @@ core-packages:
 
 test-deps: deps
 	$(call ensure_packages,$(TEST_PACKAGES))
+	@$(MAKE) --no-print-directory interop-deps
+
+# What the interop matrix runs (Tests/Interop/launch.py): the servers, uvicorn in a venv of the
+# build, and the Go server. A piece that cannot be had (no PyPI here) leaves its row "missing" in
+# the matrix, which the test run prints; it does not stop the run.
+interop-deps:
+	$(call ensure_packages,$(INTEROP_PACKAGES))
+	@venv=.build/interop-venv; \
+	if ! $$venv/bin/python -c 'import uvicorn, starlette' 2>/dev/null; then \
+	  python3 -m venv $$venv && $$venv/bin/pip install -q $(INTEROP_PYPI) \
+	    || echo "courier: uvicorn/starlette not installed (no PyPI?): the interop matrix will say so"; \
+	fi
+	@out=$(CURDIR)/.build/interop-go-server; \
+	if [ ! -x $$out ] || [ -n "$$(find Tests/Interop/goserver -newer $$out -type f)" ]; then \
+	  mkdir -p .build/go && cd Tests/Interop/goserver && \
+	  GOCACHE=$(CURDIR)/.build/go/cache GOPATH=$(CURDIR)/.build/go/path GOFLAGS=-mod=mod GOTOOLCHAIN=local \
+	    go build -o $$out . || echo "courier: the Go interop server did not build: the matrix will say so"; \
+	fi
 
 demo-deps: deps
 	$(call ensure_packages,$(DEMO_PACKAGES))

@@ -59,6 +59,6 @@ let package = Package(
 
         .testTarget(name: "CourierCoreTests", dependencies: ["CourierCore", "CZlib", "COpenSSL", "CourierFuzzing"]),
         .testTarget(name: "CourierIntegrationTests", dependencies: ["Courier", "CourierCore", "courier", "CourierCABI", "CourierHeader",
-                                                                  "CourierFoundation"]),
+                                                                  "CourierFoundation", "COpenSSL"]),
     ]
 )

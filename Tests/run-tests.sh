@@ -5,10 +5,17 @@
 set -uo pipefail
 limit=${COURIER_TEST_TIMEOUT:-1200}
 log=.build/test-output.log
+# The interop matrix's rows (InteropTests), printed as a table when the run ends.
+rm -rf .build/interop
 swift test --skip-build "$@" 2>&1 | tee "$log" &
 runner=$!
 for ((waited = 0; waited < limit; waited++)); do
-  kill -0 "$runner" 2>/dev/null || { wait "$runner"; exit $?; }
+  if ! kill -0 "$runner" 2>/dev/null; then
+    wait "$runner"
+    status=$?
+    python3 Tests/Interop/table.py .build/interop
+    exit $status
+  fi
   sleep 1
 done
 echo "courier: the tests did not finish within ${limit} s; still running:"

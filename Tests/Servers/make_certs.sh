@@ -2,6 +2,7 @@
 # Generates the certificates the HTTPS tests use, into DIR, with the openssl command only.
 #   ca.pem/ca.key          a test root CA
 #   server.pem/key         localhost + 127.0.0.1, signed by the CA (the valid case)
+#   other.pem/key          other.test only, signed by the CA (a second name on one port: SNI)
 #   ip.pem/key             IP address 127.0.0.1 only
 #   wronghost.pem/key      wrong.example only
 #   selfsigned.pem/key     localhost, self-signed
@@ -63,6 +64,7 @@ issue() {
     -extensions "$4" -startdate "$5" -enddate "$6"
 }
 issue server localhost "DNS:localhost,IP:127.0.0.1" server_ext 20240101000000Z 20991231000000Z
+issue other other.test "DNS:other.test" server_ext 20240101000000Z 20991231000000Z
 issue ip 127.0.0.1 "IP:127.0.0.1" server_ext 20240101000000Z 20991231000000Z
 issue wronghost wrong.example "DNS:wrong.example" server_ext 20240101000000Z 20991231000000Z
 issue expired localhost "DNS:localhost,IP:127.0.0.1" server_ext 20190101000000Z 20200101000000Z
@@ -75,4 +77,5 @@ q openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out spare.key
 q openssl pkey -in spare.key -pubout -out spare.pub
 q openssl pkey -in server.key -pubout -out server.pub
 cat server.pem ca.pem > server-chain.pem
+cat other.pem ca.pem > other-chain.pem
 touch done

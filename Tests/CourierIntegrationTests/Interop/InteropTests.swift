@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+@testable import CourierCore
+
+/// The same checks against independent server implementations (nginx, Apache httpd, Caddy on
+/// Go's crypto/tls, h2o, lighttpd, uvicorn with Starlette, Go's net/http), each started by the
+/// run on loopback (Tests/Interop/launch.py). A cell fails only on Courier's side of an exchange;
+/// what a server does not offer is "n/a" with the reason. Each server's row goes to
+/// .build/interop/, and Tests/run-tests.sh prints the table after the run.
+@Suite("Interop matrix")
+struct InteropTests {
+    @Test(arguments: InteropServer.Kind.allCases)
+    func matrix(_ kind: InteropServer.Kind) async {
+        let server: InteropServer
+        switch await InteropServer.start(kind) {
+        case .success(let started):
+            server = started
+        case .failure(let unavailable):
+            InteropTable.record(kind, version: "", cells: [], unavailable: unavailable.reason)
+            // Not installed: the table says so. Installed but broken: that is a failure.
+            if !unavailable.missing { Issue.record("\(kind): \(unavailable.reason)") }
+            return
+        }
+        var cells: [(String, InteropOutcome)] = []
+        for check in InteropCheck.all {
+            let outcome = await check.run(server)
+            if case .fail(let why) = outcome { Issue.record("\(kind) \(check.name): \(why)") }
+            cells.append((check.name, outcome))
+        }
+        InteropTable.record(kind, version: server.version, cells: cells, unavailable: nil)
+    }
+}
+
+/// Writes one server's row of the matrix (read back by Tests/Interop/table.py).
+enum InteropTable {
+    static var directory: String { TestServers.packageRoot + "/.build/interop" }
+
+    static func record(_ kind: InteropServer.Kind, version: String, cells: [(String, InteropOutcome)], unavailable: String?) {
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        var row: [String: Any] = ["server": kind.rawValue, "version": version,
+                                  "order": InteropServer.Kind.allCases.firstIndex(of: kind) ?? 0]
+        if let unavailable { row["unavailable"] = unavailable }
+        row["checks"] = cells.map { name, outcome -> [String: String] in
+            switch outcome {
+            case .pass: return ["check": name, "result": "pass"]
+            case .fail(let why): return ["check": name, "result": "fail", "why": why]
+            case .notApplicable(let why): return ["check": name, "result": "n/a", "why": why]
+            }
+        }
+        if let data = try? JSONSerialization.data(withJSONObject: row, options: [.sortedKeys]) {
+            try? data.write(to: URL(fileURLWithPath: directory + "/\(kind.rawValue).json"))
+        }
+    }
+}

@@ -1,0 +1,3 @@
+module courier.test/interop
+
+go 1.19
