@@ -72,6 +72,12 @@ class Site:
     def path(self, name):
         return os.path.join(self.work, name)
 
+    def as_json(self):
+        """What the servers written here (uvicorn's app, the Go server) take as their argument."""
+        return json.dumps({"html": self.html, "http": self.http, "https": self.https, "mtls": self.mtls,
+                           "closing": self.closing, "close_after": CLOSE_AFTER, "certs": self.certs,
+                           "fields": BIG_FIELDS})
+
 
 def start_backend(site):
     """stream_server.py: uploads hashed, generated and chunked downloads (behind the proxies)."""
@@ -441,10 +447,7 @@ def uvicorn(site):
     check = subprocess.run([python, "-c", "import uvicorn, starlette"], capture_output=True)
     if check.returncode != 0:
         return None, "uvicorn or starlette missing from " + python
-    arguments = json.dumps({"html": site.html, "http": site.http, "https": site.https, "mtls": site.mtls,
-                            "closing": site.closing, "close_after": CLOSE_AFTER, "certs": site.certs,
-                            "fields": BIG_FIELDS})
-    return [python, os.path.join(HERE, "asgi_app.py"), arguments], None
+    return [python, os.path.join(HERE, "asgi_app.py"), site.as_json()], None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -454,10 +457,7 @@ def go(site):
     binary = os.environ.get("COURIER_INTEROP_GO_SERVER", "")
     if not binary or not os.path.exists(binary):
         return None, "the Go server is not built (make test-deps builds it with Debian's golang-go)"
-    arguments = json.dumps({"html": site.html, "http": site.http, "https": site.https, "mtls": site.mtls,
-                            "closing": site.closing, "close_after": CLOSE_AFTER, "certs": site.certs,
-                            "fields": BIG_FIELDS})
-    return [binary, arguments], None
+    return [binary, site.as_json()], None
 
 
 KINDS = {"nginx": nginx, "apache": apache, "caddy": caddy, "h2o": h2o, "lighttpd": lighttpd,
