@@ -133,6 +133,8 @@ extern "C" {
 #define COURIER_E_OUTBOX_FULL          (COURIER_E_OUTBOX | (2 << 8))  /* its entry or byte limit */
 #define COURIER_E_OUTBOX_CORRUPT       (COURIER_E_OUTBOX | (3 << 8))  /* a damaged entry, set aside */
 #define COURIER_E_FILE_CHANGED         (COURIER_E_FILE | (4 << 8))    /* a frozen request's file changed */
+#define COURIER_E_TLS_CIPHER           (COURIER_E_TLS | (12 << 8))    /* a cipher list, TLS 1.3 suite list or
+                                                                     curve list names nothing usable (since 0.4) */
 
 /* Option values. */
 #define COURIER_PRIORITY_VERY_LOW   0
@@ -151,6 +153,8 @@ extern "C" {
 #define COURIER_PARAMS_FORM         0   /* application/x-www-form-urlencoded (default) */
 #define COURIER_PARAMS_JSON         1   /* a JSON object of string members */
 
+#define COURIER_TLS_1_0             0x0301   /* minimums only where OpenSSL's policy allows (since 0.4) */
+#define COURIER_TLS_1_1             0x0302
 #define COURIER_TLS_1_2             0x0303
 #define COURIER_TLS_1_3             0x0304
 
@@ -528,8 +532,36 @@ int courier_request_set_tls_client_certificate(courier_request *request, const c
  * (current and backup keys), or the path of a public key or certificate file (PEM or DER). */
 int courier_request_set_tls_pins(courier_request *request, const char *pins);
 
-/* TLS: lowest and highest version (COURIER_TLS_1_2, COURIER_TLS_1_3; 0 for the default). */
+/* TLS: lowest and highest version (COURIER_TLS_*; 0 for the default, TLS 1.2 and the newest).
+ * A minimum below 1.2 offers it only where the system's OpenSSL policy still allows it (Debian's
+ * does not), as curl's --tlsv1.0 and --tlsv1.1. */
 int courier_request_set_tls_versions(courier_request *request, int minimum, int maximum);
+
+/* TLS choices (since 0.4), in OpenSSL's syntax, each NULL for OpenSSL's default: the cipher list for
+ * TLS 1.2 and below and the TLS 1.3 suites (curl's --ciphers and --tls13-ciphers), the key-exchange
+ * groups ("X25519:P-256", curl's --curves). A list that names nothing OpenSSL has fails the
+ * requests that use it with COURIER_E_TLS_CIPHER. courier_request_set_tls_alpn(request, 0) offers
+ * no ALPN (curl's --no-alpn); 1 (the default) offers "http/1.1". */
+int courier_request_set_tls_ciphers(courier_request *request, const char *ciphers, const char *tls13_ciphers);
+int courier_request_set_tls_curves(courier_request *request, const char *curves);
+int courier_request_set_tls_alpn(courier_request *request, int enabled);
+int courier_engine_set_tls_ciphers(courier_engine *engine, const char *ciphers, const char *tls13_ciphers);
+int courier_engine_set_tls_curves(courier_engine *engine, const char *curves);
+int courier_engine_set_tls_alpn(courier_engine *engine, int enabled);
+
+/* Connecting and the response head (since 0.4). courier_request_set_happy_eyeballs: how long one
+ * address's connect runs before the next address (the other family first) is tried beside it
+ * (RFC 8305, curl's --happy-eyeballs-timeout-ms; default 250). courier_request_set_continue_timeout:
+ * how long a body held for "100 Continue" waits before it is sent anyway (curl's
+ * --expect100-timeout; default 1000). courier_request_set_header_limits: the response head's bounds,
+ * bytes (status line, fields and trailers; default 300 KiB, curl's) and fields (default 10000); 0
+ * for the default. A head beyond them fails with COURIER_E_HEADER_BYTES or COURIER_E_HEADER_COUNT. */
+int courier_request_set_happy_eyeballs(courier_request *request, int64_t milliseconds);
+int courier_request_set_continue_timeout(courier_request *request, int64_t milliseconds);
+int courier_request_set_header_limits(courier_request *request, int64_t bytes, int fields);
+int courier_engine_set_happy_eyeballs(courier_engine *engine, int64_t milliseconds);
+int courier_engine_set_continue_timeout(courier_engine *engine, int64_t milliseconds);
+int courier_engine_set_header_limits(courier_engine *engine, int64_t bytes, int fields);
 
 /* How the request uses its engine's cache: one of COURIER_CACHE_* (default USE_PROTOCOL). Request
  * directives given as headers apply too ("Cache-Control: no-cache", "only-if-cached", ...). */
@@ -608,7 +640,11 @@ int courier_request_add_write_callback(courier_request *request, courier_write_f
  * head as sent (CRLF lines and the empty line); COURIER_DEBUG_HEADER_IN with the response head. `data`
  * is not NUL-terminated and valid during the call only; the callback must not free the request.
  * A response served from a cache is shown as one COURIER_DEBUG_TEXT line saying so and its head
- * (nothing was sent).
+ * (nothing was sent). A new connection's lines (since 0.4) are curl's -v lines: each address tried,
+ * each TLS handshake message ("TLSv1.3 (OUT), TLS handshake, Client hello (1):"), the cipher,
+ * ALPN and certificate chain; a request that fails before any response (a refused connect, a
+ * failed handshake, an untrusted certificate) is shown those lines, up to where it stopped, as it
+ * ends.
  * NULL removes it. courier_engine_set_debug gives requests created afterwards the same callback
  * (thread safety as courier_engine_set_accepted_status). Bodies are never shown. Nothing of this
  * costs a request without a callback.
@@ -837,6 +873,11 @@ int courier_request_set_cookiejar(courier_request *request, courier_cookiejar *j
  * afterwards (thread safety as courier_engine_set_accepted_status). */
 int courier_engine_set_proxy(courier_engine *engine, const char *proxy, const char *no_proxy);
 int courier_request_set_proxy(courier_request *request, const char *proxy, const char *no_proxy);
+/* http URLs through a CONNECT tunnel too (1), as https ones always go, instead of being forwarded
+ * in absolute form (0, the default): curl's --proxytunnel (since 0.4). Kept across
+ * courier_*_set_proxy calls, in either order. */
+int courier_engine_set_proxy_tunnel(courier_engine *engine, int tunnel);
+int courier_request_set_proxy_tunnel(courier_request *request, int tunnel);
 
 /* Auth challenges. Requests of the engine (created afterwards, without an Authorization of their
  * own) send `initial` ("Bearer <token>" or "Basic <base64 of user:password>"; NULL for none).

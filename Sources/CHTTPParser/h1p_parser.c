@@ -245,8 +245,8 @@ void h1p_init(h1p_parser *p, void *context, h1p_head_cb on_headers, h1p_body_cb 
     p->context = context;
     p->on_headers_complete = on_headers;
     p->on_body = on_body_piece;
-    p->max_fields = 256;
-    p->max_head_bytes = 64 * 1024;
+    p->max_fields = 10000;
+    p->max_head_bytes = 300 * 1024;
 }
 
 void h1p_reset(h1p_parser *p) {

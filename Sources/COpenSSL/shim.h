@@ -21,6 +21,13 @@ static inline int courier_SSL_CTX_set_max_proto_version(SSL_CTX *ctx, int versio
 static inline long courier_SSL_CTX_set_session_cache_mode(SSL_CTX *ctx, long mode) {
     return SSL_CTX_set_session_cache_mode(ctx, mode);
 }
+static inline int courier_SSL_CTX_set1_groups_list(SSL_CTX *ctx, const char *list) {
+    return (int)SSL_CTX_set1_groups_list(ctx, list);
+}
+static inline int courier_SSL_get_negotiated_group(SSL *s) { return (int)SSL_get_negotiated_group(s); }
+static inline int courier_SSL_get_peer_signature_type_nid(const SSL *s, int *nid) {
+    return SSL_get_peer_signature_type_nid(s, nid);
+}
 static inline long courier_SSL_CTX_set_mode(SSL_CTX *ctx, long mode) {
     return SSL_CTX_set_mode(ctx, mode);
 }

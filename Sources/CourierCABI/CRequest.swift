@@ -170,6 +170,8 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
             transfer.reportsProgress = progress != nil
             transfer.delegate = self
             if _streams?.head != nil || debug != nil { transfer.reportsHead = true }
+            // The debug callback is shown what connecting did, the TLS handshake step by step.
+            if debug != nil { transfer.options.tracesConnections = true }
             lock.lock()
             self.transfer = transfer
             if cancelRequested { transfer.cancelBeforeSubmitting() }
@@ -409,6 +411,8 @@ final class CRequest: TransferDelegate, @unchecked Sendable {
         var code = COURIER_OK
         if let failure = verdict?.error ?? error {
             code = record(failure)
+            // What connecting did, up to where it stopped, when it failed before any response.
+            if let debug, let transfer, transfer.error != nil { reportFailedConnection(debug, request: borrowedHandle(self), transfer) }
         } else if errorMessage != nil {
             // (Tested first: storing nil over nil still called the runtime to release nothing.)
             errorMessage = nil

@@ -28,6 +28,18 @@ func reportExchange(_ debug: (courier_debug_fn, UnsafeMutableRawPointer?), reque
     if let head = transfer.head { emit(DebugKind.headerIn, Array(ExchangeText.responseHead(head).utf8)) }
 }
 
+/// A request that failed before any response (a refused connect, a handshake or certificate
+/// failure): the debug callback is shown what connecting did and where it stopped.
+func reportFailedConnection(_ debug: (courier_debug_fn, UnsafeMutableRawPointer?), request: OpaquePointer, _ transfer: Transfer) {
+    let (report, user) = debug
+    for line in ExchangeText.failedConnection(of: transfer, number: { String($0) }) {
+        let bytes = Array((line + "\n").utf8)
+        bytes.withUnsafeBufferPointer { raw in
+            raw.withMemoryRebound(to: CChar.self) { report(request, DebugKind.text, $0.baseAddress, $0.count, user) }
+        }
+    }
+}
+
 @_cdecl("courier_request_set_debug")
 public func courier_request_set_debug(_ handle: OpaquePointer?, _ debug: courier_debug_fn?, _ user: UnsafeMutableRawPointer?) -> Int32 {
     configure(handle) { r throws(CourierError) in r.debug = debug.map { ($0, user) } }

@@ -8,7 +8,7 @@ import CourierCore
 
 /// Applies `change` to the engine's defaults: MISUSE for a bad handle, the setter's code otherwise.
 @inline(__always)
-private func configureDefaults(_ handle: OpaquePointer?, _ change: (inout TransferOptions) throws(CourierError) -> Void) -> Int32 {
+func configureDefaults(_ handle: OpaquePointer?, _ change: (inout TransferOptions) throws(CourierError) -> Void) -> Int32 {
     guard let engine = CEngine.fromHandle(handle) else { return CourierError.Code.misuse.c }
     do {
         try change(&engine.options)

@@ -16,18 +16,35 @@ private func proxySettings(_ proxy: UnsafePointer<CChar>?, _ noProxy: UnsafePoin
     return settings
 }
 
+/// New proxy settings keep the tunnel choice already made (the two setters come in either order).
+private func setProxy(_ options: inout TransferOptions, _ proxy: UnsafePointer<CChar>?, _ noProxy: UnsafePointer<CChar>?) throws(CourierError) {
+    var settings = try proxySettings(proxy, noProxy)
+    settings.tunnelsHTTP = options.proxy.tunnelsHTTP
+    options.proxy = settings
+}
+
+/// curl's --proxytunnel: http URLs through a CONNECT tunnel too.
+private func setProxyTunnel(_ options: inout TransferOptions, _ tunnel: Int32) throws(CourierError) {
+    guard tunnel == 0 || tunnel == 1 else { throw CourierError(.invalidArgument, "tunnel must be 0 or 1") }
+    options.proxy.tunnelsHTTP = tunnel == 1
+}
+
 @_cdecl("courier_engine_set_proxy")
 public func courier_engine_set_proxy(_ handle: OpaquePointer?, _ proxy: UnsafePointer<CChar>?, _ noProxy: UnsafePointer<CChar>?) -> Int32 {
-    guard let engine = CEngine.fromHandle(handle) else { return CourierError.Code.misuse.c }
-    do throws(CourierError) {
-        engine.options.proxy = try proxySettings(proxy, noProxy)
-        return COURIER_OK
-    } catch {
-        return error.code.c
-    }
+    configureDefaults(handle) { o throws(CourierError) in try setProxy(&o, proxy, noProxy) }
 }
 
 @_cdecl("courier_request_set_proxy")
 public func courier_request_set_proxy(_ handle: OpaquePointer?, _ proxy: UnsafePointer<CChar>?, _ noProxy: UnsafePointer<CChar>?) -> Int32 {
-    configure(handle) { r throws(CourierError) in r.draft.options.proxy = try proxySettings(proxy, noProxy) }
+    configure(handle) { r throws(CourierError) in try setProxy(&r.draft.options, proxy, noProxy) }
+}
+
+@_cdecl("courier_engine_set_proxy_tunnel")
+public func courier_engine_set_proxy_tunnel(_ handle: OpaquePointer?, _ tunnel: Int32) -> Int32 {
+    configureDefaults(handle) { o throws(CourierError) in try setProxyTunnel(&o, tunnel) }
+}
+
+@_cdecl("courier_request_set_proxy_tunnel")
+public func courier_request_set_proxy_tunnel(_ handle: OpaquePointer?, _ tunnel: Int32) -> Int32 {
+    configure(handle) { r throws(CourierError) in try setProxyTunnel(&r.draft.options, tunnel) }
 }

@@ -81,3 +81,38 @@ enum TransferSetting {
         options.tls.maximumVersion = high
     }
 }
+
+// Settings curl's users reach for (curl's --ciphers, --tls13-ciphers, --curves, --no-alpn,
+// --happy-eyeballs-timeout-ms, --expect100-timeout), and the response head's limits.
+extension TransferSetting {
+    static func tlsCiphers(_ options: inout TransferOptions, _ ciphers: UnsafePointer<CChar>?, _ tls13: UnsafePointer<CChar>?) {
+        options.tls.cipherList = string(ciphers)
+        options.tls.tls13CipherSuites = string(tls13)
+    }
+
+    static func tlsCurves(_ options: inout TransferOptions, _ curves: UnsafePointer<CChar>?) {
+        options.tls.curves = string(curves)
+    }
+
+    static func tlsALPN(_ options: inout TransferOptions, _ enabled: Int32) throws(CourierError) {
+        guard enabled == 0 || enabled == 1 else { throw invalid("enabled must be 0 or 1") }
+        options.tls.offersALPN = enabled == 1
+    }
+
+    static func happyEyeballs(_ options: inout TransferOptions, _ milliseconds: Int64) throws(CourierError) {
+        guard milliseconds >= 0 else { throw invalid("negative delay") }
+        options.happyEyeballsDelay = .milliseconds(UInt64(milliseconds))
+    }
+
+    static func continueTimeout(_ options: inout TransferOptions, _ milliseconds: Int64) throws(CourierError) {
+        guard milliseconds >= 0 else { throw invalid("negative timeout") }
+        options.continueTimeout = .milliseconds(UInt64(milliseconds))
+    }
+
+    static func headerLimits(_ options: inout TransferOptions, _ bytes: Int64, _ fields: Int32) throws(CourierError) {
+        guard bytes >= 0, fields >= 0 else { throw invalid("negative limit") }
+        let defaults = ResponseLimits()
+        options.limits.maxHeaderBytes = bytes == 0 ? defaults.maxHeaderBytes : Int(clamping: bytes)
+        options.limits.maxHeaderCount = fields == 0 ? defaults.maxHeaderCount : Int(fields)
+    }
+}

@@ -9,7 +9,9 @@ struct ConnectionPoolStateTests {
     /// The invariants stated on the type, checked after every event.
     static func checkInvariants(_ pool: Pool, sourceLocation: SourceLocation = #_sourceLocation) {
         for (key, entry) in pool.entries.enumerated() {
-            #expect(entry.idle.isEmpty || entry.waiting.isEmpty, "key \(key): idle and waiting together", sourceLocation: sourceLocation)
+            let waitersHaveAttempts = entry.ownAttempts && entry.waiting.count <= entry.connecting
+            #expect(entry.idle.isEmpty || entry.waiting.isEmpty || waitersHaveAttempts, "key \(key): idle and waiting together",
+                    sourceLocation: sourceLocation)
             #expect(entry.total <= entry.limit, "key \(key): over limit", sourceLocation: sourceLocation)
             let room = entry.limit - entry.idle.count - entry.leased
             #expect(entry.connecting >= min(entry.waiting.count, room), "key \(key): a waiter has no attempt", sourceLocation: sourceLocation)
@@ -120,6 +122,28 @@ struct ConnectionPoolStateTests {
         Self.checkInvariants(pool)
     }
 
+    /// curl's way (`ownAttempts`): requests started together keep the attempts opened for them; a
+    /// connection released meanwhile waits idle, and a request whose attempt fails takes it.
+    @Test func ownAttemptsKeepEachRequestsConnection() {
+        var pool = Pool(defaultLimit: 6)
+        pool.setOwnAttempts(true, for: 0)
+        for request in ["a", "b", "c"] { #expect(pool.acquire(request, key: 0) == .wait(connect: 1)) }
+        #expect(pool.connected(1, key: 0) == .serve("a"))
+        // "a" is done before the other attempts connect: its connection waits, b and c keep theirs.
+        #expect(pool.release(1, key: 0, reusable: true) == .park)
+        Self.checkInvariants(pool)
+        #expect(pool.connected(2, key: 0) == .serve("b"))
+        // c's attempt fails: the parked connection serves it instead of the error.
+        let outcome = pool.connectFailed(key: 0)
+        #expect(outcome.failed == nil && outcome.served?.connection == 1 && outcome.served?.request == "c" && outcome.connect == 0)
+        Self.checkInvariants(pool)
+        // Without it, the released connection serves the longest waiter at once.
+        var shared = Pool(defaultLimit: 6)
+        for request in ["a", "b"] { _ = shared.acquire(request, key: 0) }
+        #expect(shared.connected(1, key: 0) == .serve("a"))
+        #expect(shared.release(1, key: 0, reusable: true) == .serve("b"))
+    }
+
     /// Random event sequences against a model of who holds which connection: the invariants hold
     /// after every step, no request is served twice, and no connection serves two requests at once.
     /// Random event sequences against a model that tracks every connection and request: the
@@ -129,6 +153,7 @@ struct ConnectionPoolStateTests {
     func randomSequencesKeepInvariants(seed: Int) {
         var rng = SplitRandom(seed: UInt64(seed))
         var pool = Pool(defaultLimit: 1 + Int(rng.next() % 4))
+        if seed % 2 == 1 { pool.setOwnAttempts(true, for: 0) }
         var nextRequest = 0
         var nextConnection = 100
         var connecting = 0
@@ -175,8 +200,14 @@ struct ConnectionPoolStateTests {
             case 3:
                 guard connecting > 0 else { break }
                 connecting -= 1
-                let (failed, n) = pool.connectFailed(key: 0)
+                let (failed, servedNow, n) = pool.connectFailed(key: 0)
                 if let failed { #expect(waiting.remove(failed) != nil) }
+                if let (c, r) = servedNow {
+                    #expect(idle.remove(c) != nil, "served a connection that was not idle")
+                    #expect(waiting.remove(r) != nil)
+                    leased[c] = r
+                    served.insert(r)
+                }
                 connecting += n
             case 4:
                 guard !leased.isEmpty else { break }

@@ -206,6 +206,21 @@ struct CABITests {
         }
     }
 
+    /// curl's connection options (cipher lists, curves, ALPN, versions, Happy Eyeballs, the
+    /// 100-continue wait, head limits, a CONNECT tunnel for http) from C (Tests/CPrograms/connection.c),
+    /// plainly and under valgrind memcheck.
+    @Test func connectionOptions() async throws {
+        let bin = try await CExamples.shared.directory()
+        let arguments = [await s.privateScripted(), "https://localhost:\(s.tlsPorts["tls13"]!)/small", s.certs + "/ca.pem",
+                         s.stream, await s.privateProxy()]
+        let run = try await runProcess(bin + "/connection", arguments)
+        #expect(run.status == 0, "\(run.stderr)")
+        if let valgrindPath {
+            let checked = try await runProcess(valgrindPath, valgrindArguments + [bin + "/connection"] + arguments, background: true)
+            #expect(checked.status == 0, "\(checked.stderr)")
+        }
+    }
+
     /// Engine defaults (timeouts, redirects, TLS), courier_request_reset and the debug callback
     /// (Tests/CPrograms/defaults.c), plainly and under valgrind memcheck.
     @Test func engineDefaultsResetAndDebug() async throws {
@@ -517,7 +532,7 @@ actor CExamples {
                ("proxy", root + "/Tests/CPrograms/proxy.c"), ("challenge", root + "/Tests/CPrograms/challenge.c"),
                ("hooks", root + "/Tests/CPrograms/hooks.c"), ("chain", root + "/Tests/CPrograms/chain.c"),
                ("outbox", root + "/Tests/CPrograms/outbox.c"), ("info", root + "/Tests/CPrograms/info.c"),
-               ("defaults", root + "/Tests/CPrograms/defaults.c")]
+               ("defaults", root + "/Tests/CPrograms/defaults.c"), ("connection", root + "/Tests/CPrograms/connection.c")]
         for (example, source) in programs {
             let result = try await runProcess("/usr/bin/env", [compiler, "-std=c11", "-D_DEFAULT_SOURCE", "-Wall", "-Wextra", "-Werror", "-g",
                                                                "-I", root + "/include", source,

@@ -257,12 +257,19 @@ def serve(conn, port, method, path, query, headers, raw_headers, body):
         conn.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n")
         return False
     if path == "/huge-headers":
-        conn.sendall(b"HTTP/1.1 200 OK\r\nX-Big: " + b"a" * 200_000 + b"\r\nContent-Length: 0\r\n\r\n")
+        # Beyond curl's (and Courier's default) 300 KiB bound.
+        conn.sendall(b"HTTP/1.1 200 OK\r\nX-Big: " + b"a" * 400_000 + b"\r\nContent-Length: 0\r\n\r\n")
         return False
     if path == "/many-headers":
-        fields = b"".join(b"X-H%d: v\r\n" % i for i in range(1000))
+        fields = b"".join(b"X-H%d: v\r\n" % i for i in range(12_000))
         conn.sendall(b"HTTP/1.1 200 OK\r\n" + fields + b"Content-Length: 0\r\n\r\n")
         return False
+    if path == "/big-head":
+        # A head of about ?kib= KiB in fields of 1 KiB (large but legitimate: curl accepts 300 KiB).
+        kib = int(query.get("kib", "128"))
+        fields = b"".join(b"X-Fill-%04d: %s\r\n" % (i, b"f" * 1000) for i in range(kib))
+        conn.sendall(b"HTTP/1.1 200 OK\r\n" + fields + b"Content-Length: 2\r\n\r\nok")
+        return True
     if path == "/cl-te":
         conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
         return False

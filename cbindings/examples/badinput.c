@@ -129,7 +129,15 @@ int main(int argc, char **argv) {
     CHECK(courier_request_set_body_file(request, NULL), COURIER_E_INVALID_ARGUMENT);
     CHECK(courier_request_set_output_file(request, ""), COURIER_E_INVALID_ARGUMENT);
     CHECK(courier_request_set_tls_verify(request, 3), COURIER_E_INVALID_ARGUMENT);
-    CHECK(courier_request_set_tls_versions(request, 0x0301, 0), COURIER_E_INVALID_ARGUMENT);
+    CHECK(courier_request_set_tls_versions(request, 0x0305, 0), COURIER_E_INVALID_ARGUMENT);
+    CHECK(courier_request_set_tls_alpn(request, 2), COURIER_E_INVALID_ARGUMENT);
+    CHECK(courier_request_set_happy_eyeballs(request, -1), COURIER_E_INVALID_ARGUMENT);
+    CHECK(courier_request_set_continue_timeout(request, -1), COURIER_E_INVALID_ARGUMENT);
+    CHECK(courier_request_set_header_limits(request, -1, 0), COURIER_E_INVALID_ARGUMENT);
+    CHECK(courier_request_set_header_limits(request, 0, -1), COURIER_E_INVALID_ARGUMENT);
+    CHECK(courier_request_set_proxy_tunnel(request, 2), COURIER_E_INVALID_ARGUMENT);
+    CHECK(courier_request_set_tls_ciphers(NULL, "x", NULL), COURIER_E_MISUSE);
+    CHECK(courier_engine_set_tls_curves(NULL, "x"), COURIER_E_MISUSE);
     CHECK(courier_request_set_tls_versions(request, COURIER_TLS_1_3, COURIER_TLS_1_2), COURIER_E_INVALID_ARGUMENT);
     TRUE(courier_request_set_tls_pins(request, "md5//AAAA") != COURIER_OK);
     CHECK(courier_request_set_tls_pins(request, NULL), COURIER_E_INVALID_ARGUMENT);

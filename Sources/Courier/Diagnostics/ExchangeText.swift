@@ -22,6 +22,7 @@ package enum ExchangeText {
         let m = transfer.metrics
         let url = transfer.url
         if m.reusedConnection { return ["Re-using existing connection #\(number) with host \(url.host)"] }
+        if let trace = transfer.connectionTrace { return lines(of: trace, number: number) }
         var lines = ["  Trying \(m.remoteAddress)...",
                      "Connected to \(url.host) (\(m.remoteEndpoint.ip)) port \(url.port) (#\(number))"]
         if let tls = transfer.connectionInfo?.tls {
@@ -34,6 +35,20 @@ package enum ExchangeText {
             lines.append(" issuer: \(tls.issuer)")
             lines.append(tls.verifyResult == 0 ? " SSL certificate verify ok." : " SSL certificate verify result: \(tls.verifyResult), continuing anyway.")
         }
+        return lines
+    }
+
+    /// What opening a connection that failed did (its trace, when the request asked for one):
+    /// the addresses tried, the handshake as far as it went, and why it stopped.
+    package static func failedConnection(of transfer: Transfer, number: (UInt64) -> String) -> [String] {
+        guard let trace = transfer.connectionTrace, transfer.head == nil else { return [] }
+        return lines(of: trace, number: number(trace.connectionID))
+    }
+
+    /// A trace's lines, the one saying where it connected numbered as the caller counts.
+    private static func lines(of trace: ConnectionTrace, number: String) -> [String] {
+        var lines = trace.lines
+        if let index = trace.connectedLine { lines[index] += " (#\(number))" }
         return lines
     }
 

@@ -40,6 +40,9 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
     @exclusivity(unchecked) private var pendingFromBegin = false
     /// The streamed body being sent, until its last piece left (or the exchange ended).
     @exclusivity(unchecked) private var bodySource: (any BodySource)?
+    /// A piece read from `bodySource` that a send rate limit holds back until its bytes are on
+    /// schedule (valid until the source's next read, which waits for it).
+    @exclusivity(unchecked) private var heldPiece: BodyRead?
     @exclusivity(unchecked) private var pumping = false
     @exclusivity(unchecked) private var pumpAgain = false
     @exclusivity(unchecked) private var bodyChunksWritten = 0
@@ -80,6 +83,9 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
     private let hostHeader: String
     /// Set when the connection goes to an HTTP proxy that forwards its requests (not a tunnel).
     private let forward: ForwardProxy?
+    /// What connecting did, when the request that opened it asked (`-v`); the transfer it serves
+    /// first takes it.
+    package var trace: ConnectionTrace?
 
     /// A connection to `origin` over `stream` (not yet open), which must be up within
     /// `connectTimeout`.
@@ -213,6 +219,10 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
         switch transfer._body {
         case .empty:
             stream.write(head, nil, final: true)
+        case .bytes(let body) where transfer._options.sendRateLimit > 0:
+            // In pieces, each sent when the rate allows (a quarter second's worth at most).
+            let piece = Int(min(64 << 10, max(1, transfer._options.sendRateLimit / 4)))
+            startSource(BytesBodySource(body, pieceSize: piece), head: head, transfer: transfer)
         case .bytes(let body) where !bodyAwaitsContinue:
             body.withUnsafeBytes { stream.write(head, $0, final: true) }
         case .bytes:
@@ -224,14 +234,19 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
             case .failure(let error):
                 perform(machine.abort(error))
             case .success(let source):
-                bodySource = source
-                bodyChunksWritten = 0
-                bodyFramingBytes = 0
-                stream.write(head, nil, final: !bodyPending)
-                if !bodyPending { closeBodySource() }
-                if self.transfer === transfer { pumpBody() }
+                startSource(source, head: head, transfer: transfer)
             }
         }
+    }
+
+    /// Writes the head, then the body from `source` as the stream (and the rate) takes it.
+    private func startSource(_ source: any BodySource, head: UnsafeRawBufferPointer, transfer: Transfer) {
+        bodySource = source
+        bodyChunksWritten = 0
+        bodyFramingBytes = 0
+        stream.write(head, nil, final: !bodyPending)
+        if !bodyPending { closeBodySource() }
+        if self.transfer === transfer { pumpBody() }
     }
 
     /// Whether the request now being written holds its body back for a 100.
@@ -240,7 +255,7 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
     /// The body held for `100 Continue` may go.
     private func releaseHeldBody() {
         guard let transfer else { return }
-        if case .bytes(let body) = transfer._body {
+        if bodySource == nil, case .bytes(let body) = transfer._body {
             body.withUnsafeBytes { stream.write($0, nil, final: true) }
         } else {
             pumpBody()
@@ -261,14 +276,18 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
         repeat {
             pumpAgain = false
             guard let source = bodySource, let transfer, !stream.hasPendingWrites, !bodyAwaitsContinue else { return }
-            if let wait = sendRateWait(transfer) {
+            let limited = transfer._options.sendRateLimit > 0
+            if !limited, let file = source.nextFile, !transfer.requestBodyChunked {
+                guard sendFilePiece(file, transfer: transfer) else { continue }
+            }
+            let read = heldPiece ?? source.read()
+            heldPiece = nil
+            if limited, let wait = sendRateWait(transfer, piece: read) {
+                heldPiece = read
                 armRateTimer(after: wait)
                 return
             }
-            if let file = source.nextFile, !transfer.requestBodyChunked, transfer._options.sendRateLimit == 0 {
-                guard sendFilePiece(file, transfer: transfer) else { continue }
-            }
-            switch source.read() {
+            switch read {
             case .bytes(let piece):
                 writeBodyPiece(piece, transfer: transfer)
             case .array(let piece):
@@ -362,6 +381,7 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
     private func closeBodySource() {
         guard let source = bodySource else { return }
         bodySource = nil
+        heldPiece = nil
         source.wake = nil
         source.close()
     }
@@ -591,13 +611,21 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
         }
     }
 
-    /// How long a rate-limited upload must wait before its next piece; nil when it may go now.
-    private func sendRateWait(_ transfer: Transfer) -> UInt64? {
+    /// How long a rate-limited upload must hold `piece` back; nil when it may go now. A piece
+    /// goes when the bytes handed so far *and its own* are on schedule, so the upload's average
+    /// never exceeds the rate (counting only what was sent before it let the last piece out early:
+    /// a body of a few pieces then averaged far above the rate).
+    private func sendRateWait(_ transfer: Transfer, piece: BodyRead) -> UInt64? {
+        let size: Int
+        switch piece {
+        case .bytes(let bytes): size = bytes.count
+        case .array(let bytes): size = bytes.count
+        case .end, .pending, .failed: return nil
+        }
         let limit = transfer._options.sendRateLimit
-        guard limit > 0 else { return nil }
         let now = nowMillis
         if rateWindowStart == 0 { rateWindowStart = now }
-        let due = rateWindowStart &+ bodyPayloadHanded &* 1000 / limit
+        let due = rateWindowStart &+ (bodyPayloadHanded &+ UInt64(size)) &* 1000 / limit
         return due > now ? due - now : nil
     }
 

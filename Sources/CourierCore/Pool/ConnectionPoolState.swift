@@ -6,14 +6,18 @@
 /// `connecting`, the number `leased`, and the requests `waiting` in arrival order.
 ///
 /// Invariants, checked by the tests after every event:
-/// - `idle` and `waiting` are never both non-empty (an idle connection is handed out at once);
+/// - `idle` and `waiting` are never both non-empty (an idle connection is handed out at once),
+///   except under `ownAttempts` while every waiting request has an attempt of its own in flight;
 /// - `idle.count + connecting + leased <= limit`;
 /// - a waiting request has a connection attempt in flight for it whenever the limit allows
 ///   (`connecting >= min(waiting.count, limit - idle.count - leased)`).
 ///
 /// A connection attempt is not tied to the request that caused it: whichever request waits longest
 /// gets the first connection to become ready (AsyncHTTPClient's pool does the same), so one slow
-/// connect does not hold up a request that an idle connection could serve.
+/// connect does not hold up a request that an idle connection could serve. A key may ask for
+/// curl's way instead (`ownAttempts`): requests whose attempts are on their way keep waiting for
+/// them, and a connection released meanwhile is parked, so N requests started together use N
+/// connections.
 package struct ConnectionPoolState<Connection: Hashable, Request: Hashable> {
     package struct PerKey {
         package var idle: [Connection] = []
@@ -21,6 +25,8 @@ package struct ConnectionPoolState<Connection: Hashable, Request: Hashable> {
         package var leased = 0
         package var waiting = Deque<Request>()
         package var limit: Int
+        /// Requests wait for the attempts opened for them rather than take a released connection.
+        package var ownAttempts = false
 
         package var total: Int { idle.count + connecting + leased }
     }
@@ -55,6 +61,16 @@ package struct ConnectionPoolState<Connection: Hashable, Request: Hashable> {
     package init(defaultLimit: Int) {
         precondition(defaultLimit >= 1, "pool limit below 1")
         self.defaultLimit = defaultLimit
+    }
+
+    /// Whether `key`'s waiting requests keep their own attempts (see the type).
+    package func ownAttempts(key: Int) -> Bool {
+        entries.indices.contains(key) && entries[key].ownAttempts
+    }
+
+    /// Sets whether `key`'s waiting requests keep their own attempts.
+    package mutating func setOwnAttempts(_ on: Bool, for key: Int) {
+        withEntry(key) { $0.ownAttempts = on }
     }
 
     /// Sets the connection limit for one key. Lowering it never closes busy connections; the pool
@@ -111,16 +127,21 @@ package struct ConnectionPoolState<Connection: Hashable, Request: Hashable> {
         }
     }
 
-    /// A connection attempt failed. The longest-waiting request (if any) gets the error; `connect`
-    /// says how many new attempts to start for the requests still waiting.
-    package mutating func connectFailed(key: Int) -> (failed: Request?, connect: Int) {
+    /// A connection attempt failed. The longest-waiting request (if any) gets the error, or,
+    /// under `ownAttempts`, a connection parked meanwhile (`served`); `connect` says how many new
+    /// attempts to start for the requests still waiting.
+    package mutating func connectFailed(key: Int) -> (failed: Request?, served: (connection: Connection, request: Request)?, connect: Int) {
         withEntry(key) { entry in
             precondition(entry.connecting > 0, "a connect failure the pool never started (key \(key))")
             entry.connecting -= 1
+            if entry.waiting.count > entry.connecting, !entry.idle.isEmpty, let request = entry.waiting.popFirst() {
+                entry.leased += 1
+                return (nil, (entry.idle.removeLast(), request), 0)
+            }
             let failed = entry.waiting.count > entry.connecting ? entry.waiting.popFirst() : nil
             let open = Self.connectionsToOpen(entry)
             entry.connecting += open
-            return (failed, open)
+            return (failed, nil, open)
         }
     }
 
@@ -130,7 +151,7 @@ package struct ConnectionPoolState<Connection: Hashable, Request: Hashable> {
         precondition(entry.leased > 0, "a connection released that was never leased (key \(key))")
         entry.leased -= 1
         if reusable {
-            if let request = entry.waiting.popFirst() {
+            if !(entry.ownAttempts && entry.waiting.count <= entry.connecting), let request = entry.waiting.popFirst() {
                 entry.leased += 1
                 return .serve(request)
             }

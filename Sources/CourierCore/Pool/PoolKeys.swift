@@ -29,6 +29,14 @@ package struct PoolKeys {
     package private(set) var hostOfPoolKey: [Int] = []
     package private(set) var tlsContexts: [TLSContext?] = []
     package private(set) var connectTimeouts: [Nanoseconds?] = []
+    /// Per pool key, the connect-phase choices of the latest request for it (the Happy Eyeballs
+    /// delay, tracing, a connection per request), nil for the defaults: what its next connections
+    /// use, like the connect timeout.
+    package private(set) var connectChoices: [ConnectChoices?] = []
+    /// Set when a key's choices changed (the executor then updates the pool's policy for it).
+    /// (Keys whose latest request had choices are never the fast path's "same as last": a
+    /// request without them must reset them.)
+    package var connectChoicesChanged = false
     package private(set) var proxies: [Proxy?] = []
     package private(set) var routes: [ConnectRoute?] = []
     private var lastOrigin = Origin(scheme: .http, host: "", port: 0)
@@ -79,6 +87,7 @@ package struct PoolKeys {
             return try proxiedPoolKey(for: transfer, tlsID: tlsID)
         }
         if lastPoolKey >= 0, lastPoolTLSID == tlsID, !lastPoolProxied, transfer.targets(lastOrigin) {
+            // (No connect choices here: they come with a composition. The last key had none either.)
             connectTimeouts[lastPoolKey] = transfer._options.timeouts.connect
             return (lastPoolKey, false)
         }
@@ -92,9 +101,11 @@ package struct PoolKeys {
         // are read anyway, so the request writer tests nothing more for ordinary requests.
         if transfer._options.sendsHTTP10 { transfer.requestAsksToClose = true }
         let proxy = try transfer._options.proxySettings?.proxy(for: transfer._authority.origin)
-        let route = proxy == nil ? transfer._options.route : nil
+        // Through a proxy the route gives the proxy's addresses (curl's --resolve covers every
+        // name it resolves); direct, where the connection goes.
+        let route = transfer._options.route
         if lastPoolKey >= 0, lastPoolTLSID == tlsID, transfer.targets(lastOrigin), lastPoolProxy == proxy, routes[lastPoolKey] == route {
-            connectTimeouts[lastPoolKey] = transfer._options.timeouts.connect
+            noteConnectSettings(lastPoolKey, transfer)
             return (lastPoolKey, false)
         }
         return intern(PoolKeyValue(origin: transfer._authority.origin, tls: tlsID, proxy: proxy, route: route), for: transfer)
@@ -106,7 +117,7 @@ package struct PoolKeys {
         let key: Int
         if let known = poolKeys[value] {
             key = known
-            connectTimeouts[key] = transfer._options.timeouts.connect
+            noteConnectSettings(key, transfer)
         } else {
             key = origins.count
             isNew = true
@@ -114,6 +125,8 @@ package struct PoolKeys {
             origins.append(value.origin)
             hostOfPoolKey.append(hostKey(for: value.origin.host))
             connectTimeouts.append(transfer._options.timeouts.connect)
+            connectChoices.append(transfer._options.connectChoices)
+            connectChoicesChanged = transfer._options.connectChoices != nil
             proxies.append(value.proxy)
             routes.append(value.route)
             tlsContexts.append(value.tls >= 0 ? (try? builtContexts[value.tls].get()) : nil)
@@ -122,8 +135,18 @@ package struct PoolKeys {
         lastPoolKey = key
         lastPoolTLSID = value.tls
         lastPoolProxy = value.proxy
-        lastPoolProxied = value.proxy != nil || value.route != nil
+        lastPoolProxied = value.proxy != nil || value.route != nil || connectChoices[key] != nil
         return (key, isNew)
+    }
+
+    /// The connect-phase settings of the latest request for `key` (its next connections use them).
+    @inline(__always)
+    private mutating func noteConnectSettings(_ key: Int, _ transfer: Transfer) {
+        connectTimeouts[key] = transfer._options.timeouts.connect
+        if _slowPath(transfer._options.connectChoices !== connectChoices[key]) {
+            connectChoices[key] = transfer._options.connectChoices
+            connectChoicesChanged = true
+        }
     }
 
     /// Interns a TLS configuration and builds its context once (loading trust roots and client

@@ -12,6 +12,9 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible {
     /// Basic credentials for the proxy, if it asks for them.
     public var user: String?
     public var password: String?
+    /// Whether this connection tunnels an http URL with CONNECT (`ProxySettings.tunnelsHTTP`):
+    /// part of the pool key, so a tunnel never serves a forwarded request.
+    package var tunnel = false
 
     /// The port a proxy string without one means (curl's rule).
     public static let defaultPort: UInt16 = 1080

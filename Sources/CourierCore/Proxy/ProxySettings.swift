@@ -14,6 +14,10 @@ public struct ProxySettings: Sendable, Hashable {
     /// Why the configuration cannot be used (a malformed `http_proxy` value): every request it
     /// would route fails with this rather than silently going direct.
     public var problem: CourierError?
+    /// Whether http URLs go through a CONNECT tunnel too, as https ones always do (curl's
+    /// `-p`/`--proxytunnel`), instead of being sent to the proxy in absolute form: for proxies
+    /// that only tunnel, or so the proxy sees no request. Off by default.
+    public var tunnelsHTTP = false
 
     /// Settings with the given proxies.
     public init(http: Proxy? = nil, https: Proxy? = nil, noProxy: NoProxy = .none) {
@@ -38,7 +42,10 @@ public struct ProxySettings: Sendable, Hashable {
     package func proxy(for origin: Origin) throws(CourierError) -> Proxy? {
         if noProxy.matches(host: origin.host) { return nil }
         if let problem { throw problem }
-        return origin.scheme == .https ? https : http
+        guard origin.scheme == .http else { return https }
+        guard tunnelsHTTP, var tunnelled = http else { return http }
+        tunnelled.tunnel = true
+        return tunnelled
     }
 
     /// curl's environment rules: `http_proxy` (lower case only: an `HTTP_PROXY` can be set by a

@@ -22,12 +22,15 @@ package struct TunnelHandshake {
     /// The request bytes: `CONNECT host:port HTTP/1.1`, `Host`, and `Proxy-Authorization` when
     /// the proxy has credentials.
     package let request: [UInt8]
+    /// The `host:port` the tunnel goes to.
+    package let target: String
     private var head: [UInt8] = []
     /// Where the search for the blank line resumes (bytes before it were already searched).
     private var scanned = 0
 
     /// A handshake to `target` (`host:port`, IPv6 bracketed).
     package init(target: String, authorization: String?) {
+        self.target = target
         var text = "CONNECT \(target) HTTP/1.1\r\nHost: \(target)\r\n"
         if let authorization { text += "Proxy-Authorization: \(authorization)\r\n" }
         text += "\r\n"

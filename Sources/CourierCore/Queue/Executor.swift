@@ -269,6 +269,10 @@ final class Executor: HTTP1ConnectionDelegate, RetryApproval {
             return
         }
         transfer.poolKey = key
+        if _slowPath(keys.connectChoicesChanged) {
+            keys.connectChoicesChanged = false
+            pool.setOwnAttempts(keys.connectChoices[key]?.waitsForOwnConnection ?? false, for: key)
+        }
         switch pool.acquire(TransferRef(transfer), key: key, allowIdle: allowIdle) {
         case .use(let ref):
             assign(ref.connection, to: transfer, at: now == 0 ? monotonicNanos() : now)
@@ -292,6 +296,8 @@ final class Executor: HTTP1ConnectionDelegate, RetryApproval {
             transfer.metrics.dnsEnd = 0
             transfer.metrics.connectStart = 0
             transfer.metrics.connectEnd = 0
+            // (No handshake either: a TLS end from an earlier hop's connection would say otherwise.)
+            transfer.metrics.tlsEnd = 0
             // The address it was opened to (curl's remote_ip holds on a reused connection too).
             transfer.metrics.remoteEndpoint = connection.remoteEndpoint
         } else {
@@ -383,14 +389,19 @@ final class Executor: HTTP1ConnectionDelegate, RetryApproval {
         for _ in 0..<count {
             let origin = keys.origins[key]
             let proxy = keys.proxies[key]
-            let tcp = proxy.map { proxyStream(to: $0, for: origin) } ?? directStream(to: origin, route: keys.routes[key])
+            let choices = keys.connectChoices[key]
+            let delay = (choices?.happyEyeballsDelay ?? ConnectChoices.defaultDelay).millisecondsRoundedUp
+            let tcp = proxy.map { proxyStream(to: $0, for: origin, route: keys.routes[key], attemptDelay: delay) }
+                ?? directStream(to: origin, route: keys.routes[key], attemptDelay: delay)
+            if choices?.traces == true { tcp.trace = ConnectionTrace(connectionID: nextConnectionID) }
             // Through a tunnel, TLS runs with the origin and is verified against its name.
             let stream: any ByteStream = keys.tlsContexts[key].map {
                 TLSStream(over: tcp, context: $0, host: origin.host, port: origin.port, sessions: sessions, sessionKey: key)
             } ?? tcp
             let connection = HTTP1Connection(id: nextConnectionID, poolKey: key, origin: origin, stream: stream, owner: self,
                                              resources: resources, uvLoop: loop.uvLoop, connectTimeout: keys.connectTimeouts[key],
-                                             forwardingProxy: origin.scheme == .http ? proxy : nil)
+                                             forwardingProxy: origin.scheme == .http && !(proxy?.tunnel ?? false) ? proxy : nil)
+            connection.trace = tcp.trace
             nextConnectionID += 1
             connections[connection.id] = connection
             connection.connect()
@@ -399,19 +410,24 @@ final class Executor: HTTP1ConnectionDelegate, RetryApproval {
 
     /// A stream to `origin`, or where its route says (another host or port, given addresses, one
     /// address family).
-    private func directStream(to origin: Origin, route: ConnectRoute?) -> TCPStream {
-        guard let route else { return TCPStream(host: origin.host, port: origin.port, resolver: resolver, uvLoop: loop.uvLoop) }
+    private func directStream(to origin: Origin, route: ConnectRoute?, attemptDelay: UInt64) -> TCPStream {
+        guard let route else {
+            return TCPStream(host: origin.host, port: origin.port, resolver: resolver, uvLoop: loop.uvLoop, attemptDelayMillis: attemptDelay)
+        }
         let target = route.target(for: origin)
         return TCPStream(host: target.host, port: target.port, resolver: resolver, uvLoop: loop.uvLoop,
-                         addresses: target.addresses, family: route.family)
+                         addresses: target.addresses, family: route.family, attemptDelayMillis: attemptDelay)
     }
 
-    /// A stream to `proxy`: for https a CONNECT tunnel to `origin`, for http a connection the
-    /// proxy forwards requests over.
-    private func proxyStream(to proxy: Proxy, for origin: Origin) -> TCPStream {
-        let tunnel = origin.scheme == .https
+    /// A stream to `proxy`: for https (and for http with `Proxy.tunnel`) a CONNECT tunnel to
+    /// `origin`, for http a connection the proxy forwards requests over. The route's addresses
+    /// for the proxy's own name apply (curl's --resolve covers every name it resolves).
+    private func proxyStream(to proxy: Proxy, for origin: Origin, route: ConnectRoute?, attemptDelay: UInt64) -> TCPStream {
+        let tunnel = origin.scheme == .https || proxy.tunnel
             ? TunnelHandshake(target: Origin.authority(host: origin.host, port: origin.port), authorization: proxy.authorization) : nil
-        return TCPStream(host: proxy.host, port: proxy.port, resolver: resolver, uvLoop: loop.uvLoop, proxy: true, tunnel: tunnel)
+        return TCPStream(host: proxy.host, port: proxy.port, resolver: resolver, uvLoop: loop.uvLoop, proxy: true, tunnel: tunnel,
+                         addresses: route?.givenAddresses(host: proxy.host, port: proxy.port), family: route?.family ?? .any,
+                         attemptDelayMillis: attemptDelay)
     }
 
     private func close(_ connection: HTTP1Connection) {
@@ -435,12 +451,14 @@ final class Executor: HTTP1ConnectionDelegate, RetryApproval {
     func connectionFailed(_ connection: HTTP1Connection, error: CourierError) {
         outcomes.record(HostOutcomes.outcome(of: error), host: keys.hostOfPoolKey[connection.poolKey], nowMillis: loop.nowMillis)
         connections[connection.id] = nil
-        let (failed, count) = pool.connectFailed(key: connection.poolKey)
+        let (failed, served, count) = pool.connectFailed(key: connection.poolKey)
         openConnections(count, key: connection.poolKey)
+        if let served { assign(served.connection.connection, to: served.request.transfer) }
         guard let transfer = failed?.transfer else { return }
         // What the attempt learned is the failure's context (curl's ssl_verify_result).
         transfer.metrics.record(connection.timings)
         transfer.metrics.connectionsOpened += 1
+        let error = connection.trace.map { error.tracing($0) } ?? error
         execute(transfer.machine.connectFailed(error, retry: retryInput(for: transfer, responseStarted: false)), for: transfer)
     }
 

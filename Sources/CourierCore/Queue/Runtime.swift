@@ -128,6 +128,11 @@ package final class Runtime: @unchecked Sendable {
         execute { [self] in body(executor.uvLoop) }
     }
 
+    /// Runs `body` on the loop thread once `milliseconds` have passed.
+    package func executeAfter(milliseconds: UInt64, _ body: @escaping @Sendable () -> Void) {
+        execute { [self] in OneShotTimer.start(on: executor.uvLoop, after: milliseconds, body) }
+    }
+
     /// Operations running at once, process-wide.
     package var width: Int { lock.withLock { configuration.width } }
 

@@ -166,6 +166,8 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let tlsRejectedByHook = Code(22, 10)
         /// The stream ended without a TLS close_notify where the body framing needed the close.
         public static let tlsTruncated = Code(22, 11)
+        /// The cipher list, TLS 1.3 suites or curves name nothing OpenSSL offers (curl's 59).
+        public static let tlsCipher = Code(22, 12)
 
         /// The body is not valid text in its charset.
         public static let invalidText = Code(23, 1)
@@ -239,11 +241,15 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
         let underlying: (any Error & Sendable)?
         /// What the layer above attached (the facade's `Response` of a failed request).
         let attachment: (any Sendable)?
-        init(detail: String?, status: Int?, underlying: (any Error & Sendable)?, attachment: (any Sendable)? = nil) {
+        /// What opening the connection whose failure this is did, when the request asked.
+        let trace: ConnectionTrace?
+        init(detail: String?, status: Int?, underlying: (any Error & Sendable)?, attachment: (any Sendable)? = nil,
+             trace: ConnectionTrace? = nil) {
             self.detail = detail
             self.status = status
             self.underlying = underlying
             self.attachment = attachment
+            self.trace = trace
         }
     }
 
@@ -251,12 +257,22 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
     /// failed with one, so a 404's body is reachable from the error alone). Not part of equality.
     package func attaching(_ value: any Sendable) -> CourierError {
         var copy = self
-        copy.context = Context(detail: detail, status: status, underlying: underlying, attachment: value)
+        copy.context = Context(detail: detail, status: status, underlying: underlying, attachment: value, trace: context?.trace)
         return copy
     }
 
     /// What `attaching` attached.
     package var attachment: (any Sendable)? { context?.attachment }
+
+    /// The same error carrying what opening its connection did (`TransferOptions.tracesConnections`).
+    package func tracing(_ trace: ConnectionTrace) -> CourierError {
+        var copy = self
+        copy.context = Context(detail: detail, status: status, underlying: underlying, attachment: attachment, trace: trace)
+        return copy
+    }
+
+    /// What opening the connection whose failure this is did, when the request asked for it.
+    package var connectionTrace: ConnectionTrace? { context?.trace }
 
     /// Creates an error.
     public init(_ code: Code, _ detail: String? = nil, status: Int? = nil) {
@@ -409,6 +425,7 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
             (.tlsCAFile, "COURIER_E_TLS_CA_FILE", "CA certificates could not be loaded"),
             (.tlsRejectedByHook, "COURIER_E_TLS_REJECTED", "server rejected by the trust hook"),
             (.tlsTruncated, "COURIER_E_TLS_TRUNCATED", "TLS stream truncated"),
+            (.tlsCipher, "COURIER_E_TLS_CIPHER", "no usable cipher, TLS 1.3 suite or curve in the list"),
             (.responseFormat, "COURIER_E_RESPONSE_FORMAT", "response is not in the expected format"),
             (.invalidText, nil, "body is not valid text in its charset"),
             (.invalidJSON, nil, "body is not valid JSON"),

@@ -112,6 +112,10 @@ package final class Transfer: @unchecked Sendable {
     @exclusivity(unchecked) var poolKey = -1
     /// The connection serving the exchange while the machine is `.running`.
     @exclusivity(unchecked) var connection: HTTP1Connection?
+    /// What opening the connection did, when the options asked for it
+    /// (`TransferOptions.tracesConnections`): the serving connection's, while it serves (its
+    /// head's time: `courier -v`), or the failed attempt's, carried by the error.
+    package var connectionTrace: ConnectionTrace? { connection?.trace ?? _error?.connectionTrace }
 
     /// The serving connection's number and TLS details, while it serves this transfer (loop
     /// thread; `courier -v` shows them).

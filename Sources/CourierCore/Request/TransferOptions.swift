@@ -89,6 +89,29 @@ public enum Coalescing: Sendable, Hashable {
     case never
 }
 
+/// The connect-phase choices of `TransferOptions` (Happy Eyeballs delay, tracing, curl's
+/// connection-per-transfer), in a box equal by value. Few requests carry any: they are part of the
+/// options' rare composition, so an ordinary request's path to its pool key tests nothing more.
+package final class ConnectChoices: Hashable, @unchecked Sendable {
+    struct Values: Hashable {
+        var happyEyeballsDelay = ConnectChoices.defaultDelay
+        var traces = false
+        var waitsForOwnConnection = false
+    }
+
+    static let defaultDelay = Nanoseconds.milliseconds(TCPStream.defaultAttemptDelayMillis)
+    let values: Values
+
+    init(_ values: Values) { self.values = values }
+
+    package var happyEyeballsDelay: Nanoseconds { values.happyEyeballsDelay }
+    package var traces: Bool { values.traces }
+    package var waitsForOwnConnection: Bool { values.waitsForOwnConnection }
+
+    package static func == (a: ConnectChoices, b: ConnectChoices) -> Bool { a === b || a.values == b.values }
+    package func hash(into hasher: inout Hasher) { hasher.combine(values) }
+}
+
 /// Per-transfer knobs that the core acts on.
 ///
 /// The settings live in one shared copy-on-write box: every operation starts from its engine's
@@ -128,15 +151,20 @@ public struct TransferOptions: Sendable, Hashable {
         let route: ConnectRoute?
         /// HTTP/1.0 requests (curl's --http1.0).
         let http10: Bool
-        init(retry: RetryPolicy?, cookies: CookieJar?, proxy: ProxySettings?, route: ConnectRoute?, http10: Bool) {
+        /// Connect-phase choices (Happy Eyeballs delay, tracing, a connection per request).
+        let connecting: ConnectChoices?
+        init(retry: RetryPolicy?, cookies: CookieJar?, proxy: ProxySettings?, route: ConnectRoute?, http10: Bool,
+             connecting: ConnectChoices?) {
             self.retry = retry
             self.cookies = cookies
             self.proxy = proxy
             self.route = route
             self.http10 = http10
+            self.connecting = connecting
         }
         static func == (a: Composition, b: Composition) -> Bool {
             a.retry == b.retry && a.cookies === b.cookies && a.proxy == b.proxy && a.route == b.route && a.http10 == b.http10
+                && a.connecting == b.connecting
         }
         func hash(into hasher: inout Hasher) {
             hasher.combine(retry)
@@ -144,15 +172,18 @@ public struct TransferOptions: Sendable, Hashable {
             hasher.combine(proxy)
             hasher.combine(route)
             hasher.combine(http10)
+            hasher.combine(connecting)
         }
     }
 
     private mutating func setComposition(retry: RetryPolicy?, cookies: CookieJar?, proxy: ProxySettings?,
-                                         route: ConnectRoute?? = .none, http10: Bool? = nil) {
+                                         route: ConnectRoute?? = .none, http10: Bool? = nil,
+                                         connecting: ConnectChoices?? = .none) {
         let route = route ?? box.values.composition?.route
         let http10 = http10 ?? box.values.composition?.http10 ?? false
-        unique().values.composition = retry == nil && cookies == nil && proxy == nil && route == nil && !http10
-            ? nil : Composition(retry: retry, cookies: cookies, proxy: proxy, route: route, http10: http10)
+        let connecting = connecting ?? box.values.composition?.connecting
+        unique().values.composition = retry == nil && cookies == nil && proxy == nil && route == nil && !http10 && connecting == nil
+            ? nil : Composition(retry: retry, cookies: cookies, proxy: proxy, route: route, http10: http10, connecting: connecting)
     }
 
     /// Where direct connections go when not to the URL's host and port, and which address
@@ -180,13 +211,13 @@ public struct TransferOptions: Sendable, Hashable {
         set {
             // The default again (the environment's, or no proxy when it names none) is kept as no
             // setting at all: a request with nothing composed takes the short path to its pool key.
-            let isDefault = ProxySettings.processDefault.map { $0 == newValue } ?? newValue.isDirect
+            let isDefault = ProxySettings.processDefault.map { $0 == newValue } ?? (newValue.isDirect && !newValue.tunnelsHTTP)
             setComposition(retry: box.values.composition?.retry, cookies: cookies, proxy: isDefault ? nil : newValue)
         }
     }
 
-    /// Whether a retry policy, a cookie jar, proxy settings, a route or HTTP/1.0 are set (a nil
-    /// test, no copy).
+    /// Whether a retry policy, a cookie jar, proxy settings, a route, HTTP/1.0 or connect choices
+    /// are set (a nil test, no copy).
     package var hasComposition: Bool { box.values.composition != nil }
 
     /// The settings to route by, nil when every request goes direct.
@@ -338,6 +369,40 @@ public struct TransferOptions: Sendable, Hashable {
     public var sendRateLimit: UInt64 {
         get { box.values.sendRateLimit }
         set { unique().values.sendRateLimit = newValue }
+    }
+
+    /// How long a connection attempt to one address has before the next address (of the other
+    /// family first) is tried alongside it (RFC 8305's Connection Attempt Delay, curl's
+    /// `--happy-eyeballs-timeout-ms`): 250 ms by default.
+    public var happyEyeballsDelay: Nanoseconds {
+        get { box.values.composition?.connecting?.happyEyeballsDelay ?? ConnectChoices.defaultDelay }
+        set { changeConnecting { $0.happyEyeballsDelay = newValue } }
+    }
+    /// Whether a connection this request opens records what connecting did (addresses tried, the
+    /// TLS handshake message by message, the certificate chain, where a failure stopped) for
+    /// `Transfer.connectionTrace`: what curl's `-v` shows. Off by default: nothing is formatted.
+    public var tracesConnections: Bool {
+        get { box.values.composition?.connecting?.traces ?? false }
+        set { changeConnecting { $0.traces = newValue } }
+    }
+    /// Whether a request that had a connection opened for it waits for that connection rather
+    /// than take one another request released meanwhile: curl's way with parallel transfers, where
+    /// N transfers started together open (and use) N connections. Off by default: the first
+    /// connection ready serves the longest-waiting request.
+    public var waitsForOwnConnection: Bool {
+        get { box.values.composition?.connecting?.waitsForOwnConnection ?? false }
+        set { changeConnecting { $0.waitsForOwnConnection = newValue } }
+    }
+
+    /// The connect-phase choices, nil for the defaults.
+    package var connectChoices: ConnectChoices? { box.values.composition?.connecting }
+
+    private mutating func changeConnecting(_ change: (inout ConnectChoices.Values) -> Void) {
+        var values = connectChoices?.values ?? ConnectChoices.Values()
+        change(&values)
+        let composition = box.values.composition
+        setComposition(retry: composition?.retry, cookies: composition?.cookies, proxy: composition?.proxy,
+                       connecting: .some(values == ConnectChoices.Values() ? nil : ConnectChoices(values)))
     }
 
     /// The defaults.

@@ -18,6 +18,11 @@ public struct TLSConfiguration: Sendable, Hashable {
 
     /// TLS protocol versions.
     public enum Version: Int, Sendable, Hashable, Comparable {
+        /// TLS 1.0 (RFC 2246): allowed as a minimum only where the system's OpenSSL policy still
+        /// permits it (Debian's does not: its security level needs TLS 1.2), as curl's `--tlsv1.0`.
+        case tls10 = 0x0301
+        /// TLS 1.1 (RFC 4346), with the same caveat as `tls10`.
+        case tls11 = 0x0302
         /// TLS 1.2 (RFC 5246).
         case tls12 = 0x0303
         /// TLS 1.3 (RFC 8446).
@@ -42,6 +47,10 @@ public struct TLSConfiguration: Sendable, Hashable {
         var pinningMode: PinningMode = .enforce
         var trustEvaluator: TrustEvaluator?
         var sessionResumption = true
+        var cipherList: String?
+        var tls13CipherSuites: String?
+        var curves: String?
+        var offersALPN = true
     }
 
     private final class Box: @unchecked Sendable {
@@ -125,6 +134,32 @@ public struct TLSConfiguration: Sendable, Hashable {
     public var sessionResumption: Bool {
         get { box.values.sessionResumption }
         set { unique().values.sessionResumption = newValue }
+    }
+
+    /// The cipher list for TLS 1.2 and below, in OpenSSL's syntax (curl's `--ciphers`:
+    /// "ECDHE-RSA-AES128-GCM-SHA256:!aNULL"); nil for OpenSSL's default. A list that names no
+    /// cipher OpenSSL has fails every request with `.tlsCipher`.
+    public var cipherList: String? {
+        get { box.values.cipherList }
+        set { unique().values.cipherList = newValue }
+    }
+    /// The TLS 1.3 cipher suites, colon-separated (curl's `--tls13-ciphers`:
+    /// "TLS_AES_128_GCM_SHA256"); nil for OpenSSL's default.
+    public var tls13CipherSuites: String? {
+        get { box.values.tls13CipherSuites }
+        set { unique().values.tls13CipherSuites = newValue }
+    }
+    /// The key-exchange groups offered, colon-separated (curl's `--curves`: "X25519:P-256");
+    /// nil for OpenSSL's default.
+    public var curves: String? {
+        get { box.values.curves }
+        set { unique().values.curves = newValue }
+    }
+    /// Whether the handshake offers ALPN (the protocols Courier speaks). Off only for servers that
+    /// mishandle the extension (curl's `--no-alpn`).
+    public var offersALPN: Bool {
+        get { box.values.offersALPN }
+        set { unique().values.offersALPN = newValue }
     }
 
     public static func == (a: TLSConfiguration, b: TLSConfiguration) -> Bool {

@@ -52,6 +52,7 @@ package final class TLSContext {
             _ = courier_SSL_CTX_set_max_proto_version(ctx, Int32(maximum.rawValue))
         }
         _ = courier_SSL_CTX_set_options(ctx, courier_SSL_OP_NO_COMPRESSION())
+        if let error = applyCipherChoices(ctx, configuration) { return .failure(error) }
         // Idle pooled connections give their TLS record buffers back.
         _ = courier_SSL_CTX_set_mode(ctx, Int(SSL_MODE_RELEASE_BUFFERS))
 
@@ -90,12 +91,34 @@ package final class TLSContext {
             }
         }
         // ALPN: HTTP/1.1 is all Courier speaks; servers that only do h2 fail the handshake clearly.
-        let alpn: [UInt8] = [8] + Array("http/1.1".utf8)
-        _ = alpn.withUnsafeBufferPointer { SSL_CTX_set_alpn_protos(ctx, $0.baseAddress, UInt32($0.count)) }
+        if configuration.offersALPN {
+            _ = alpnOffer.withUnsafeBufferPointer { SSL_CTX_set_alpn_protos(ctx, $0.baseAddress, UInt32($0.count)) }
+        }
         _ = courier_SSL_CTX_set_session_cache_mode(ctx, Int(SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE))
         SSL_CTX_sess_set_new_cb(ctx, TLSSession.newSessionCallback)
         return .success(tls)
     }
+}
+
+/// The protocols the handshake offers by ALPN, in the extension's wire form.
+package let alpnOffer: [UInt8] = [8] + Array("http/1.1".utf8)
+
+/// The names ALPN offers, for people (`-v`'s "ALPN: offers http/1.1").
+package let alpnOfferText = "http/1.1"
+
+/// The configuration's cipher list, TLS 1.3 suites and groups, set on `ctx`; the error when
+/// OpenSSL takes none of what one of them names (curl's CURLE_SSL_CIPHER).
+private func applyCipherChoices(_ ctx: OpaquePointer, _ configuration: TLSConfiguration) -> CourierError? {
+    if let list = configuration.cipherList, SSL_CTX_set_cipher_list(ctx, list) != 1 {
+        return CourierError(.tlsCipher, "failed setting cipher list: \(list) (\(TLSErrors.drain()))")
+    }
+    if let suites = configuration.tls13CipherSuites, SSL_CTX_set_ciphersuites(ctx, suites) != 1 {
+        return CourierError(.tlsCipher, "failed setting TLS 1.3 cipher suite: \(suites) (\(TLSErrors.drain()))")
+    }
+    if let curves = configuration.curves, courier_SSL_CTX_set1_groups_list(ctx, curves) != 1 {
+        return CourierError(.tlsCipher, "failed setting curves list: '\(curves)' (\(TLSErrors.drain()))")
+    }
+    return nil
 }
 
 /// Reads OpenSSL's thread-local error queue.

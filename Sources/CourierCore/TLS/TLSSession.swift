@@ -41,11 +41,17 @@ package final class TLSSession {
     package private(set) var verifyResult: Int32 = 0
     /// Called with each new session (ticket) the server issues, to cache it for resumption.
     var onNewSession: ((OpaquePointer) -> Void)?
+    /// Where handshake messages are recorded (`record(into:)`), when the request asked.
+    var trace: ConnectionTrace?
 
     /// Sets up TLS for a connection to `host`; `session` resumes an earlier one when given.
     package init?(context: TLSContext, host: String, port: UInt16, session: OpaquePointer?) {
         guard let ssl = SSL_new(context.context) else { return nil }
         self.ssl = ssl
+        // A fully qualified name ("localhost.", "example.com."): the dot is for DNS (which keeps
+        // it); SNI (RFC 6066 section 3: no trailing dot) and certificate matching use the name
+        // without it, as curl does.
+        let host = host.utf8.count > 1 && host.utf8.last == UInt8(ascii: ".") ? String(host.dropLast()) : host
         self.host = host
         self.port = port
         configuration = context.configuration

@@ -74,6 +74,7 @@ package final class TLSStream: ByteStream, ByteStreamDelegate {
         }
         let key = sessionKey
         session.onNewSession = { [unowned(unsafe) sessions] ticket in sessions.store(ticket, for: key) }
+        if let trace = tcp.trace { session.record(into: trace) }
         tls = session
         continueHandshake(UnsafeRawBufferPointer(start: nil, count: 0))
     }
@@ -130,8 +131,10 @@ package final class TLSStream: ByteStream, ByteStreamDelegate {
         case .inProgress:
             break
         case .failed(let error):
+            if let trace = tcp.trace { traceFailure(error, trace, tls) }
             failOpen(error)
         case .done:
+            if let trace = tcp.trace { for line in tls.handshakeSummary() { trace.add(line) } }
             handshaking = false
             tlsTimings.tlsEnd = monotonicNanos()
             tlsTimings.tlsResumed = tls.resumed
@@ -197,6 +200,18 @@ package final class TLSStream: ByteStream, ByteStreamDelegate {
         if let report = deferredReport {
             deferredReport = nil
             delegate?.streamDidWrite(report.count, final: report.final)
+        }
+    }
+
+    /// Where the handshake stopped and why: the chain when the handshake itself finished (the
+    /// refusal is Courier's, after it), else the last message that went through.
+    @inline(never)
+    private func traceFailure(_ error: CourierError, _ trace: ConnectionTrace, _ tls: TLSSession) {
+        if tls.handshakeDone {
+            for line in tls.handshakeSummary() { trace.add(line) }
+            trace.add("SSL certificate problem: \(error.message)")
+        } else {
+            trace.add("TLS handshake failed after \(trace.lastHandshakeMessage ?? "starting"): \(error.message)")
         }
     }
 

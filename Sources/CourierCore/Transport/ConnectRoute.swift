@@ -83,10 +83,13 @@ public struct ConnectRoute: Sendable, Hashable {
             host = rule.toHost ?? host
             port = rule.toPort ?? port
         }
-        let given = addresses[Endpoint(host: host, port: port)].map { list in
-            list.compactMap { SocketAddress(ipLiteral: $0, port: port) }
-        }
-        return (host, port, given.map(filter))
+        return (host, port, givenAddresses(host: host, port: port))
+    }
+
+    /// The addresses given for `host:port` (curl's --resolve), of the chosen family; nil when
+    /// none are (the name is looked up).
+    package func givenAddresses(host: String, port: UInt16) -> [SocketAddress]? {
+        addresses[Endpoint(host: host, port: port)].map { list in filter(list.compactMap { SocketAddress(ipLiteral: $0, port: port) }) }
     }
 
     /// The addresses of the chosen family, in order.

@@ -33,8 +33,12 @@ package final class TCPStream: ByteStream {
     /// Starts the next attempt when the latest has not connected in time (made only for a host
     /// with several addresses).
     @exclusivity(unchecked) private var raceTimer: UnsafeMutablePointer<uv_timer_t>?
-    /// RFC 8305 section 5's Connection Attempt Delay.
-    static let attemptDelayMillis: UInt64 = 250
+    /// RFC 8305 section 5's Connection Attempt Delay, curl's default too.
+    package static let defaultAttemptDelayMillis: UInt64 = 250
+    /// The delay this stream uses (curl's `--happy-eyeballs-timeout-ms`).
+    private let attemptDelayMillis: UInt64
+    /// What connecting does, for people (`-v`), when the request asked for it.
+    @exclusivity(unchecked) package var trace: ConnectionTrace?
     @exclusivity(unchecked) private var lastConnectError: Int32 = 0
     @exclusivity(unchecked) private var writesInFlight = 0
     @exclusivity(unchecked) private var readingPaused = false
@@ -59,8 +63,9 @@ package final class TCPStream: ByteStream {
     /// proxy has answered its CONNECT.
     package init(host: String, port: UInt16, resolver: Resolver, uvLoop: UnsafeMutablePointer<uv_loop_t>,
                  proxy: Bool = false, tunnel: TunnelHandshake? = nil, addresses: [SocketAddress]? = nil,
-                 family: ConnectRoute.Family = .any) {
+                 family: ConnectRoute.Family = .any, attemptDelayMillis: UInt64 = TCPStream.defaultAttemptDelayMillis) {
         self.uvLoop = uvLoop
+        self.attemptDelayMillis = attemptDelayMillis
         self.host = host
         self.port = port
         self.resolver = resolver
@@ -82,6 +87,7 @@ package final class TCPStream: ByteStream {
         toProxy = false
         givenAddresses = nil
         family = .any
+        attemptDelayMillis = Self.defaultAttemptDelayMillis
     }
 
     package var hasPendingWrites: Bool { writesInFlight > 0 }
@@ -164,6 +170,7 @@ package final class TCPStream: ByteStream {
         while addressIndex < addresses.count {
             let address = addresses[addressIndex]
             addressIndex += 1
+            trace?.add("  Trying \(address)...")
             let tcp = makeHandle()
             let request = UnsafeMutablePointer<uv_connect_t>.allocate(capacity: 1)
             request.pointee.data = Unmanaged.passRetained(self).toOpaque()
@@ -173,6 +180,7 @@ package final class TCPStream: ByteStream {
                 request.deallocate()
                 Self.closeHandle(tcp)
                 lastConnectError = status
+                traceFailedAttempt(address, status)
                 continue
             }
             attempts.append((tcp, address))
@@ -197,7 +205,7 @@ package final class TCPStream: ByteStream {
             let stream = Unmanaged<TCPStream>.fromOpaque(timer!.pointee.data).takeUnretainedValue()
             guard !stream.closed, stream.handle == nil else { return }
             stream.tryNextAddress()
-        }, Self.attemptDelayMillis, 0)
+        }, attemptDelayMillis, 0)
     }
 
     private func endRace() {
@@ -223,6 +231,7 @@ package final class TCPStream: ByteStream {
         if status != 0 {
             Self.closeHandle(tcp)
             lastConnectError = status
+            traceFailedAttempt(address, status)
             // A failure starts the next attempt at once (RFC 8305 section 5).
             if let timer = raceTimer { uv_timer_stop(timer) }
             tryNextAddress()
@@ -235,6 +244,7 @@ package final class TCPStream: ByteStream {
         handle = tcp
         timings.connectEnd = monotonicNanos()
         timings.remoteEndpoint = RemoteEndpoint(address)
+        trace?.connected("Connected to \(toProxy ? "proxy " : "")\(host) (\(address.ipDescription)) port \(port)")
         // A pooled connection should hold nothing it no longer needs.
         addresses = []
         uv_tcp_nodelay(tcp, 1)
@@ -249,6 +259,7 @@ package final class TCPStream: ByteStream {
         }
         connected = true
         if let tunnel {
+            trace?.add("Establishing HTTP proxy tunnel to \(tunnel.target)")
             // Not open yet: the proxy must agree first. (The CONNECT's write completion is
             // nobody's business above.)
             tunnel.request.withUnsafeBytes { write($0, nil, final: false, reporting: 0) }
@@ -270,6 +281,7 @@ package final class TCPStream: ByteStream {
             break
         case .established:
             tunnel = nil
+            trace?.add("CONNECT tunnel established")
             delegate?.streamDidOpen()
         case .failed(let error):
             failOpen(error)
@@ -301,9 +313,15 @@ package final class TCPStream: ByteStream {
                 error = CourierError(.proxyConnect, "proxy " + (error.detail ?? host))
             }
         }
+        trace?.add(error.message)
         let told = delegate
         close()
         told?.streamDidFailToOpen(error)
+    }
+
+    @inline(never)
+    private func traceFailedAttempt(_ address: SocketAddress, _ status: Int32) {
+        trace?.add("connect to \(address.ipDescription) port \(port) failed: \(String(cString: uv_strerror(status)))")
     }
 
     /// This end's address, asked of the socket (getsockname) when someone wants it.

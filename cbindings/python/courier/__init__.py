@@ -50,6 +50,7 @@ __all__ = ["Client", "AsyncClient", "Timeout", "Headers", "request", "get", "hea
            "Outbox", "network_status", "watch_network", "unwatch_network", "set_network_override", "follow_network",
            "host_reachability", "Reachability",
            "E_OUTBOX", "E_OUTBOX_LOCKED", "E_OUTBOX_FULL", "E_OUTBOX_CORRUPT", "E_FILE_CHANGED", "E_UNSUPPORTED_ENCODING",
+           "E_HEADER_BYTES", "E_HEADER_COUNT", "E_TLS_CIPHER",
            "CourierError", "E_DNS_PROXY", "E_CONNECT_PROXY", "E_PROXY", "E_PROXY_REFUSED", "E_PROXY_HANDSHAKE",
            "E_PROXY_CLOSED", "E_PROXY_UNSUPPORTED",
            "HTTPStatusError", "version",
@@ -70,6 +71,9 @@ from ._native import E_REJECTED, E_REDIRECT_REFUSED  # noqa: E402
 from ._native import E_OUTBOX, E_OUTBOX_LOCKED, E_OUTBOX_FULL, E_OUTBOX_CORRUPT, E_FILE_CHANGED  # noqa: E402
 #: The response's Content-Encoding is none Courier decodes (gzip, deflate, br and zstd are).
 from ._native import E_UNSUPPORTED_ENCODING  # noqa: E402
+#: The response head beyond ``max_header_bytes`` or ``max_header_fields``; a ``ciphers``,
+#: ``tls13_ciphers`` or ``curves`` list that names nothing OpenSSL has.
+from ._native import E_HEADER_BYTES, E_HEADER_COUNT, E_TLS_CIPHER  # noqa: E402
 
 PRIORITIES = {"very_low": 0, "low": 1, "normal": 2, "high": 3, "very_high": 4}
 TIMEOUTS = {"queue": 1, "connect": 2, "first_byte": 3, "idle": 4, "total": 5}
@@ -326,6 +330,16 @@ def _text(value):
     return None if value is None else str(value).encode()
 
 
+_TLS_VERSIONS = {None: 0, "1.0": 0x0301, "1.1": 0x0302, "1.2": 0x0303, "1.3": 0x0304}
+
+
+def _tls_version(name):
+    """COURIER_TLS_* for "1.0" to "1.3" (None: the default)."""
+    if name not in _TLS_VERSIONS:
+        raise CourierError(_native.E_INVALID_ARGUMENT, "TLS versions are '1.0', '1.1', '1.2' or '1.3', not %r" % (name,))
+    return _TLS_VERSIONS[name]
+
+
 def _proxy_argument(proxy, trust_env):
     """courier_engine_set_proxy's proxy: the given one, else the environment's (NULL), or none ("")."""
     if proxy is not None:
@@ -458,7 +472,9 @@ class Engine:
                max_body=None, output=None, verify=True, cafile=None, pins=None, cache=None, coalesce=None,
                files=None, content=None, content_length=None, resume=None, resume_attempts=0, expect_continue=None,
                rate_limit=None, retry=None, cookies=None, auth=None, proxy=None, no_proxy=None, freeze=None,
-               resolve=None, connect_to=None, ip_family=None, cert=None, auto_referer=False):
+               resolve=None, connect_to=None, ip_family=None, cert=None, auto_referer=False, tls_version=None,
+               ciphers=None, tls13_ciphers=None, curves=None, alpn=True, happy_eyeballs=None, continue_timeout=None,
+               max_header_bytes=None, max_header_fields=None, proxy_tunnel=None):
         """Options beyond httpx's: ``files=`` a multipart form streamed from disk (see
         ``apply_files``); ``content=`` bytes, a str, a path-backed file (streamed from disk), any
         iterable of bytes, or an async iterable with ``fetch``/``stream_async`` (sent chunked
@@ -471,7 +487,13 @@ class Engine:
         the engine; ``freeze`` a kind (or True) to send it through the engine's outbox;
         ``resolve`` curl's ``["host:port:addr[,addr]"]``, ``connect_to`` its
         ``["host1:port1:host2:port2"]`` and ``ip_family`` "ipv4" or "ipv6": where the connection
-        goes (the request keeps its URL's Host and TLS name)."""
+        goes (the request keeps its URL's Host and TLS name). curl's connection options:
+        ``tls_version`` ``(minimum, maximum)`` as "1.0" to "1.3" (None for either default);
+        ``ciphers`` and ``tls13_ciphers`` (OpenSSL lists, curl's --ciphers and --tls13-ciphers),
+        ``curves`` ("X25519:P-256"), ``alpn=False`` (--no-alpn); ``happy_eyeballs`` and
+        ``continue_timeout`` in seconds (--happy-eyeballs-timeout-ms, --expect100-timeout);
+        ``max_header_bytes``/``max_header_fields``, the response head's bounds (300 KiB and
+        10000 by default); ``proxy_tunnel=True`` sends http URLs through a CONNECT tunnel too."""
         if not self._handle:
             raise CourierError(_native.E_MISUSE, "the engine is closed")
         handle = _native.request_p()
@@ -592,6 +614,23 @@ class Engine:
                                                                      _os.fspath(key or certificate).encode(), _text(passphrase)))
             if pins is not None:
                 apply(lib.courier_request_set_tls_pins(handle, pins.encode()))
+            if tls_version is not None:
+                low, high = tls_version
+                apply(lib.courier_request_set_tls_versions(handle, _tls_version(low), _tls_version(high)))
+            if ciphers is not None or tls13_ciphers is not None:
+                apply(lib.courier_request_set_tls_ciphers(handle, _text(ciphers), _text(tls13_ciphers)))
+            if curves is not None:
+                apply(lib.courier_request_set_tls_curves(handle, curves.encode()))
+            if not alpn:
+                apply(lib.courier_request_set_tls_alpn(handle, 0))
+            if happy_eyeballs is not None:
+                apply(lib.courier_request_set_happy_eyeballs(handle, int(happy_eyeballs * 1000)))
+            if continue_timeout is not None:
+                apply(lib.courier_request_set_continue_timeout(handle, int(continue_timeout * 1000)))
+            if max_header_bytes is not None or max_header_fields is not None:
+                apply(lib.courier_request_set_header_limits(handle, int(max_header_bytes or 0), int(max_header_fields or 0)))
+            if proxy_tunnel is not None:
+                apply(lib.courier_request_set_proxy_tunnel(handle, 1 if proxy_tunnel else 0))
             if cache is not None:
                 if cache not in CACHE_POLICIES:
                     raise CourierError(_native.E_INVALID_ARGUMENT, "unknown cache policy %r" % cache)

@@ -68,6 +68,9 @@ E_OUTBOX_FULL = E_OUTBOX | (2 << 8)
 E_OUTBOX_CORRUPT = E_OUTBOX | (3 << 8)
 E_FILE_CHANGED = 20 | (4 << 8)
 E_UNSUPPORTED_ENCODING = 17 | (3 << 8)
+E_HEADER_BYTES = 13 | (1 << 8)
+E_HEADER_COUNT = 13 | (2 << 8)
+E_TLS_CIPHER = 22 | (12 << 8)
 
 _SIGNATURES = {
     "courier_version_number": (c_int, []),
@@ -143,6 +146,13 @@ _SIGNATURES = {
     "courier_request_set_tls_client_certificate": (c_int, [request_p, c_char_p, c_char_p, c_char_p]),
     "courier_request_set_tls_pins": (c_int, [request_p, c_char_p]),
     "courier_request_set_tls_versions": (c_int, [request_p, c_int, c_int]),
+    "courier_request_set_tls_ciphers": (c_int, [request_p, c_char_p, c_char_p]),
+    "courier_request_set_tls_curves": (c_int, [request_p, c_char_p]),
+    "courier_request_set_tls_alpn": (c_int, [request_p, c_int]),
+    "courier_request_set_happy_eyeballs": (c_int, [request_p, c_int64]),
+    "courier_request_set_continue_timeout": (c_int, [request_p, c_int64]),
+    "courier_request_set_header_limits": (c_int, [request_p, c_int64, c_int]),
+    "courier_request_set_proxy_tunnel": (c_int, [request_p, c_int]),
     "courier_request_set_progress": (c_int, [request_p, PROGRESS_FN, c_void_p]),
     "courier_request_set_cache_policy": (c_int, [request_p, c_int]),
     "courier_request_set_coalescing": (c_int, [request_p, c_int]),

@@ -1,0 +1,157 @@
+/*
+ * connection: curl's connection options from C (since 0.4): cipher lists, TLS 1.3 suites and
+ * curves, ALPN off, minimum versions, the Happy Eyeballs delay, the 100-continue wait, the
+ * response head's limits and an http URL through a proxy's CONNECT tunnel; exits 0 when every
+ * check holds.
+ *
+ *   connection SCRIPTED_URL HTTPS13_URL CA_FILE STREAM_URL PROXY_URL
+ */
+#define _GNU_SOURCE  /* memmem */
+#include <courier.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures = 0;
+
+#define CHECK(condition, ...)                                   \
+    do {                                                        \
+        if (!(condition)) {                                     \
+            fprintf(stderr, "connection.c:%d: ", __LINE__);     \
+            fprintf(stderr, __VA_ARGS__);                       \
+            fputc('\n', stderr);                                \
+            failures++;                                         \
+        }                                                       \
+    } while (0)
+
+/* Performs `request` (freed); returns its code, *status the status (0 without a response). */
+static int perform(courier_request *request, int *status) {
+    courier_response *response = NULL;
+    int code = courier_request_perform(request, &response);
+    *status = response ? courier_response_status(response) : 0;
+    courier_response_free(response);
+    courier_request_free(request);
+    return code;
+}
+
+/* The debug callback's text, collected (the connection lines: the handshake as -v shows it). */
+static char debug_text[65536];
+static size_t debug_length = 0;
+
+static void collect(courier_request *request, int kind, const char *data, size_t length, void *user) {
+    (void)request;
+    (void)user;
+    if (kind != COURIER_DEBUG_TEXT || debug_length + length >= sizeof debug_text) return;
+    memcpy(debug_text + debug_length, data, length);
+    debug_length += length;
+    debug_text[debug_length] = 0;
+}
+
+static courier_request *tls_request(const char *url, const char *ca) {
+    courier_request *request = NULL;
+    CHECK(courier_request_create(NULL, "GET", url, &request) == COURIER_OK, "create %s", url);
+    CHECK(courier_request_set_tls_ca(request, ca, NULL) == COURIER_OK, "ca");
+    debug_length = 0;
+    debug_text[0] = 0;
+    CHECK(courier_request_set_debug(request, collect, NULL) == COURIER_OK, "debug");
+    return request;
+}
+
+int main(int argc, char **argv) {
+    if (argc != 6) {
+        fprintf(stderr, "usage: connection SCRIPTED_URL HTTPS13_URL CA_FILE STREAM_URL PROXY_URL\n");
+        return 2;
+    }
+    const char *scripted = argv[1], *https = argv[2], *ca = argv[3], *stream = argv[4], *proxy = argv[5];
+    char url[512];
+    int status = 0;
+    courier_request *request = NULL;
+
+    /* The response head: 256 KiB passes by default (curl's 300 KiB), a lower limit refuses it. */
+    snprintf(url, sizeof url, "%s/big-head?kib=256", scripted);
+    CHECK(courier_request_create(NULL, "GET", url, &request) == COURIER_OK, "create");
+    CHECK(perform(request, &status) == COURIER_OK && status == 200, "a 256 KiB head: %d", status);
+    CHECK(courier_request_create(NULL, "GET", url, &request) == COURIER_OK, "create");
+    CHECK(courier_request_set_header_limits(request, 64 << 10, 0) == COURIER_OK, "limits");
+    CHECK(perform(request, &status) == COURIER_E_HEADER_BYTES, "a 64 KiB limit");
+    CHECK(courier_request_create(NULL, "GET", url, &request) == COURIER_OK, "create");
+    CHECK(courier_request_set_header_limits(request, 0, 100) == COURIER_OK, "limits");
+    CHECK(perform(request, &status) == COURIER_E_HEADER_COUNT, "a 100-field limit");
+
+    /* TLS 1.3 suites and curves: what was asked is what the handshake used; a list that names
+     * nothing usable fails before a byte is sent. */
+    request = tls_request(https, ca);
+    CHECK(courier_request_set_tls_ciphers(request, NULL, "TLS_AES_128_GCM_SHA256") == COURIER_OK, "suites");
+    CHECK(courier_request_set_tls_curves(request, "P-384") == COURIER_OK, "curves");
+    CHECK(perform(request, &status) == COURIER_OK && status == 200, "chosen suite: %d", status);
+    CHECK(strstr(debug_text, "SSL connection using TLSv1.3 / TLS_AES_128_GCM_SHA256 / secp384r1") != NULL, "%s", debug_text);
+    CHECK(strstr(debug_text, "TLS handshake, Client hello (1):") != NULL, "the handshake's messages: %s", debug_text);
+    request = tls_request(https, ca);
+    CHECK(courier_request_set_tls_ciphers(request, NULL, "TLS_NO_SUCH_SUITE") == COURIER_OK, "set");
+    CHECK(perform(request, &status) == COURIER_E_TLS_CIPHER, "an unusable suite list");
+    request = tls_request(https, ca);
+    CHECK(courier_request_set_tls_ciphers(request, "NOT-A-CIPHER", NULL) == COURIER_OK, "set");
+    CHECK(perform(request, &status) == COURIER_E_TLS_CIPHER, "an unusable cipher list");
+    request = tls_request(https, ca);
+    CHECK(courier_request_set_tls_curves(request, "no-curve") == COURIER_OK, "set");
+    CHECK(perform(request, &status) == COURIER_E_TLS_CIPHER, "an unusable curve list");
+    CHECK(strcmp(courier_strerror(COURIER_E_TLS_CIPHER), "no usable cipher, TLS 1.3 suite or curve in the list") == 0, "strerror");
+
+    /* ALPN off, and a minimum of TLS 1.0 (the newest both sides allow is still chosen). */
+    request = tls_request(https, ca);
+    CHECK(courier_request_set_tls_alpn(request, 0) == COURIER_OK, "alpn off");
+    CHECK(courier_request_set_tls_versions(request, COURIER_TLS_1_0, 0) == COURIER_OK, "minimum 1.0");
+    CHECK(perform(request, &status) == COURIER_OK && status == 200, "without ALPN: %d", status);
+    CHECK(strstr(debug_text, "ALPN") == NULL && strstr(debug_text, "TLSv1.3") != NULL, "%s", debug_text);
+
+    /* The 100-continue wait: a server that never says 100 gets the body after a short wait; a
+     * wait longer than the total timeout fails the request. */
+    static char body[1 << 20];
+    memset(body, 'b', sizeof body);
+    snprintf(url, sizeof url, "%s/upload?no100=1", stream);
+    CHECK(courier_request_create(NULL, "PUT", url, &request) == COURIER_OK, "create");
+    CHECK(courier_request_set_body(request, body, sizeof body) == COURIER_OK, "body");
+    CHECK(courier_request_set_expect_continue(request, COURIER_EXPECT_ALWAYS) == COURIER_OK, "expect");
+    CHECK(courier_request_set_continue_timeout(request, 50) == COURIER_OK, "wait 50 ms");
+    CHECK(perform(request, &status) == COURIER_OK && status == 200, "sent after the wait: %d", status);
+    CHECK(courier_request_create(NULL, "PUT", url, &request) == COURIER_OK, "create");
+    CHECK(courier_request_set_body(request, body, sizeof body) == COURIER_OK, "body");
+    CHECK(courier_request_set_expect_continue(request, COURIER_EXPECT_ALWAYS) == COURIER_OK, "expect");
+    CHECK(courier_request_set_continue_timeout(request, 60000) == COURIER_OK, "wait a minute");
+    CHECK(courier_request_set_timeout(request, COURIER_TIMEOUT_TOTAL, 500) == COURIER_OK, "total");
+    CHECK(perform(request, &status) == COURIER_E_TIMEOUT_TOTAL, "still waiting at the total deadline");
+
+    /* The Happy Eyeballs delay is a setting (its effect: the CLI's --happy-eyeballs-timeout-ms test). */
+    snprintf(url, sizeof url, "%s/echo", scripted);
+    CHECK(courier_request_create(NULL, "GET", url, &request) == COURIER_OK, "create");
+    CHECK(courier_request_set_happy_eyeballs(request, 100) == COURIER_OK, "delay");
+    CHECK(perform(request, &status) == COURIER_OK && status == 200, "with a delay: %d", status);
+
+    /* An http URL through the proxy's CONNECT tunnel: the proxy sees CONNECT, no GET. */
+    courier_engine *engine = NULL;
+    CHECK(courier_engine_create(scripted, &engine) == COURIER_OK, "engine");
+    CHECK(courier_engine_set_proxy_tunnel(engine, 1) == COURIER_OK, "tunnel first");
+    CHECK(courier_engine_set_proxy(engine, proxy, NULL) == COURIER_OK, "then the proxy");
+    CHECK(courier_request_create(engine, "GET", "/echo", &request) == COURIER_OK, "create");
+    CHECK(perform(request, &status) == COURIER_OK && status == 200, "through the tunnel: %d", status);
+    courier_engine_destroy(engine);
+    snprintf(url, sizeof url, "%s/log", proxy);
+    CHECK(courier_request_create(NULL, "GET", url, &request) == COURIER_OK, "log");
+    CHECK(courier_request_set_proxy(request, "", NULL) == COURIER_OK, "direct");
+    courier_response *log = NULL;
+    CHECK(courier_request_perform(request, &log) == COURIER_OK, "log");
+    size_t length = 0;
+    const char *text = log ? (const char *)courier_response_body(log, &length) : "";
+    CHECK(memmem(text, length, "\"CONNECT 127.0.0.1:", 19) != NULL, "the proxy saw CONNECT");
+    CHECK(memmem(text, length, "\"GET http://", 12) == NULL, "and no forwarded GET");
+    courier_response_free(log);
+    courier_request_free(request);
+
+    if (failures) {
+        fprintf(stderr, "connection: %d check(s) failed\n", failures);
+        return 1;
+    }
+    printf("connection: all checks passed\n");
+    return 0;
+}
