@@ -50,8 +50,22 @@ struct CommandLineOptions {
     var passphrase: String?
     var tlsMinimum: TLSConfiguration.Version?
     var tlsMaximum: TLSConfiguration.Version?
-    /// curl's --no-sessionid: no TLS session resumption.
+    /// curl's --no-sessionid: no TLS session resumption (--sessionid turns it back on).
     var noSessionID = false
+    /// --ciphers, --tls13-ciphers, --curves: OpenSSL's lists; --no-alpn.
+    var ciphers: String?
+    var tls13Ciphers: String?
+    var curves: String?
+    var noALPN = false
+    /// -p/--proxytunnel: http URLs through the proxy's CONNECT tunnel too.
+    var proxyTunnel = false
+    /// --expect100-timeout (seconds) and --happy-eyeballs-timeout-ms.
+    var expect100Timeout: Double?
+    var happyEyeballsMillis: UInt64?
+    /// --rate: at most `count` transfer starts per `seconds` (serial transfers only, as curl).
+    var rate: (count: Int, seconds: Double)?
+    /// --parallel-max-host: connections per host with -Z (curl's; the width when not given).
+    var parallelMaxHost: Int?
     /// `--cache-dir`: a private HTTP cache kept in this directory across invocations.
     var cacheDirectory: String?
     /// `--outbox`: journal each request in this directory before sending it; kept there until
@@ -126,16 +140,39 @@ struct UsageError: Error {
 /// Parses curl-style arguments: `-X POST`, `-XPOST`, `--request POST`, `-sS` (combined flags).
 enum ArgumentParser {
     /// Flags without a value.
+    /// (`-:`, curl's --next, splits the command line before any flag is read: `parseGroups`.)
     static let shortFlags: Set<Character> = ["j", "i", "I", "L", "f", "s", "S", "v", "O", "Z", "h", "V", "#", "g", "k",
-                                             "G", "R", "J", "M", "4", "6"]
+                                             "G", "R", "J", "M", "4", "6", "p", ":"]
     /// Flags that take a value.
     static let shortWithValue: Set<Character> = ["X", "H", "d", "o", "m", "w", "A", "u", "E", "D", "F", "T", "C", "b", "c", "x", "U",
                                                  "e", "r", "K"]
 
-    static func parse(_ given: [String]) throws(UsageError) -> CommandLineOptions {
-        var options = CommandLineOptions()
+    /// The command line as curl reads it: groups of URLs and their options, separated by
+    /// `-:`/`--next`, each starting from the defaults; the global options (`-v`, `-s`, `-Z`,
+    /// ...) apply to every group wherever they appear.
+    static func parseGroups(_ given: [String]) throws(UsageError) -> [CommandLineOptions] {
         // -K/--config files are read where they appear, their options in place of the flag.
         let arguments = try ConfigFile.expand(given)
+        var groups: [[String]] = [[]]
+        for argument in arguments {
+            if argument == "--next" || argument == "-:" {
+                groups.append([])
+            } else {
+                groups[groups.count - 1].append(argument)
+            }
+        }
+        var parsed: [CommandLineOptions] = []
+        for group in groups { parsed.append(try parse(expanded: group)) }
+        GlobalOptions.share(&parsed)
+        return parsed
+    }
+
+    static func parse(_ given: [String]) throws(UsageError) -> CommandLineOptions {
+        try parse(expanded: try ConfigFile.expand(given))
+    }
+
+    private static func parse(expanded arguments: [String]) throws(UsageError) -> CommandLineOptions {
+        var options = CommandLineOptions()
         var index = 0
         func value(for name: String) throws(UsageError) -> String {
             index += 1
@@ -215,6 +252,7 @@ enum ArgumentParser {
         case "M": o.manual = true
         case "4": o.route = (o.route ?? ConnectRoute()).with { $0.family = .ipv4 }
         case "6": o.route = (o.route ?? ConnectRoute()).with { $0.family = .ipv6 }
+        case "p": o.proxyTunnel = true
         default: throw UsageError(message: "option -\(flag): is unknown")
         }
     }
@@ -291,9 +329,29 @@ enum ArgumentParser {
         case "--cert": o.certificate = try value(argument)
         case "--key": o.key = try value(argument)
         case "--pass": o.passphrase = try value(argument)
+        case "--tlsv1", "--tlsv1.0": o.tlsMinimum = .tls10
+        case "--tlsv1.1": o.tlsMinimum = .tls11
         case "--tlsv1.2": o.tlsMinimum = .tls12
         case "--tlsv1.3": o.tlsMinimum = .tls13
         case "--no-sessionid": o.noSessionID = true
+        case "--sessionid": o.noSessionID = false
+        case "--ciphers": o.ciphers = try value(argument)
+        case "--tls13-ciphers": o.tls13Ciphers = try value(argument)
+        case "--curves": o.curves = try value(argument)
+        case "--no-alpn": o.noALPN = true
+        case "--alpn": o.noALPN = false
+        case "--proxytunnel": o.proxyTunnel = true
+        case "--no-proxytunnel": o.proxyTunnel = false
+        case "--expect100-timeout": o.expect100Timeout = try seconds(try value(argument), argument)
+        case "--happy-eyeballs-timeout-ms":
+            guard let n = UInt64(try value(argument)) else {
+                throw UsageError(message: "option --happy-eyeballs-timeout-ms: expected a proper numerical parameter")
+            }
+            o.happyEyeballsMillis = n
+        case "--rate": o.rate = try rate(try value(argument))
+        case "--parallel-max-host":
+            guard let n = Int(try value(argument)), n >= 0 else { throw UsageError(message: "option --parallel-max-host: expected a proper numerical parameter") }
+            o.parallelMaxHost = n == 0 ? nil : n
         case "--cache-dir": o.cacheDirectory = try value(argument)
         case "--outbox": o.outbox = try value(argument)
         case "--flush": o.flush = true
@@ -333,6 +391,28 @@ enum ArgumentParser {
         case "--version": o.version = true
         default: throw UsageError(message: "option \(argument): is unknown")
         }
+    }
+
+    /// curl's --rate "N/U": N transfer starts per U (s, m, h, d; a number before the unit
+    /// multiplies it: "5/2s"); without "/U", per hour.
+    static func rate(_ text: String) throws(UsageError) -> (count: Int, seconds: Double) {
+        let parts = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let count = Int(parts[0]), count > 0 else { throw UsageError(message: "option --rate: expected a proper numerical parameter") }
+        guard parts.count == 2 else { return (count, 3600) }
+        var unit = Substring(parts[1])
+        let digits = unit.prefix { $0.isNumber }
+        unit = unit.dropFirst(digits.count)
+        let multiple = digits.isEmpty ? 1.0 : Double(digits) ?? 0
+        let seconds: Double
+        switch unit {
+        case "s": seconds = 1
+        case "m": seconds = 60
+        case "h": seconds = 3600
+        case "d": seconds = 86400
+        default: throw UsageError(message: "option --rate: unsupported time unit \"\(parts[1])\"")
+        }
+        guard multiple > 0 else { throw UsageError(message: "option --rate: expected a proper numerical parameter") }
+        return (count, seconds * multiple)
     }
 
     /// `-C -` continues from the output file's end; a numeric offset is not supported.

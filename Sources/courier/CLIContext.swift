@@ -115,6 +115,8 @@ final class CLIContext: @unchecked Sendable {
         setupError = problem
         var transferOptions = Self.transferOptions(options, tls: tls, proxy: proxy, cache: cache, cookies: cookies)
         transferOptions.decompress = options.compressed && !suppressAcceptEncoding
+        // -v and --trace-ascii show what connecting did, the TLS handshake step by step.
+        transferOptions.tracesConnections = options.verbose || trace != nil
         transferOptions.sendsHTTP10 = options.http10
         // curl's `-H 'Expect:'` sends no Expect, and waits for no 100.
         if options.headers.contains(where: { $0.name.lowercased() == "expect" && $0.value == nil }) { transferOptions.expectContinue = .never }
@@ -151,6 +153,10 @@ final class CLIContext: @unchecked Sendable {
             transferOptions.sendRateLimit = rate
         }
         transferOptions.retryStaleConnection = true
+        if let wait = options.expect100Timeout { transferOptions.continueTimeout = .seconds(wait) }
+        // -Z: transfers started together each use the connection opened for them, as curl's do.
+        transferOptions.waitsForOwnConnection = options.parallel
+        if let delay = options.happyEyeballsMillis { transferOptions.happyEyeballsDelay = .milliseconds(delay) }
         if options.retry > 0 { transferOptions.retry = retryPolicy(options) }
         transferOptions.tls = tls
         transferOptions.cache = cache
@@ -176,6 +182,7 @@ final class CLIContext: @unchecked Sendable {
             return .failure(error.code == .proxyUnsupported ? error : CourierError(.proxyUnsupported, error.detail))
         }
         if let list = options.noProxy { settings.noProxy = NoProxy(list) }
+        settings.tunnelsHTTP = options.proxyTunnel
         if let credentials = options.proxyUser {
             let (user, password) = credentials.firstIndex(of: ":").map {
                 (String(credentials[..<$0]), String(credentials[credentials.index(after: $0)...]))

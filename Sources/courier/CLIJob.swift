@@ -35,8 +35,8 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
     @exclusivity(unchecked) private var failedHTTPStatus: Int?
     /// The status of the last head received (a redirect's, when redirects ran out).
     @exclusivity(unchecked) private var lastStatus = 0
-    /// When the last redirect followed was received (0: none).
-    @exclusivity(unchecked) private var redirectsEndedAt: UInt64 = 0
+    /// curl's timing variables, hop by hop (redirects add up).
+    @exclusivity(unchecked) private var timeline = CurlTimeline()
     /// -v: the connection the last exchange used, and whether its response closes it.
     @exclusivity(unchecked) private var servingConnection: UInt64?
     /// The local end of the connection the last head came on (for -w).
@@ -239,8 +239,8 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         let status = transfer.headStatus
         guard status != 0 else { return }
         lastStatus = status
-        // A redirect being followed: the next hop starts now (curl's time_redirect ends here).
-        if transfer.machine.followsRedirect { redirectsEndedAt = monotonicNanos() }
+        // A redirect being followed: its hop's times are counted, and the next hop starts now.
+        if transfer.machine.followsRedirect { timeline.hopEnded(transfer.metrics, next: monotonicNanos()) }
         // -w's local_ip/local_port: the socket is asked while the connection still serves us.
         if context.writeOutNeedsLocalAddress { localAddress = transfer.localAddress }
         // (A cache answer has no connection: the last one's chain stays.)
@@ -310,7 +310,11 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
     }
 
     private static func sample(_ transfer: Transfer) -> ProgressSample {
-        ProgressSample(received: transfer.metrics.bodyBytesReceived, expected: transfer.expectedBodyLength,
+        // A body the cache delivered came from storage, not the wire: the meter shows what was
+        // delivered (as received, it would stay at 0 % while the body is printed).
+        let fromStorage = transfer.cachePhase != .fresh
+        return ProgressSample(received: fromStorage ? transfer.metrics.bodyBytesDecoded : transfer.metrics.bodyBytesReceived,
+                       expected: transfer.expectedBodyLength,
                        sent: UInt64(max(0, transfer.requestBodyBytesSent)),
                        sendTotal: transfer.requestBodyLength > 0 && !transfer.isRequestBodyChunked ? UInt64(transfer.requestBodyLength) : nil)
     }
@@ -352,7 +356,13 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
                 transfer.responseBody.withUnsafeBytes { Terminal.write(bytes: $0) }
             }
         }
-        let ending = VerboseLog.end(transfer, connection: servingConnection, closing: closesConnection || transfer?.error != nil)
+        // A connection that failed before any response: what connecting did, and where it stopped.
+        let failedConnect = servingConnection == nil ? transfer.map { ExchangeText.failedConnection(of: $0) { String(VerboseLog.curlNumber($0)) } } ?? [] : []
+        if options.verbose, !failedConnect.isEmpty { Terminal.error(failedConnect.map { "* \($0)\n" }.joined()) }
+        if let trace, !failedConnect.isEmpty { trace.write(failedConnect.map { "== Info: \($0)\n" }.joined()) }
+        let failedNumber = failedConnect.isEmpty ? nil : transfer?.connectionTrace.map { VerboseLog.curlNumber($0.connectionID) }
+        let ending = failedNumber.map { "Closing connection \($0)" }
+            ?? VerboseLog.end(transfer, connection: servingConnection, closing: closesConnection || transfer?.error != nil)
         if options.verbose, !ending.isEmpty { Terminal.error("* \(ending)\n") }
         if let trace, let transfer {
             // A body kept in memory (-Z) is dumped whole now; one resumed into its file (-C -) is
@@ -383,13 +393,14 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         }
         if let format = options.writeOut {
             let t = transfer
+            if let t { timeline.hopEnded(t.metrics, next: nil) }
             let report = TransferReport(url: rawURL, effectiveURL: t?.url.description ?? rawURL,
                                         status: t?.head?.status ?? lastStatus, head: t?.head,
                                         metrics: t?.metrics ?? TransferMetrics(), exitCode: exitCode,
                                         errorMessage: error?.message ?? (failedHTTPStatus.map { "The requested URL returned error: \($0)" } ?? ""),
                                         headerBytes: headerBytes, cacheStatus: t?.cacheStatus ?? "bypass",
                                         method: t?.method.rawValue ?? options.method ?? "GET", filename: outputPath ?? "",
-                                        urlIndex: index, referer: t?.headers["Referer"], redirectsEndedAt: redirectsEndedAt,
+                                        urlIndex: index, referer: t?.headers["Referer"], timeline: timeline,
                                         localAddress: localAddress, certificates: certificates,
                                         uploadBytes: t?.requestBodyWireBytes ?? 0)
             for piece in WriteOut.render(format, report) {

@@ -9,8 +9,14 @@ import Dispatch
 /// just left in the pool.
 final class CLIRunner: @unchecked Sendable {
     private let urls: URLList
-    private let context: CLIContext
     private let window: Int
+    /// --rate: the least time between two transfer starts, in milliseconds (0: none).
+    private let startInterval: UInt64
+    private let parallelMeter: ParallelMeter?
+    /// When the next transfer may start under --rate (loop milliseconds), and whether a timer
+    /// waits for it.
+    @exclusivity(unchecked) private var nextStartAt: UInt64 = 0
+    @exclusivity(unchecked) private var waitingForRate = false
     // Loop thread only (so not checked for overlapping access at run time: a dynamic check costs
     // about 60 instructions, four times per URL).
     /// The jobs in flight, oldest first from `inFlightHead`: a concrete array, because CourierCore's
@@ -24,10 +30,14 @@ final class CLIRunner: @unchecked Sendable {
     @exclusivity(unchecked) private var exitCode: Int32 = 0
     private let finished = DispatchSemaphore(value: 0)
 
-    init(urls: URLList, context: CLIContext, window: Int) {
+    /// `rate`: at most `count` starts per `seconds` (curl's --rate: above 1000 per second it
+    /// does not hold transfers back at all).
+    init(urls: URLList, window: Int, rate: (count: Int, seconds: Double)?, parallelMeter: ParallelMeter?) {
         self.urls = urls
-        self.context = context
         self.window = max(1, window)
+        self.parallelMeter = parallelMeter
+        let interval = rate.map { $0.seconds * 1000 / Double($0.count) } ?? 0
+        startInterval = interval >= 1 ? UInt64(interval) : 0
     }
 
     /// Runs every URL; the exit code of the last job that failed (0 when none did).
@@ -36,6 +46,22 @@ final class CLIRunner: @unchecked Sendable {
         Runtime.shared.executeOrRunHere { [self] in advance() }
         finished.wait()
         return exitCode
+    }
+
+    /// --rate: whether the next transfer may start now; if not, a timer starts it when it may.
+    private func mayStartNow() -> Bool {
+        guard startInterval > 0, cursor.made < urls.count else { return true }
+        let now = monotonicNanos() / 1_000_000
+        if now >= nextStartAt {
+            nextStartAt = now + startInterval
+            return true
+        }
+        waitingForRate = true
+        Runtime.shared.executeAfter(milliseconds: nextStartAt - now) { [self] in
+            waitingForRate = false
+            advance()
+        }
+        return false
     }
 
     /// Reports what ended in order, then fills the window. A job that ends at once (it could not
@@ -62,7 +88,7 @@ final class CLIRunner: @unchecked Sendable {
                 first.report()
                 if first.exitCode != 0 { exitCode = first.exitCode }
             }
-            while inFlight.count - inFlightHead < window, let (url, output) = urls.next(&cursor) {
+            while inFlight.count - inFlightHead < window, !waitingForRate, mayStartNow(), let (url, output, context) = urls.next(&cursor) {
                 let job = CLIJob(index: cursor.made - 1, rawURL: url, output: output, context: context)
                 job.onDone = { [unowned self] in advance() }
                 inFlight.append(job)
@@ -71,7 +97,7 @@ final class CLIRunner: @unchecked Sendable {
         } while advanceAgain
         advancing = false
         if inFlightHead == inFlight.count, cursor.made == urls.count {
-            context.parallelMeter?.finish()
+            parallelMeter?.finish()
             Terminal.flushStdout()
             finished.signal()
         }
@@ -90,12 +116,15 @@ struct URLList {
         var query: String?
         /// Whether the -o name has `#N` to fill in (asked once, not per URL).
         let templateHasValues: Bool
+        /// What its group (the URLs between two --next) shares.
+        let context: CLIContext
 
-        init(pattern: URLGlob.Pattern, template: String?, remoteName: Bool, query: String?) {
+        init(pattern: URLGlob.Pattern, template: String?, remoteName: Bool, query: String?, context: CLIContext) {
             self.pattern = pattern
             self.template = template
             self.remoteName = remoteName
             self.query = query
+            self.context = context
             templateHasValues = template?.utf8.contains(UInt8(ascii: "#")) ?? false
         }
     }
@@ -116,8 +145,8 @@ struct URLList {
         count = arguments.reduce(0) { $0 + $1.pattern.count }
     }
 
-    /// The next URL and its output, or nil after the last.
-    func next(_ cursor: inout Cursor) -> (url: String, output: CLIJob.Output)? {
+    /// The next URL, its output and its group's context, or nil after the last.
+    func next(_ cursor: inout Cursor) -> (url: String, output: CLIJob.Output, context: CLIContext)? {
         while cursor.argument < arguments.count, cursor.index >= arguments[cursor.argument].pattern.count {
             cursor.argument += 1
             cursor.index = 0
@@ -129,7 +158,7 @@ struct URLList {
         cursor.made += 1
         let output: CLIJob.Output = argument.template.map { .file(URLGlob.outputName($0, values: expansion.values)) }
             ?? (argument.remoteName ? .remoteName : .stdout)
-        return (Self.adding(argument.query, to: expansion.url), output)
+        return (Self.adding(argument.query, to: expansion.url), output, argument.context)
     }
 
     /// `url` with -G's query (before any fragment).

@@ -42,6 +42,7 @@ enum ExitCode {
             case .tlsClientCertificate: return 58
             case .tlsCAFile: return 77
             case .tlsTruncated: return 56
+            case .tlsCipher: return 59
             default: return 35
             }
         case .httpStatus: return 22

@@ -107,6 +107,10 @@ enum FlagTable {
         FlagDoc(nil, "--retry-connrefused", nil, "Retry when the connection is refused too", .connection),
         FlagDoc("Z", "--parallel", nil, "Run the URLs in parallel through the shared queue", .connection),
         FlagDoc(nil, "--parallel-max", "num", "Parallel width (default 50)", .connection),
+        FlagDoc(nil, "--parallel-max-host", "num", "With -Z, most connections to one host (default: the width)", .connection),
+        FlagDoc(nil, "--rate", "N/U", "Start at most N transfers per U (s, m, h, d; default per hour); not with -Z", .connection),
+        FlagDoc(nil, "--expect100-timeout", "seconds", "How long a body waits for 100 Continue (default 1)", .connection, .http),
+        FlagDoc(nil, "--happy-eyeballs-timeout-ms", "ms", "Delay before the next address is tried beside the first (default 250)", .connection),
         // dns
         FlagDoc("4", "--ipv4", nil, "Connect over IPv4 only", .dns),
         FlagDoc("6", "--ipv6", nil, "Connect over IPv6 only", .dns),
@@ -119,15 +123,26 @@ enum FlagTable {
         FlagDoc("x", "--proxy", "[http://]host[:port]", "Use this HTTP proxy (\"\" for none; default: the environment's)", .proxy),
         FlagDoc(nil, "--noproxy", "list", "Hosts (names, addresses, CIDR; * for all) reached directly", .proxy),
         FlagDoc("U", "--proxy-user", "user:password", "Proxy Basic credentials", .proxy, .auth),
+        FlagDoc("p", "--proxytunnel", nil, "http URLs through the proxy's CONNECT tunnel too", .proxy),
+        FlagDoc(nil, "--no-proxytunnel", nil, "http URLs forwarded by the proxy (the default)", .proxy),
         // tls
         FlagDoc(nil, "--cacert", "file", "Trust the CAs in this PEM file (besides the system's)", .tls),
         FlagDoc(nil, "--capath", "dir", "Trust the CAs in this hashed directory", .tls),
         FlagDoc("k", "--insecure", nil, "Accept any server certificate (pins still apply)", .tls),
         FlagDoc(nil, "--no-sessionid", nil, "Full TLS handshakes: no session resumption", .tls),
+        FlagDoc(nil, "--sessionid", nil, "Resume TLS sessions (the default)", .tls),
+        FlagDoc(nil, "--ciphers", "list", "TLS 1.2 cipher list (OpenSSL's syntax)", .tls),
+        FlagDoc(nil, "--tls13-ciphers", "list", "TLS 1.3 cipher suites (OpenSSL's syntax)", .tls),
+        FlagDoc(nil, "--curves", "list", "Key exchange groups (\"X25519:P-256\")", .tls),
+        FlagDoc(nil, "--no-alpn", nil, "Offer no ALPN in the TLS handshake", .tls),
+        FlagDoc(nil, "--alpn", nil, "Offer ALPN (the default)", .tls),
         FlagDoc(nil, "--pinnedpubkey", "pins", "sha256//BASE64[;sha256//...] or a public key file", .tls),
         FlagDoc("E", "--cert", "file", "Client certificate (PEM)", .tls, .auth),
         FlagDoc(nil, "--key", "file", "Client private key (PEM)", .tls, .auth),
         FlagDoc(nil, "--pass", "phrase", "Passphrase of the client key", .tls, .auth),
+        FlagDoc(nil, "--tlsv1", nil, "TLS 1.0 at least (as far as OpenSSL's policy allows)", .tls),
+        FlagDoc(nil, "--tlsv1.0", nil, "TLS 1.0 at least (as far as OpenSSL's policy allows)", .tls),
+        FlagDoc(nil, "--tlsv1.1", nil, "TLS 1.1 at least (as far as OpenSSL's policy allows)", .tls),
         FlagDoc(nil, "--tlsv1.2", nil, "TLS 1.2 at least", .tls),
         FlagDoc(nil, "--tlsv1.3", nil, "TLS 1.3 at least", .tls),
         FlagDoc(nil, "--tls-max", "1.2|1.3", "Highest TLS version to use", .tls),
@@ -144,6 +159,7 @@ enum FlagTable {
         FlagDoc(nil, "--url", "url", "A URL to fetch (as if given without a flag)", .misc),
         // curl
         FlagDoc("K", "--config", "file", "Read options from a file in curl's config syntax ('-' is stdin)", .curl),
+        FlagDoc(":", "--next", nil, "Start another group of URLs with options of its own", .curl),
         FlagDoc("h", "--help", "category", "This help; a category (or 'all', or 'category' for the list)", .important, .curl),
         FlagDoc("V", "--version", nil, "Show the version", .important, .curl),
         FlagDoc("M", "--manual", nil, "Every option with its description (the man page's text)", .curl),
@@ -219,7 +235,8 @@ enum FlagTable {
         curl's: 0 success, 2 usage, 3 bad URL, 4 a feature not built in (HTTP/2), 6 unresolvable host,
         7 no connection, 18 partial file, 22 HTTP error with \\-f, 23 write error, 26 read error,
         28 timeout, 35 TLS failure, 47 too many redirects, 52 empty reply, 56 receive failure,
-        60 untrusted certificate, 61 bad content encoding, 63 file too large, 75 kept in the outbox.
+        59 unusable cipher list, 60 untrusted certificate, 61 bad content encoding, 63 file too large,
+        75 kept in the outbox.
         .SH SEE ALSO
         .BR curl (1)
 

@@ -14,6 +14,10 @@ enum TLSOptions {
         tls.clientKeyPassphrase = options.passphrase
         if let minimum = options.tlsMinimum { tls.minimumVersion = minimum }
         tls.maximumVersion = options.tlsMaximum
+        tls.cipherList = options.ciphers
+        tls.tls13CipherSuites = options.tls13Ciphers
+        tls.curves = options.curves
+        tls.offersALPN = !options.noALPN
         if let pinned = options.pinnedPublicKey {
             do {
                 tls.pins = [try PinSet(pinnedPublicKey: pinned)]

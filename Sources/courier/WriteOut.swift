@@ -20,8 +20,8 @@ struct TransferReport {
     /// The URL's position on the command line, after globbing (curl's urlnum).
     var urlIndex = 0
     var referer: String?
-    /// When the last redirect followed was received (0: none), for time_redirect.
-    var redirectsEndedAt: UInt64 = 0
+    /// curl's timing variables (`CurlTimeline`): each hop's times added up.
+    var timeline = CurlTimeline()
     /// This end of the connection (local_ip, local_port), nil when none was made.
     var localAddress: SocketAddress?
     /// The certificates the last TLS connection's server sent, leaf first (certs, num_certs).
@@ -61,10 +61,12 @@ enum WriteOut {
 
     /// The variables, in the order `%{json}` lists them (curl's, alphabetical).
     static let names = ["cache_status", "certs", "content_type", "errormsg", "exitcode", "filename_effective", "http_code",
-                        "http_version", "local_ip", "local_port", "method", "num_certs", "num_connects", "num_headers", "num_redirects", "redirect_url", "referer", "remote_ip",
+                        "http_version", "local_ip", "local_port", "method", "num_certs", "num_connects", "num_headers", "num_redirects",
+                        "num_retries", "redirect_url", "referer", "remote_ip",
                         "remote_port", "response_code", "reused", "scheme", "size_download", "size_header", "size_request", "size_upload",
                         "speed_download", "speed_upload", "ssl_verify_result", "time_appconnect", "time_connect",
-                        "time_namelookup", "time_pretransfer", "time_queue", "time_redirect", "time_starttransfer", "time_total",
+                        "time_namelookup", "time_posttransfer", "time_pretransfer", "time_queue", "time_redirect", "time_starttransfer",
+                        "time_total",
                         "tls_resumed", "url", "url_effective", "urlnum"]
 
     static func value(_ name: String, _ r: TransferReport) -> Value? {
@@ -81,15 +83,17 @@ enum WriteOut {
         case "size_request": return .integer(Int64(m.bytesSent))
         case "size_header": return .integer(Int64(r.headerBytes))
         case "time_total": return since(m.completedAt)
-        case "time_namelookup": return m.dnsEnd > 0 ? since(m.dnsEnd) : .seconds(0)
-        case "time_connect": return m.connectEnd > 0 ? since(m.connectEnd) : .seconds(0)
-        case "time_appconnect": return m.tlsEnd > 0 ? since(m.tlsEnd) : .seconds(0)
-        case "time_pretransfer": return m.requestStart > 0 ? since(m.requestStart) : .seconds(0)
-        case "time_starttransfer": return m.firstByte > 0 ? since(m.firstByte) : .seconds(0)
-        case "time_redirect": return r.redirectsEndedAt > 0 ? since(r.redirectsEndedAt) : .seconds(0)
+        case "time_namelookup": return .seconds(CurlTimeline.seconds(r.timeline.namelookup))
+        case "time_connect": return .seconds(CurlTimeline.seconds(r.timeline.connect))
+        case "time_appconnect": return .seconds(CurlTimeline.seconds(r.timeline.appconnect))
+        case "time_pretransfer": return .seconds(CurlTimeline.seconds(r.timeline.pretransfer))
+        case "time_posttransfer": return .seconds(CurlTimeline.seconds(r.timeline.posttransfer))
+        case "time_starttransfer": return .seconds(CurlTimeline.seconds(r.timeline.starttransfer))
+        case "time_redirect": return .seconds(CurlTimeline.seconds(r.timeline.redirect))
         case "time_queue": return .seconds(m.enqueuedAt > 0 && start >= m.enqueuedAt ? Double(start - m.enqueuedAt) / 1e9 : 0)
         case "num_connects": return .integer(Int64(m.connectionsOpened))
         case "num_redirects": return .integer(Int64(m.redirects))
+        case "num_retries": return .integer(Int64(m.retries))
         case "num_headers": return .integer(Int64(r.head?.headers.count ?? 0))
         case "url_effective": return .text(r.effectiveURL)
         case "url": return .text(r.url)
