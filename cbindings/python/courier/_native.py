@@ -224,7 +224,7 @@ _SIGNATURES = {
 
 #: The oldest library this package works with (COURIER_VERSION_NUM packing: 0xMMmmpp): the
 #: first to have every function declared above.
-MINIMUM_VERSION = 0x000300
+MINIMUM_VERSION = 0x000400
 
 
 def _candidates():
