@@ -121,7 +121,7 @@ final class MemoryStream: ByteStream {
     }
 
     var hasPendingWrites: Bool { false }
-    var timings: ConnectTimings { ConnectTimings() }
+    var facts: StreamFacts { StreamFacts() }
     var readLanding: ReadLanding?
     /// Pausing is the caller's to honour: the fuzzer keeps feeding, as a read in progress does.
     private(set) var paused = false

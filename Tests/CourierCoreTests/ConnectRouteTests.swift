@@ -1,7 +1,8 @@
 import Testing
 @testable import CourierCore
 
-/// curl's --resolve, --connect-to and -4/-6 as a pure value, and Happy Eyeballs' address order.
+/// curl's --resolve, --connect-to and -4/-6 as a pure value, Happy Eyeballs' address order, and
+/// which filters a connection's stream stack gets.
 @Suite("Connect routes")
 struct ConnectRouteTests {
     let origin = Origin(scheme: .https, host: "api.example", port: 443)
@@ -41,14 +42,31 @@ struct ConnectRouteTests {
 
     @Test func happyEyeballsInterleavesFamiliesFromTheFirst() {
         let found = ["2001:db8::1", "2001:db8::2", "2001:db8::3", "192.0.2.1", "192.0.2.2"].map { SocketAddress(ipLiteral: $0, port: 0)! }
-        #expect(TCPStream.interleaved(found).map(\.ipDescription) == ["2001:db8::1", "192.0.2.1", "2001:db8::2", "192.0.2.2", "2001:db8::3"])
+        #expect(AddressRacer.interleaved(found).map(\.ipDescription) == ["2001:db8::1", "192.0.2.1", "2001:db8::2", "192.0.2.2", "2001:db8::3"])
         let v4First = [found[3], found[0]]
-        #expect(TCPStream.interleaved(v4First).map(\.ipDescription) == ["192.0.2.1", "2001:db8::1"])
-        #expect(TCPStream.interleaved([found[0], found[1]]).map(\.ipDescription) == ["2001:db8::1", "2001:db8::2"])
+        #expect(AddressRacer.interleaved(v4First).map(\.ipDescription) == ["192.0.2.1", "2001:db8::1"])
+        #expect(AddressRacer.interleaved([found[0], found[1]]).map(\.ipDescription) == ["2001:db8::1", "2001:db8::2"])
     }
 
     @Test func localhostIsLoopbackWithoutAsking() {
         #expect(Resolver.isLocalhost("localhost") && Resolver.isLocalhost("api.localhost") && !Resolver.isLocalhost("localhost.example"))
         #expect(Resolver.loopback.map(\.ipDescription) == ["::1", "127.0.0.1"])
+    }
+
+    @Test func streamStackFiltersFollowSchemeAndProxy() throws {
+        let tls = try TLSContext.make(TLSConfiguration()).get()
+        let plain = Origin(scheme: .http, host: "api.example", port: 80)
+        var proxy = Proxy(host: "proxy.example", port: 3128)
+        func stack(_ origin: Origin, _ proxy: Proxy?) -> StreamStack {
+            StreamStack(origin: origin, proxy: proxy, route: nil, tls: origin.scheme == .https ? tls : nil, attemptDelayMillis: 250)
+        }
+        #expect(stack(plain, nil).filters == [] && stack(plain, nil).forwardingProxy == nil)
+        #expect(stack(origin, nil).filters == [.tls])
+        #expect(stack(plain, proxy).filters == [] && stack(plain, proxy).forwardingProxy == proxy, "plain http is forwarded")
+        #expect(stack(origin, proxy).filters == [.tunnel(target: "api.example:443"), .tls], "TLS runs inside the tunnel")
+        proxy.tunnel = true
+        #expect(stack(plain, proxy).filters == [.tunnel(target: "api.example:80")] && stack(plain, proxy).forwardingProxy == nil)
+        let v6 = Origin(scheme: .https, host: "::1", port: 8443)
+        #expect(stack(v6, proxy).filters == [.tunnel(target: "[::1]:8443"), .tls])
     }
 }

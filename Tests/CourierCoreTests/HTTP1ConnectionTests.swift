@@ -73,7 +73,7 @@ struct HTTP1ConnectionTests {
             resources = HTTP1Resources(post: { [loop] body in loop.enqueue(.run(body)) })
             let client = pair[0]
             onLoop { [self] in
-                let stream = TCPStream(adopting: client, uvLoop: loop.uvLoop)
+                let stream = SocketStream(adopting: client, uvLoop: loop.uvLoop)
                 connection = HTTP1Connection(id: 1, poolKey: 0, origin: Origin(scheme: .http, host: "test.example", port: 80),
                                              stream: stream, owner: owner, resources: resources, uvLoop: loop.uvLoop,
                                              connectTimeout: connectTimeout)

@@ -237,7 +237,7 @@ def retries(h):
 
 
 def composition(h):
-    """Proxies (forwarding and CONNECT tunnels through TCPStream's handshake), the authenticator
+    """Proxies (forwarding and CONNECT tunnels through TunnelStream), the authenticator
     (a refresh on a dispatch thread, replays), engine hooks (C callbacks on the loop thread and
     the sending thread) and chains."""
     cli = os.path.join(h.build, "courier")

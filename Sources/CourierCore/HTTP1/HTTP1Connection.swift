@@ -112,7 +112,7 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
     package var nowMillis: UInt64 { uv_now(uvLoop) }
 
     /// What connecting took and found (copied into the first transfer's metrics).
-    package var timings: ConnectTimings { stream.timings }
+    package var timings: ConnectTimings { stream.facts.timings }
     /// Where the connection went, kept once it is up (each transfer it carries gets a copy).
     @exclusivity(unchecked) package private(set) var remoteEndpoint = RemoteEndpoint()
 
@@ -331,7 +331,7 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
             perform(machine.abort(problem))
             return false
         }
-        switch stream.sendFile(file.descriptor, count: want) {
+        switch stream.facts.plainSocket?.sendFile(file.descriptor, count: want) ?? .unavailable {
         case .sent(let n):
             file.sentElsewhere(n)
             bodyPayloadHanded += UInt64(n)
@@ -523,7 +523,7 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
         if consumerPaused || transfer.pausedByConsumer { return }
         leaseSettled = true
         guard !bodyPending, receiveRateLimit == 0, let left = decoder.lengthBodyLeft, left > Self.smallestLease,
-              let post = resources.post, let socket = stream.leasableSocket else { return }
+              let post = resources.post, let socket = stream.facts.plainSocket?.leasableDescriptor else { return }
         let connection = UncheckedSendable(self)
         let idleLimit = transfer._options.timeouts.idle?.millisecondsRoundedUp ?? .max
         guard let lease = ReadLease(socket: socket, budget: left - 1, idleLimitMillis: idleLimit, returned: { lease in
@@ -661,7 +661,7 @@ package final class HTTP1Connection: ByteStreamDelegate, ResponseDecoderDelegate
         case .none:
             break
         case .announceReady:
-            remoteEndpoint = stream.timings.remoteEndpoint
+            remoteEndpoint = stream.facts.timings.remoteEndpoint
             owner.connectionEstablished(self)
         case .writeRequest:
             writeRequest()

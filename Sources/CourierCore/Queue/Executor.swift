@@ -391,43 +391,18 @@ final class Executor: HTTP1ConnectionDelegate, RetryApproval {
             let proxy = keys.proxies[key]
             let choices = keys.connectChoices[key]
             let delay = (choices?.happyEyeballsDelay ?? ConnectChoices.defaultDelay).millisecondsRoundedUp
-            let tcp = proxy.map { proxyStream(to: $0, for: origin, route: keys.routes[key], attemptDelay: delay) }
-                ?? directStream(to: origin, route: keys.routes[key], attemptDelay: delay)
-            if choices?.traces == true { tcp.trace = ConnectionTrace(connectionID: nextConnectionID) }
-            // Through a tunnel, TLS runs with the origin and is verified against its name.
-            let stream: any ByteStream = keys.tlsContexts[key].map {
-                TLSStream(over: tcp, context: $0, host: origin.host, port: origin.port, sessions: sessions, sessionKey: key)
-            } ?? tcp
+            let stack = StreamStack(origin: origin, proxy: proxy, route: keys.routes[key], tls: keys.tlsContexts[key],
+                                    attemptDelayMillis: delay)
+            let trace = choices?.traces == true ? ConnectionTrace(connectionID: nextConnectionID) : nil
+            let stream = stack.make(resolver: resolver, uvLoop: loop.uvLoop, sessions: sessions, sessionKey: key, trace: trace)
             let connection = HTTP1Connection(id: nextConnectionID, poolKey: key, origin: origin, stream: stream, owner: self,
                                              resources: resources, uvLoop: loop.uvLoop, connectTimeout: keys.connectTimeouts[key],
-                                             forwardingProxy: origin.scheme == .http && !(proxy?.tunnel ?? false) ? proxy : nil)
-            connection.trace = tcp.trace
+                                             forwardingProxy: stack.forwardingProxy)
+            connection.trace = trace
             nextConnectionID += 1
             connections[connection.id] = connection
             connection.connect()
         }
-    }
-
-    /// A stream to `origin`, or where its route says (another host or port, given addresses, one
-    /// address family).
-    private func directStream(to origin: Origin, route: ConnectRoute?, attemptDelay: UInt64) -> TCPStream {
-        guard let route else {
-            return TCPStream(host: origin.host, port: origin.port, resolver: resolver, uvLoop: loop.uvLoop, attemptDelayMillis: attemptDelay)
-        }
-        let target = route.target(for: origin)
-        return TCPStream(host: target.host, port: target.port, resolver: resolver, uvLoop: loop.uvLoop,
-                         addresses: target.addresses, family: route.family, attemptDelayMillis: attemptDelay)
-    }
-
-    /// A stream to `proxy`: for https (and for http with `Proxy.tunnel`) a CONNECT tunnel to
-    /// `origin`, for http a connection the proxy forwards requests over. The route's addresses
-    /// for the proxy's own name apply (curl's --resolve covers every name it resolves).
-    private func proxyStream(to proxy: Proxy, for origin: Origin, route: ConnectRoute?, attemptDelay: UInt64) -> TCPStream {
-        let tunnel = origin.scheme == .https || proxy.tunnel
-            ? TunnelHandshake(target: Origin.authority(host: origin.host, port: origin.port), authorization: proxy.authorization) : nil
-        return TCPStream(host: proxy.host, port: proxy.port, resolver: resolver, uvLoop: loop.uvLoop, proxy: true, tunnel: tunnel,
-                         addresses: route?.givenAddresses(host: proxy.host, port: proxy.port), family: route?.family ?? .any,
-                         attemptDelayMillis: attemptDelay)
     }
 
     private func close(_ connection: HTTP1Connection) {

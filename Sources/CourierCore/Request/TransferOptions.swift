@@ -99,7 +99,7 @@ package final class ConnectChoices: Hashable, @unchecked Sendable {
         var waitsForOwnConnection = false
     }
 
-    static let defaultDelay = Nanoseconds.milliseconds(TCPStream.defaultAttemptDelayMillis)
+    static let defaultDelay = Nanoseconds.milliseconds(AddressRacer.defaultAttemptDelayMillis)
     let values: Values
 
     init(_ values: Values) { self.values = values }

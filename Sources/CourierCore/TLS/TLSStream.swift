@@ -1,24 +1,31 @@
 import COpenSSL
+import CUV
 
-/// TLS over a `TCPStream`: plaintext in and out for the HTTP/1 connection above, ciphertext
-/// through the socket below, on the loop thread (curl's SSL connection filter).
+/// TLS as a filter over any byte stream (a socket, a proxy's CONNECT tunnel): plaintext in and
+/// out for the HTTP connection above, ciphertext through the stream below, on the loop thread
+/// (curl's SSL connection filter).
 ///
 /// The stream counts as open only once the handshake is done and the peer passed every check the
 /// configuration asks for (`TLSSession.evaluateTrust`), so no request byte is ever written to an
 /// unverified server. The end of the stream says whether the peer sent close_notify; a
 /// close-delimited body is only complete with one (the HTTP/1 machine decides that).
 package final class TLSStream: ByteStream, ByteStreamDelegate {
-    private let tcp: TCPStream
+    private let lower: any ByteStream
     private let context: TLSContext
     private let host: String
     private let port: UInt16
+    private let uvLoop: UnsafeMutablePointer<uv_loop_t>
     private unowned(unsafe) let sessions: TLSSessionCache
     private let sessionKey: Int
+    private let trace: ConnectionTrace?
     @exclusivity(unchecked) private unowned(unsafe) var delegate: ByteStreamDelegate?
     @exclusivity(unchecked) private var tls: TLSSession?
     @exclusivity(unchecked) private var handshaking = true
     @exclusivity(unchecked) private var closed = false
-    /// Inside `flush`: a write the socket completes at once is reported after `outgoing` is
+    /// The plaintext each ciphertext write below carries, in order: the stream below reports its
+    /// writes one for one, in the order they were made, and the layer above hears the plaintext.
+    @exclusivity(unchecked) private var writesBelow = Deque<(plaintext: Int, final: Bool)>()
+    /// Inside `flush`: a write the stream below completes at once is reported after `outgoing` is
     /// cleared, so a delegate that writes again from the report never resends old ciphertext.
     @exclusivity(unchecked) private var flushing = false
     @exclusivity(unchecked) private var deferredReport: (count: Int, final: Bool)?
@@ -27,45 +34,44 @@ package final class TLSStream: ByteStream, ByteStreamDelegate {
     /// loop's buffer.
     @exclusivity(unchecked) package var readLanding: ReadLanding?
 
-    /// TLS to `host:port` over `tcp`, resuming the session `sessions` holds for `sessionKey`.
-    package init(over tcp: TCPStream, context: TLSContext, host: String, port: UInt16,
-                 sessions: TLSSessionCache, sessionKey: Int) {
-        self.tcp = tcp
+    /// TLS to `host:port` over `lower`, resuming the session `sessions` holds for `sessionKey`.
+    package init(over lower: any ByteStream, context: TLSContext, host: String, port: UInt16, uvLoop: UnsafeMutablePointer<uv_loop_t>,
+                 sessions: TLSSessionCache, sessionKey: Int, trace: ConnectionTrace?) {
+        self.lower = lower
         self.context = context
         self.host = host
         self.port = port
+        self.uvLoop = uvLoop
         self.sessions = sessions
         self.sessionKey = sessionKey
+        self.trace = trace
     }
 
-    package var hasPendingWrites: Bool { tcp.hasPendingWrites }
+    package var hasPendingWrites: Bool { lower.hasPendingWrites }
 
-    package var tlsDetails: TLSDetails? { handshaking ? nil : tls?.details }
-
-    package var peerCertificates: [CertificateInfo] { handshaking ? [] : tls?.peerCertificateInfo ?? [] }
-
-    /// This end's address: the TCP socket's.
-    package var localAddress: SocketAddress? { tcp.localAddress }
+    /// The stream below's facts, with the handshake's: its session once done, and no socket
+    /// whose bytes are the plaintext (no sendfile, no read leases under TLS).
+    package var facts: StreamFacts {
+        var facts = lower.facts
+        facts.timings.tlsEnd = tlsTimings.tlsEnd
+        facts.timings.tlsResumed = tlsTimings.tlsResumed
+        facts.timings.tlsVerifyResult = tls?.verifyResult ?? 0
+        facts.tls = handshaking ? nil : tls
+        facts.bytesAreOnSocket = false
+        return facts
+    }
 
     // Every record of a read is decrypted and delivered before the read returns, so OpenSSL holds
     // no plaintext while the socket is paused.
-    package func pauseReading() { tcp.pauseReading() }
-    package func resumeReading() { tcp.resumeReading() }
-
-    package var timings: ConnectTimings {
-        var merged = tcp.timings
-        merged.tlsEnd = tlsTimings.tlsEnd
-        merged.tlsResumed = tlsTimings.tlsResumed
-        merged.tlsVerifyResult = tls?.verifyResult ?? 0
-        return merged
-    }
+    package func pauseReading() { lower.pauseReading() }
+    package func resumeReading() { lower.resumeReading() }
 
     package func open(delegate: ByteStreamDelegate) {
         self.delegate = delegate
-        tcp.open(delegate: self)
+        lower.open(delegate: self)
     }
 
-    // MARK: - From the socket
+    // MARK: - From the stream below
 
     package func streamDidOpen() {
         guard let session = TLSSession(context: context, host: host, port: port, session: sessions.session(for: sessionKey)) else {
@@ -74,13 +80,15 @@ package final class TLSStream: ByteStream, ByteStreamDelegate {
         }
         let key = sessionKey
         session.onNewSession = { [unowned(unsafe) sessions] ticket in sessions.store(ticket, for: key) }
-        if let trace = tcp.trace { session.record(into: trace) }
+        if let trace { session.record(into: trace) }
         tls = session
         continueHandshake(UnsafeRawBufferPointer(start: nil, count: 0))
     }
 
     package func streamDidFailToOpen(_ error: CourierError) {
-        failOpen(error)
+        let told = delegate
+        close()
+        told?.streamDidFailToOpen(error)
     }
 
     package func streamDidReceive(_ ciphertext: UnsafeRawBufferPointer) {
@@ -93,10 +101,11 @@ package final class TLSStream: ByteStream, ByteStreamDelegate {
     }
 
     package func streamDidWrite(_ count: Int, final: Bool) {
+        guard let (plaintext, finalWrite) = writesBelow.popFirst(), plaintext > 0 || finalWrite else { return }
         if flushing {
-            deferredReport = (count, final)
+            deferredReport = (plaintext, finalWrite)
         } else {
-            delegate?.streamDidWrite(count, final: final)
+            delegate?.streamDidWrite(plaintext, final: finalWrite)
         }
     }
 
@@ -112,7 +121,7 @@ package final class TLSStream: ByteStream, ByteStreamDelegate {
         }
         switch end {
         case .closed:
-            // TCP ended; a close_notify would have been reported from `readRecords` already.
+            // The stream below ended; a close_notify would have been reported from `readRecords` already.
             delegate?.streamDidEnd(.closed(closeNotify: false))
         case .failed:
             delegate?.streamDidEnd(end)
@@ -131,10 +140,10 @@ package final class TLSStream: ByteStream, ByteStreamDelegate {
         case .inProgress:
             break
         case .failed(let error):
-            if let trace = tcp.trace { traceFailure(error, trace, tls) }
+            if let trace { traceFailure(error, trace, tls) }
             failOpen(error)
         case .done:
-            if let trace = tcp.trace { for line in tls.handshakeSummary() { trace.add(line) } }
+            if let trace { for line in tls.handshakeSummary() { trace.add(line) } }
             handshaking = false
             tlsTimings.tlsEnd = monotonicNanos()
             tlsTimings.tlsResumed = tls.resumed
@@ -149,7 +158,7 @@ package final class TLSStream: ByteStream, ByteStreamDelegate {
     /// stream closes on the way.
     private func readRecords() {
         guard let tls else { return }
-        let buffer = tcp.plaintextBuffer
+        let buffer = LoopReadBuffers.plaintext(of: uvLoop)
         reading: while !closed {
             // Each record decrypts into a landing zone when the exchange offers one (no copy of
             // the plaintext afterwards), else into the loop's buffer.
@@ -175,6 +184,18 @@ package final class TLSStream: ByteStream, ByteStreamDelegate {
         if !closed, tls.outgoing.count > 0 { flush(plaintextCount: 0, final: false) }
     }
 
+    /// Where the handshake stopped and why: the chain when the handshake itself finished (the
+    /// refusal is Courier's, after it), else the last message that went through.
+    @inline(never)
+    private func traceFailure(_ error: CourierError, _ trace: ConnectionTrace, _ tls: TLSSession) {
+        if tls.handshakeDone {
+            for line in tls.handshakeSummary() { trace.add(line) }
+            trace.add("SSL certificate problem: \(error.message)")
+        } else {
+            trace.add("TLS handshake failed after \(trace.lastHandshakeMessage ?? "starting"): \(error.message)")
+        }
+    }
+
     // MARK: - Writing
 
     package func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer?, final: Bool) {
@@ -194,24 +215,13 @@ package final class TLSStream: ByteStream, ByteStreamDelegate {
             return
         }
         flushing = true
-        tcp.write(tls.outgoing.bytes, nil, final: final, reporting: plaintextCount)
+        writesBelow.append((plaintextCount, final))
+        lower.write(tls.outgoing.bytes, nil, final: final)
         flushing = false
         tls.outgoing.clear()
         if let report = deferredReport {
             deferredReport = nil
             delegate?.streamDidWrite(report.count, final: report.final)
-        }
-    }
-
-    /// Where the handshake stopped and why: the chain when the handshake itself finished (the
-    /// refusal is Courier's, after it), else the last message that went through.
-    @inline(never)
-    private func traceFailure(_ error: CourierError, _ trace: ConnectionTrace, _ tls: TLSSession) {
-        if tls.handshakeDone {
-            for line in tls.handshakeSummary() { trace.add(line) }
-            trace.add("SSL certificate problem: \(error.message)")
-        } else {
-            trace.add("TLS handshake failed after \(trace.lastHandshakeMessage ?? "starting"): \(error.message)")
         }
     }
 
@@ -231,9 +241,9 @@ package final class TLSStream: ByteStream, ByteStreamDelegate {
         if let tls, tls.handshakeDone {
             // close_notify, best effort: the peer learns the close was deliberate.
             tls.shutdown()
-            tcp.writeLastWords(tls.outgoing.bytes)
+            if tls.outgoing.count > 0 { lower.write(tls.outgoing.bytes, nil, final: false) }
             tls.outgoing.clear()
         }
-        tcp.close()
+        lower.close()
     }
 }

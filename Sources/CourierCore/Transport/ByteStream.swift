@@ -1,12 +1,15 @@
 /// A bidirectional byte stream on the loop thread: the one interface HTTP/1 speaks through.
 ///
-/// Modelled on curl's connection filters: `TCPStream` moves bytes through a socket, `TLSStream`
-/// sits on a `TCPStream` and moves plaintext in and out while ciphertext crosses the socket. The
-/// HTTP/1 connection neither knows nor asks which one it has.
+/// Streams stack as curl's connection filters do, each over the one below (`StreamStack` builds
+/// them): `SocketStream` moves bytes through a socket that an `AddressRacer` dialled,
+/// `TunnelStream` opens a proxy's CONNECT tunnel and then passes bytes through, `TLSStream`
+/// moves plaintext in and out while ciphertext crosses the stream below it. The HTTP/1
+/// connection neither knows nor asks which stack it has.
 ///
 /// Rules every stream keeps:
 /// - events go to the delegate on the loop thread, possibly from inside a call into the stream
 ///   (`write` reporting a completed or failed write at once);
+/// - each `write` is reported once (`streamDidWrite`, with its byte count), in the order made;
 /// - after `close()` the delegate hears nothing more, so an owner may go away once it closed
 ///   its stream;
 /// - bytes handed to `streamDidReceive` are valid only during the call (they live in the
@@ -22,8 +25,6 @@ package protocol ByteStream: AnyObject {
     /// Whether earlier writes are still waiting for the socket to drain (a body producer waits
     /// for false before handing over the next piece, which bounds memory).
     var hasPendingWrites: Bool { get }
-    /// What connecting took and found.
-    var timings: ConnectTimings { get }
     /// Stops reading from the socket (a consumer that cannot keep up): the kernel's receive
     /// window fills and the server is slowed, instead of Courier buffering without bound. Bytes
     /// of a read already in progress are still delivered. Idempotent.
@@ -32,24 +33,40 @@ package protocol ByteStream: AnyObject {
     func resumeReading()
     /// Closes the stream (TLS says close_notify first, best effort). Idempotent.
     func close()
-    /// What TLS agreed on, nil for plain TCP (read on demand: `courier -v`).
-    var tlsDetails: TLSDetails? { get }
-    /// The certificates the server sent, leaf first, empty for plain TCP (read on demand: curl's
-    /// `-w %{certs}`).
-    var peerCertificates: [CertificateInfo] { get }
-    /// This end's address (read on demand: curl's `-w %{local_ip}`), nil when not connected.
-    var localAddress: SocketAddress? { get }
     /// Where reads may land instead of the loop's buffer (see `ReadLanding`): set by the
     /// connection for an exchange whose body goes undecoded to such a consumer, nil otherwise.
     var readLanding: ReadLanding? { get set }
-    /// The socket, for lending its reads to a body's consumer (see `ReadLease`): nil unless the
-    /// bytes on it are the plaintext (no TLS), it is open and reading, and nothing waits to be
-    /// written.
-    var leasableSocket: Int32? { get }
-    /// Up to `count` bytes of the regular file `file`, from its offset, sent straight from the page
-    /// cache (sendfile: no copy through memory of ours). Not reported to the delegate: the caller
-    /// counts them and reports them as a write. Only between writes (nothing queued).
-    func sendFile(_ file: Int32, count: Int) -> FileSend
+    /// What the stack knows beyond its bytes (one query: each layer adds its part to the one
+    /// below's). Asked on demand, never per read or write.
+    var facts: StreamFacts { get }
+}
+
+/// What a stream stack knows beyond its bytes.
+package struct StreamFacts {
+    /// What connecting took and found (copied into the metrics of the transfer a new
+    /// connection serves first).
+    package var timings = ConnectTimings()
+    /// The TLS session once its handshake is done; nil for plain TCP.
+    package var tls: TLSSession?
+    /// The socket at the bottom of the stack.
+    package var socket: SocketStream?
+    /// Whether the socket's bytes are the stream's own (no TLS above it): only then may a body go
+    /// out with sendfile or its reads be lent to a consumer.
+    package var bytesAreOnSocket = true
+
+    package init() {}
+
+    /// The socket, when its bytes are the stream's.
+    package var plainSocket: SocketStream? { bytesAreOnSocket ? socket : nil }
+}
+
+extension ByteStream {
+    /// What TLS agreed on, nil for plain TCP (`courier -v`).
+    package var tlsDetails: TLSDetails? { facts.tls?.details }
+    /// The certificates the server sent, leaf first, empty for plain TCP (curl's `-w %{certs}`).
+    package var peerCertificates: [CertificateInfo] { facts.tls?.peerCertificateInfo ?? [] }
+    /// This end's address (curl's `-w %{local_ip}`), nil when not connected.
+    package var localAddress: SocketAddress? { facts.socket?.localAddress }
 }
 
 /// What one `sendFile` did.
@@ -64,14 +81,6 @@ package enum FileSend: Equatable {
     case unavailable
     /// The socket failed (the stream reported it as it reports a failed write).
     case failed
-}
-
-extension ByteStream {
-    package var tlsDetails: TLSDetails? { nil }
-    package var peerCertificates: [CertificateInfo] { [] }
-    package var localAddress: SocketAddress? { nil }
-    package var leasableSocket: Int32? { nil }
-    package func sendFile(_ file: Int32, count: Int) -> FileSend { .unavailable }
 }
 
 /// What a byte stream reports to its owner.

@@ -1,0 +1,86 @@
+import CUV
+
+/// Builds the stream stack one pool key's connections speak through, bottom up (curl's
+/// connection filter chain):
+///
+///     SocketStream (dialled by an AddressRacer: to the origin, its route's target, or the proxy)
+///     └ TunnelStream   when a proxy must tunnel (https through it, or `Proxy.tunnel`)
+///       └ TLSStream    for https: with the origin, verified against its name, end to end
+///
+/// The only place that decides which filters a connection gets; each filter knows only the one
+/// below it, and the HTTP connection only the top.
+package struct StreamStack {
+    package let origin: Origin
+    package let proxy: Proxy?
+    package let route: ConnectRoute?
+    package let tls: TLSContext?
+    package let attemptDelayMillis: UInt64
+
+    package init(origin: Origin, proxy: Proxy?, route: ConnectRoute?, tls: TLSContext?, attemptDelayMillis: UInt64) {
+        self.origin = origin
+        self.proxy = proxy
+        self.route = route
+        self.tls = tls
+        self.attemptDelayMillis = attemptDelayMillis
+    }
+
+    /// Whether requests go to a forwarding proxy in absolute form (plain http through a proxy
+    /// that is not asked to tunnel): the proxy the connection then names in its request lines.
+    package var forwardingProxy: Proxy? {
+        guard let proxy, origin.scheme == .http, !proxy.tunnel else { return nil }
+        return proxy
+    }
+
+    /// A filter over the socket.
+    package enum Filter: Equatable {
+        /// A CONNECT tunnel through the proxy to `target` (`host:port`).
+        case tunnel(target: String)
+        /// TLS with the origin.
+        case tls
+    }
+
+    /// The filters over the socket, bottom up: a tunnel when a proxy must tunnel (https through
+    /// it, or `Proxy.tunnel`), then TLS for https.
+    package var filters: [Filter] {
+        var filters: [Filter] = []
+        if let proxy, origin.scheme == .https || proxy.tunnel {
+            filters.append(.tunnel(target: Origin.authority(host: origin.host, port: origin.port)))
+        }
+        if tls != nil { filters.append(.tls) }
+        return filters
+    }
+
+    /// A new, unopened stack; `trace` (when the request asked for one) hears every layer.
+    package func make(resolver: Resolver, uvLoop: UnsafeMutablePointer<uv_loop_t>, sessions: TLSSessionCache,
+                      sessionKey: Int, trace: ConnectionTrace?) -> any ByteStream {
+        var stream: any ByteStream = SocketStream(dialing: racer(resolver: resolver, uvLoop: uvLoop, trace: trace), uvLoop: uvLoop)
+        for filter in filters {
+            switch filter {
+            case .tunnel(let target):
+                stream = TunnelStream(over: stream, target: target, authorization: proxy?.authorization, trace: trace)
+            case .tls:
+                stream = TLSStream(over: stream, context: tls!, host: origin.host, port: origin.port, uvLoop: uvLoop,
+                                   sessions: sessions, sessionKey: sessionKey, trace: trace)
+            }
+        }
+        return stream
+    }
+
+    /// Who dials: the proxy (the route's addresses for the proxy's own name apply, as curl's
+    /// --resolve covers every name it resolves), or the origin where its route says (another
+    /// host or port, given addresses, one address family).
+    private func racer(resolver: Resolver, uvLoop: UnsafeMutablePointer<uv_loop_t>, trace: ConnectionTrace?) -> AddressRacer {
+        if let proxy {
+            return AddressRacer(host: proxy.host, port: proxy.port, resolver: resolver, uvLoop: uvLoop,
+                                addresses: route?.givenAddresses(host: proxy.host, port: proxy.port), family: route?.family ?? .any,
+                                attemptDelayMillis: attemptDelayMillis, toProxy: true, trace: trace)
+        }
+        guard let route else {
+            return AddressRacer(host: origin.host, port: origin.port, resolver: resolver, uvLoop: uvLoop,
+                                attemptDelayMillis: attemptDelayMillis, trace: trace)
+        }
+        let target = route.target(for: origin)
+        return AddressRacer(host: target.host, port: target.port, resolver: resolver, uvLoop: uvLoop, addresses: target.addresses,
+                            family: route.family, attemptDelayMillis: attemptDelayMillis, trace: trace)
+    }
+}
