@@ -95,7 +95,7 @@ struct HTTP1ConnectionTests {
         func begin(_ transfer: Transfer) {
             onLoop { [self] in
                 #expect(Admission.check(transfer) == nil)
-                transfer.connection = connection
+                transfer.carrier = connection
                 connection.begin(transfer)
             }
         }

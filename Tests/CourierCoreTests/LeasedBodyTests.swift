@@ -199,7 +199,7 @@ struct LeasedBodyTests {
     @Test func shortAndChunkedBodiesAreNotLeased() async throws {
         try await streaming("/short") { rig, taker, _ in
             // At the lease's lower bound (what is left after the first piece): read by the loop.
-            let size = 1000 + Int(HTTP1Connection.smallestLease)
+            let size = 1000 + Int(ReceiveFlow.smallestLease)
             Self.send(Array("HTTP/1.1 200 OK\r\nContent-Length: \(size)\r\n\r\n".utf8) + Self.body(0..<1000), on: rig)
             usleep(20_000)
             Self.send(Self.body(1000..<size), on: rig)

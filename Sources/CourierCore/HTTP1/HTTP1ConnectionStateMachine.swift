@@ -130,7 +130,7 @@ package struct HTTP1ConnectionStateMachine: Sendable {
         case close
     }
 
-    package private(set) var state: State = .connecting
+    package internal(set) var state: State = .connecting
     /// Requests completed on this connection (1 after the first response).
     package private(set) var completedExchanges = 0
     /// Connecting must finish by then.
@@ -139,7 +139,7 @@ package struct HTTP1ConnectionStateMachine: Sendable {
     package private(set) var idleSince: UInt64 = 0
     package private(set) var poolIdleLimit: UInt64 = 60_000
     /// The body and reader side of the exchange in progress (see `Flow`).
-    package private(set) var flow = Flow()
+    package internal(set) var flow = Flow()
 
     /// A machine for a connection that starts connecting now and must be up by `connectDeadline`.
     package init(connectDeadline: UInt64 = .max) {
@@ -202,128 +202,6 @@ package struct HTTP1ConnectionStateMachine: Sendable {
             return .writeRequest
         case .connecting, .active, .closed:
             preconditionFailure("the pool leased a connection in state \(state)")
-        }
-    }
-
-    /// The last request byte left (was accepted by the kernel, or by TLS and then the kernel).
-    package mutating func requestWritten() -> Action {
-        switch state {
-        case .active(var exchange):
-            exchange.requestSent = true
-            if flow.hasBody, !exchange.responseStarted {
-                // The server's think time starts when it has the whole request.
-                let (sum, overflow) = flow.lastWrite.addingReportingOverflow(flow.firstByteLimit)
-                exchange.deadlines.firstByte = overflow ? .max : sum
-            }
-            return finishIfDone(exchange)
-        case .closed:
-            // A write completing after the exchange failed.
-            return .none
-        case .connecting, .idle:
-            preconditionFailure("request bytes written with no exchange (state \(state))")
-        }
-    }
-
-    /// The request just handed over has a body, starting to go out at `now`: whether it waits for
-    /// a 100 and until when, and the first-byte limit that starts once it is out.
-    package mutating func bodyFollows(_ body: Flow, now: UInt64) {
-        switch state {
-        case .active:
-            flow = body
-            flow.hasBody = true
-            flow.lastWrite = now
-            if flow.continueDeadline == .max { flow.awaitingContinue = false }
-        case .connecting, .idle, .closed:
-            preconditionFailure("a body for no exchange (state \(state))")
-        }
-    }
-
-    /// Body bytes left at `now` (an upload in progress is not silence).
-    package mutating func bodyBytesWritten(now: UInt64) {
-        switch state {
-        case .active:
-            flow.lastWrite = now
-        case .closed:
-            break
-        case .connecting, .idle:
-            preconditionFailure("body bytes written with no exchange (state \(state))")
-        }
-    }
-
-    /// The body's producer has nothing yet (`waiting`), or produced again at `now`: silence is
-    /// measured from then, as after a consumer's pause.
-    package mutating func producerWaits(_ waiting: Bool, now: UInt64) {
-        switch state {
-        case .active:
-            flow.awaitingProducer = waiting
-            if !waiting { flow.lastWrite = now }
-        case .closed:
-            break
-        case .connecting, .idle:
-            preconditionFailure("a body producer with no exchange (state \(state))")
-        }
-    }
-
-    /// An interim response arrived (RFC 9110 section 15.2). A 100 releases a held body.
-    package mutating func informationalReceived(status: Int) -> Action {
-        switch state {
-        case .active:
-            guard flow.awaitingContinue, status == 100 else { return .none }
-            flow.awaitingContinue = false
-            return .sendBody
-        case .connecting, .idle, .closed:
-            preconditionFailure("an interim response with no exchange (state \(state))")
-        }
-    }
-
-    /// The final response head arrived while the body was still to be sent (held for a 100, or
-    /// part-way through): the server decided without it (a 413, a 401, a redirect). The rest is
-    /// not sent; the response is delivered; the connection closes after it, since the server may
-    /// still be reading what part of a body it got (RFC 9110 section 10.1.1).
-    package mutating func finalHeadBeforeBodySent() -> Action {
-        switch state {
-        case .active(var exchange):
-            guard flow.hasBody, !exchange.requestSent else { return .none }
-            flow.awaitingContinue = false
-            exchange.keepAlive = false
-            state = .active(exchange)
-            return .stopSendingBody
-        case .connecting, .idle, .closed:
-            preconditionFailure("a response head with no exchange (state \(state))")
-        }
-    }
-
-    /// The consumer stopped reading (`paused`), or resumed at `now`.
-    package mutating func readingPaused(_ paused: Bool, now: UInt64) {
-        switch state {
-        case .active(var exchange):
-            flow.readingPaused = paused
-            // Silence is measured from the resumption: the server did nothing wrong meanwhile.
-            if !paused {
-                exchange.lastRead = now
-                state = .active(exchange)
-            }
-        case .idle, .closed:
-            // The exchange already ended (its last bytes came in the read that paused).
-            break
-        case .connecting:
-            preconditionFailure("reading paused while connecting")
-        }
-    }
-
-    /// The socket's reads were lent to the consumer's thread (see `ReadLease`, reading is paused
-    /// for the loop meanwhile), and that thread waited the idle limit without a byte: the same
-    /// failure as silence seen by the loop.
-    package mutating func lentReadsFellSilent(bodyBytes: UInt64) -> Action {
-        switch state {
-        case .active:
-            state = .closed
-            return .failRequest(CourierError(.idleTimeout, "after \(bodyBytes) body bytes"), replay: false)
-        case .idle, .closed:
-            // The exchange ended meanwhile (the lease is revoked then, and never comes back).
-            return .none
-        case .connecting:
-            preconditionFailure("reads lent while connecting")
         }
     }
 
@@ -472,95 +350,7 @@ package struct HTTP1ConnectionStateMachine: Sendable {
         }
     }
 
-    // MARK: Deadlines
-
-    /// The earliest deadline in the current state; the I/O layer arms its timer for it.
-    @inline(__always) package var nextDeadline: UInt64 {
-        switch state {
-        case .connecting:
-            return connectDeadline
-        case .idle:
-            let (sum, overflow) = idleSince.addingReportingOverflow(poolIdleLimit)
-            return overflow ? .max : sum
-        case .active(let exchange):
-            guard flow.hasBody || flow.readingPaused else {
-                // A plain exchange (no body, reading): the first byte, then silence.
-                guard exchange.responseStarted else { return min(exchange.deadlines.total, exchange.deadlines.firstByte) }
-                let (sum, overflow) = exchange.lastRead.addingReportingOverflow(exchange.deadlines.idleLimit)
-                return min(exchange.deadlines.total, overflow ? .max : sum)
-            }
-            let deadline = min(exchange.deadlines.total, Self.responseDeadline(exchange, flow))
-            return flow.awaitingContinue ? min(deadline, flow.continueDeadline) : deadline
-        case .closed:
-            return .max
-        }
-    }
-
-    /// The timer fired at `now`: which deadline, if any, passed. `bodyBytes` only words the
-    /// error ("after N body bytes").
-    package mutating func timerFired(now: UInt64, bodyBytes: UInt64) -> Action {
-        switch state {
-        case .connecting:
-            guard now >= connectDeadline else { return .none }
-            state = .closed
-            return .failConnect(CourierError(.connectTimeout))
-        case .idle:
-            guard now >= nextDeadline else { return .none }
-            state = .closed
-            return .closeIdle
-        case .active(let exchange):
-            let error: CourierError
-            if now >= exchange.deadlines.total {
-                error = CourierError(.totalTimeout)
-            } else if now >= Self.responseDeadline(exchange, flow) {
-                if flow.hasBody, !exchange.requestSent, bodyBytes == 0 {
-                    // (After a 100 Continue, too: the server waits for what we no longer send.)
-                    error = CourierError(.idleTimeout, "the server stopped reading the request body")
-                } else if exchange.responseStarted {
-                    error = CourierError(.idleTimeout, "after \(bodyBytes) body bytes")
-                } else {
-                    error = CourierError(.firstByteTimeout)
-                }
-            } else if flow.awaitingContinue, now >= flow.continueDeadline {
-                // A silent server (many never send 100): send the body anyway.
-                flow.awaitingContinue = false
-                return .sendBody
-            } else {
-                return .none
-            }
-            state = .closed
-            return .failRequest(error, replay: false)
-        case .closed:
-            return .none
-        }
-    }
-
-    /// Before the first byte, the first-byte deadline (or, while a body goes out, the last write
-    /// plus the idle limit); after it, the later of the last read and (for a request with a body)
-    /// the last write, plus the idle limit; none while the consumer has paused reading or the
-    /// body waits for its producer. Inlined where the timer is armed, as the rest of
-    /// `nextDeadline` (a call makes the caller copy the exchange out of the machine on every
-    /// rearm, for the plain path too: +140 instructions per request).
-    @inline(__always)
-    private static func responseDeadline(_ exchange: Exchange, _ flow: Flow) -> UInt64 {
-        if flow.awaitingProducer { return .max }
-        guard exchange.responseStarted else {
-            guard flow.hasBody, !exchange.requestSent, !flow.awaitingContinue else {
-                return flow.readingPaused ? .max : exchange.deadlines.firstByte
-            }
-            let (sum, overflow) = flow.lastWrite.addingReportingOverflow(exchange.deadlines.idleLimit)
-            return overflow ? .max : sum
-        }
-        if flow.readingPaused { return .max }
-        // A 100 Continue starts the response before the body goes out: the server is then silent
-        // because it waits for the body, so an upload longer than the idle limit is not silence,
-        // and the server's think time starts once the body is out.
-        let since = flow.hasBody ? max(exchange.lastRead, flow.lastWrite) : exchange.lastRead
-        let (sum, overflow) = since.addingReportingOverflow(exchange.deadlines.idleLimit)
-        return overflow ? .max : sum
-    }
-
-    private mutating func finishIfDone(_ exchange: Exchange) -> Action {
+    mutating func finishIfDone(_ exchange: Exchange) -> Action {
         guard exchange.requestSent, exchange.responseComplete else {
             state = .active(exchange)
             return .none

@@ -152,8 +152,8 @@ final class Executor: HTTP1ConnectionDelegate, RetryApproval {
 
     /// A paused consumer can take more.
     func resume(_ transfer: Transfer) {
-        guard case .running = transfer.machine.state, let connection = transfer.connection else { return }
-        connection.resumeReadingForConsumer()
+        guard case .running = transfer.machine.state, let carrier = transfer.carrier else { return }
+        carrier.resumeReadingForConsumer()
     }
 
     /// Cancels every live transfer `predicate` selects.
@@ -206,10 +206,10 @@ final class Executor: HTTP1ConnectionDelegate, RetryApproval {
             transfer.resetResponse()
             acquireConnection(for: transfer, allowIdle: true)
         case .abortExchange(let error):
-            guard let connection = transfer.connection else {
-                preconditionFailure("a running transfer without a connection")
+            guard let carrier = transfer.carrier else {
+                preconditionFailure("a running transfer without a carrier")
             }
-            connection.abort(error)
+            carrier.abort(error)
         case .finish(let error, let holding):
             finish(transfer, error, releasing: holding)
         case .finishFromStore(let phase, let holding):
@@ -288,7 +288,7 @@ final class Executor: HTTP1ConnectionDelegate, RetryApproval {
 
     private func assign(_ connection: HTTP1Connection, to transfer: Transfer, at now: UInt64 = monotonicNanos()) {
         transfer.machine.connectionAssigned()
-        transfer.connection = connection
+        transfer.carrier = connection
         let reused = connection.machine.completedExchanges > 0
         transfer.metrics.reusedConnection = reused
         if reused {
@@ -443,7 +443,7 @@ final class Executor: HTTP1ConnectionDelegate, RetryApproval {
     }
 
     func exchangeFinished(_ connection: HTTP1Connection, _ transfer: Transfer, outcome: ExchangeOutcome) {
-        transfer.connection = nil
+        transfer.carrier = nil
         var reusable = false
         if case .success(let canReuse) = outcome { reusable = canReuse && !shuttingDown }
         if !reusable { connections[connection.id] = nil }

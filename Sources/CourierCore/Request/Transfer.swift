@@ -110,23 +110,24 @@ package final class Transfer: @unchecked Sendable {
     @exclusivity(unchecked) package var machine = TransferStateMachine()
     @exclusivity(unchecked) var hostKey = -1
     @exclusivity(unchecked) var poolKey = -1
-    /// The connection serving the exchange while the machine is `.running`.
-    @exclusivity(unchecked) var connection: HTTP1Connection?
+    /// What carries the exchange while the machine is `.running` (an HTTP/1 connection, an
+    /// HTTP/2 stream): reached only through `ExchangeCarrier`.
+    @exclusivity(unchecked) var carrier: (any ExchangeCarrier)?
     /// What opening the connection did, when the options asked for it
     /// (`TransferOptions.tracesConnections`): the serving connection's, while it serves (its
     /// head's time: `courier -v`), or the failed attempt's, carried by the error.
-    package var connectionTrace: ConnectionTrace? { connection?.trace ?? _error?.connectionTrace }
+    package var connectionTrace: ConnectionTrace? { carrier?.trace ?? _error?.connectionTrace }
 
     /// The serving connection's number and TLS details, while it serves this transfer (loop
     /// thread; `courier -v` shows them).
-    package var connectionInfo: (id: UInt64, tls: TLSDetails?)? { connection.map { ($0.id, $0.tlsDetails) } }
+    package var connectionInfo: (id: UInt64, tls: TLSDetails?)? { carrier.map { ($0.connectionID, $0.tlsDetails) } }
     /// The certificates the serving connection's server sent, leaf first (loop thread, while it
     /// serves this transfer; `courier -w %{certs}`): empty over plain TCP, nil without a
     /// connection (a cache answer).
-    package var peerCertificates: [CertificateInfo]? { connection?.peerCertificates }
+    package var peerCertificates: [CertificateInfo]? { carrier?.peerCertificates }
     /// The local address of the connection serving the transfer (asked of the socket), nil
     /// without one.
-    package var localAddress: SocketAddress? { connection?.localAddress }
+    package var localAddress: SocketAddress? { carrier?.localAddress }
     @exclusivity(unchecked) var contentDecoder: ContentDecoder?
     @exclusivity(unchecked) var lastProgressMillis: UInt64 = 0
     @exclusivity(unchecked) var userSetHost = false
@@ -296,7 +297,7 @@ package final class Transfer: @unchecked Sendable {
     }
 
     /// The final head (or a redirect's head). Decides redirects and content decoding.
-    func receiveHead(_ head: consuming ResponseHead, contentLength: UInt64?) -> CourierError? {
+    func receiveHead(_ head: consuming ResponseHead, contentLength: UInt64?, nowMillis: UInt64) -> CourierError? {
         if let jar = _options.cookies { jar.store(setCookie: head.headers.values(for: "Set-Cookie"), from: url) }
         // Only redirect statuses pay for looking up Location.
         let decision = RedirectDecision.isRedirect(head.status) && _options.redirects.follow
@@ -326,7 +327,7 @@ package final class Transfer: @unchecked Sendable {
         case .deliver:
             break
         }
-        if let approval = retryApproval, retriesStatus(head, approval: approval) {
+        if let approval = retryApproval, retriesStatus(head, approval: approval, now: nowMillis) {
             // Read and dropped; the request goes out again after the wait.
             status = head.status
             discardsBody = true
@@ -486,7 +487,7 @@ package final class Transfer: @unchecked Sendable {
     private func pause() {
         guard !pausedByConsumer else { return }
         pausedByConsumer = true
-        connection?.pauseReadingForConsumer()
+        carrier?.pauseReadingForConsumer()
     }
 
     /// Whether body bytes wait for a paused consumer (then the response's end waits too).
@@ -541,7 +542,7 @@ package final class Transfer: @unchecked Sendable {
             _cacheExchange?.collect(bytes)
             if let landing = sink.landing, contentDecoder == nil {
                 let taker = _cacheExchange == nil && !_reportsProgress ? sink.leaseTaker : nil
-                connection?.offerReadLanding(landing, leaseTaker: taker)
+                carrier?.offerReadLanding(landing, leaseTaker: taker)
             }
             return .success(sink.deliver(bytes))
         case .fanOut(let fan):
@@ -703,10 +704,9 @@ extension Transfer {
     /// Whether the policy retries this final head's status, and the budget and delegate agree;
     /// the machine then knows when.
     @inline(never)
-    private func retriesStatus(_ head: borrowing ResponseHead, approval: RetryApproval) -> Bool {
+    private func retriesStatus(_ head: borrowing ResponseHead, approval: RetryApproval, now: UInt64) -> Bool {
         // The status first: the retry input (a clock, a random draw, header lookups) is for the few
         // heads that are retried.
-        let now = connection?.nowMillis ?? 0
         guard _options.retry.statuses.contains(head.status), let input = retryInput(now: now, responseStarted: true) else { return false }
         let retryAfter = RetryPolicy.retryAfter(head.headers["Retry-After"], now: HTTPDate.now())
         guard let wait = machine.statusRetryWait(status: head.status, retryAfter: retryAfter, input: input),
