@@ -97,6 +97,7 @@ package enum ResponsePath {
         func connectionEstablished(_ connection: HTTP1Connection) { established += 1 }
         func connectionFailed(_ connection: HTTP1Connection, error: CourierError) {}
         func idleConnectionClosed(_ connection: HTTP1Connection) {}
+        func approveStatusRetry(_ transfer: Transfer, status: Int) -> Bool { true }
         func exchangeFinished(_ connection: HTTP1Connection, _ transfer: Transfer, outcome: ExchangeOutcome) {
             finished += 1
             if case .success = outcome { lastSucceeded = true } else { lastSucceeded = false }

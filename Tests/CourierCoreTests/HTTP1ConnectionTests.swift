@@ -46,6 +46,7 @@ struct HTTP1ConnectionTests {
         func connectionEstablished(_ connection: HTTP1Connection) { record(.established) }
         func connectionFailed(_ connection: HTTP1Connection, error: CourierError) { record(.connectFailed(error.code)) }
         func idleConnectionClosed(_ connection: HTTP1Connection) { record(.idleClosed) }
+        func approveStatusRetry(_ transfer: Transfer, status: Int) -> Bool { true }
         func exchangeFinished(_ connection: HTTP1Connection, _ transfer: Transfer, outcome: ExchangeOutcome) {
             switch outcome {
             case .success(let reusable): record(.finished(success: true, reusable: reusable, replay: false, code: nil))
@@ -95,6 +96,10 @@ struct HTTP1ConnectionTests {
         func begin(_ transfer: Transfer) {
             onLoop { [self] in
                 #expect(Admission.check(transfer) == nil)
+                // The transfer's own machine goes where the executor would take it.
+                _ = transfer.machine.accept(refusal: nil, queueDeadline: .max)
+                _ = transfer.machine.started(totalDeadline: .max)
+                transfer.machine.connectionAssigned()
                 transfer.carrier = connection
                 connection.begin(transfer)
             }

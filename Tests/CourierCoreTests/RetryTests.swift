@@ -134,9 +134,11 @@ struct RetryTests {
         _ = m.accept(refusal: nil, queueDeadline: 50)
         _ = m.started(totalDeadline: .max)
         let error = CourierError(.connectFailed, "ECONNREFUSED")
-        #expect(m.connectFailed(error, retry: input(now: 1_000)) == .retryLater)
+        #expect(m.connectFailed(error, retry: input(now: 1_000)) == .approveRetry, "a failure's retry is asked about")
         #expect(m.state == .waitingToRetry)
         #expect(m.retryNeedsApproval)
+        #expect(m.retryApproved(true) == .rewindSink)
+        #expect(m.sinkRewound(true) == .retryLater)
         #expect(m.waitDeadline == 1_100)
         #expect(m.waitDeadlinePassed(now: 1_099) == .none)
         #expect(m.waitDeadlinePassed(now: 1_100) == .requeue)
@@ -146,11 +148,11 @@ struct RetryTests {
         #expect(m.retryReasons == [.failure(error)])
         // The second retry waits the second interval, the third repeats it.
         #expect(m.started(totalDeadline: .max) == .acquireConnection)
-        #expect(m.connectFailed(error, retry: input(now: 2_000)) == .retryLater)
+        #expect(m.connectFailed(error, retry: input(now: 2_000)) == .approveRetry)
         #expect(m.waitDeadline == 2_300)
         _ = m.waitDeadlinePassed(now: 2_300)
         _ = m.started(totalDeadline: .max)
-        #expect(m.connectFailed(error, retry: input(now: 3_000)) == .retryLater)
+        #expect(m.connectFailed(error, retry: input(now: 3_000)) == .approveRetry)
         #expect(m.waitDeadline == 3_300)
         _ = m.waitDeadlinePassed(now: 3_300)
         _ = m.started(totalDeadline: .max)
@@ -161,7 +163,7 @@ struct RetryTests {
     @Test func aResetBeforeTheResponseIsRetriedAfterItIsNot() {
         var m = running()
         let reset = CourierError(.connectionReset)
-        #expect(m.exchangeEnded(.failure(reset, replay: false), mayReplay: true, shuttingDown: false, retry: input()) == .retryLater)
+        #expect(m.exchangeEnded(.failure(reset, replay: false), mayReplay: true, shuttingDown: false, retry: input()) == .approveRetry)
         var late = running()
         #expect(late.exchangeEnded(.failure(reset, replay: false), mayReplay: true, shuttingDown: false, retry: input(started: true))
                 == .finish(reset, releasing: .slot))
@@ -186,8 +188,9 @@ struct RetryTests {
         let wait = m.statusRetryWait(status: 503, retryAfter: .seconds(2), input: input())
         #expect(wait == 2_000)
         m.retryChosen(status: 503, wait: 2_000, now: 1_000)
-        #expect(m.exchangeEnded(.success(reusable: true), mayReplay: true, shuttingDown: false) == .retryLater)
-        #expect(!m.retryNeedsApproval, "approved when the head arrived")
+        #expect(m.exchangeEnded(.success(reusable: true), mayReplay: true, shuttingDown: false) == .rewindSink,
+                "approved when the head arrived: straight to the rewind")
+        #expect(!m.retryNeedsApproval)
         #expect(m.waitDeadline == 3_000)
         #expect(m.retryReasons == [.status(503)])
         #expect(m.statusRetryWait(status: 404, retryAfter: nil, input: input()) == nil)
@@ -197,9 +200,34 @@ struct RetryTests {
         var m = running()
         let reset = CourierError(.connectionReset)
         _ = m.exchangeEnded(.failure(reset, replay: false), mayReplay: true, shuttingDown: false, retry: input())
-        #expect(m.retryRefused() == .finish(reset, releasing: .slot))
+        #expect(m.retryApproved(false) == .finish(reset, releasing: .slot), "the delegate or the budget said no")
         #expect(m.state == .finished)
         #expect(m.retriesUsed == 0)
+    }
+
+    @Test func aSinkThatCannotBeRewoundKeepsTheFailure() {
+        var m = running()
+        let reset = CourierError(.connectionReset)
+        _ = m.exchangeEnded(.failure(reset, replay: false), mayReplay: true, shuttingDown: false, retry: input())
+        #expect(m.retryApproved(true) == .rewindSink)
+        #expect(m.sinkRewound(false) == .finish(reset, releasing: .slot), "a body written twice would be worse than the failure")
+        #expect(m.retriesUsed == 0)
+    }
+
+    @Test func bytesTheSinkCannotTakeBackForbidARetry() {
+        func permitted(_ method: HTTPMethod = .get, key: Bool = false, replayable: Bool = true, received: Bool = false,
+                       rewinds: Bool = true) -> Bool {
+            let facts = Machine.RetryRequestFacts(method: method, hasIdempotencyKey: key, replayableBody: replayable,
+                                                  responseBytesReceived: received, sinkCanRewind: rewinds)
+            return Machine.RetryInput(policy: Self.policy, request: facts, responseStarted: false, now: 0,
+                                      elapsed: .milliseconds(0), random: 0.5).permitted
+        }
+        #expect(permitted())
+        #expect(permitted(received: true), "memory or a file of our own starts over")
+        #expect(!permitted(received: true, rewinds: false), "bytes went to a consumer or stdout")
+        #expect(!permitted(.post), "not idempotent")
+        #expect(permitted(.post, key: true), "an Idempotency-Key makes a POST safe to repeat")
+        #expect(!permitted(replayable: false), "a one-shot body cannot be sent again")
     }
 
     @Test func cancellingAWaitingRetryHoldsNothing() {

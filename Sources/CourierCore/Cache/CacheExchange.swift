@@ -151,15 +151,15 @@ package final class CacheExchange: @unchecked Sendable {
 
     // MARK: During the exchange (loop thread)
 
-    /// The final response head arrived: whether its body is the result, and, for a sink that keeps
-    /// no body, whether to collect a copy for storing.
-    package func headArrived(_ transfer: Transfer, _ head: borrowing ResponseHead, contentLength: UInt64?) -> TransferStateMachine.HeadVerdict {
-        if transfer.machine.cacheRole != .none {
-            let selects = head.status == 304 && stored.map { CacheRules.updateSelects($0, headers: head.headers) } ?? false
-            if transfer.machine.finalHeadArrived(status: head.status, updateSelectsStored: selects) == .discardBody {
-                return .discardBody
-            }
-        }
+    /// Whether `head`, a final head, is a 304 about the stored response being validated (RFC 9111
+    /// section 4.3.4): the transfer's machine then lets the stored response answer.
+    package func updateSelectsStored(_ head: borrowing ResponseHead) -> Bool {
+        head.status == 304 && stored.map { CacheRules.updateSelects($0, headers: head.headers) } ?? false
+    }
+
+    /// The final head's body will be delivered: for a sink that keeps no body, collect a copy for
+    /// storing when the response may be stored.
+    package func prepareToStore(_ transfer: Transfer, _ head: borrowing ResponseHead, contentLength: UInt64?) {
         tee = nil
         switch transfer._sink {
         case .file, .stream, .fanOut:
@@ -170,7 +170,6 @@ package final class CacheExchange: @unchecked Sendable {
         case .memory, .discard, .destination, .resumable:
             break
         }
-        return .deliver
     }
 
     /// Body bytes delivered to a sink that keeps none.

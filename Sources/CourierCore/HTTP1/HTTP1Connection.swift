@@ -311,7 +311,7 @@ package final class HTTP1Connection: ExchangeCarrier, ByteStreamDelegate, Respon
     package func decoderDidReceiveHead(_ head: consuming ResponseHead, contentLength: UInt64?) -> CourierError? {
         guard let transfer else { preconditionFailure("a response head with no exchange") }
         if bodyPending { perform(machine.finalHeadBeforeBodySent()) }
-        return transfer.receiveHead(head, contentLength: contentLength, nowMillis: readMillis)
+        return transfer.receiveHead(head, contentLength: contentLength, nowMillis: readMillis, approval: owner)
     }
 
     package func decoderDidReceiveInformational(status: Int) {

@@ -10,8 +10,10 @@ package enum ExchangeOutcome {
 /// What an HTTP/1 connection tells its owner (the pool's executor), on the loop thread.
 ///
 /// The connection holds no pointer to the queue layer: everything it needs from above comes
-/// through this protocol and `HTTP1Resources`, so a test can own a connection directly.
-package protocol HTTP1ConnectionDelegate: AnyObject {
+/// through this protocol and `HTTP1Resources`, so a test can own a connection directly. The
+/// owner also holds the origins' retry budgets, which a response head's status retry asks
+/// (`RetryApproval`).
+package protocol HTTP1ConnectionDelegate: RetryApproval {
     /// The connection is open and idle: hand it a request or park it.
     func connectionEstablished(_ connection: HTTP1Connection)
     /// Connecting failed; the connection is closed.

@@ -92,46 +92,19 @@ package struct TransferStateMachine: Sendable {
         /// A resumable download's partial file cannot be continued (the server sent another
         /// range, or a 416 for a length it does not have): ask again for the whole resource.
         case restartDownload
-        /// The attempt failed (or its status is retried) and the policy sends the request again:
-        /// give back the slot (the exchange has already let go of its connection), then wait
-        /// until `waitDeadline`. For a failure, the budget and the delegate may still refuse
-        /// (`retryRefused`); a retried status was approved when its head arrived
-        /// (`retryNeedsApproval` says which). No payload: a payload case made every switch over
-        /// actions copy the value.
+        /// The attempt failed and the policy would send the request again: ask the delegate and
+        /// the origin's retry budget (the reason is the last of `retryReasons`, the retry's number
+        /// `retriesUsed`); the answer is `retryApproved`. (A retried status was approved when its
+        /// head arrived.) No payload: a payload case made every switch over actions copy the value.
+        case approveRetry
+        /// Before a retry: take back what the attempt wrote to its file sink (a body written twice
+        /// would be wrong); the answer is `sinkRewound`.
+        case rewindSink
+        /// The retry goes ahead: give back the slot (the exchange has already let go of its
+        /// connection), then wait until `waitDeadline`.
         case retryLater
         /// The retry's interval passed: forget the last response and join the shared queue again.
         case requeue
-    }
-
-    /// The retries so far, and the failure the last one is for.
-    package struct RetryRecord: Sendable {
-        var reasons: [RetryReason] = []
-        var failure: CourierError?
-    }
-
-    /// What the executor knows when an attempt fails and the request has a retry policy.
-    package struct RetryInput: Sendable {
-        package var policy: RetryPolicy
-        /// The method and body allow sending the request twice (`RetryPolicy.permits`).
-        package var permitted: Bool
-        /// A response head had arrived when the failure came.
-        package var responseStarted: Bool
-        /// The loop clock (milliseconds).
-        package var now: UInt64
-        /// Since the operation was first queued: a policy's `maxTime` counts from there.
-        package var elapsed: Nanoseconds
-        /// In [0, 1), for the jitter.
-        package var random: Double
-
-        package init(policy: RetryPolicy, permitted: Bool, responseStarted: Bool = false, now: UInt64,
-                     elapsed: Nanoseconds = Nanoseconds(0), random: Double = 0.5) {
-            self.policy = policy
-            self.permitted = permitted
-            self.responseStarted = responseStarted
-            self.now = now
-            self.elapsed = elapsed
-            self.random = random
-        }
     }
 
     /// The transfer's part in a cache's work.
@@ -153,37 +126,37 @@ package struct TransferStateMachine: Sendable {
         case discardBody
     }
 
-    package private(set) var state: State = .created
+    package internal(set) var state: State = .created
     /// Cancellation asked for before the loop accepted the transfer, or while an exchange runs
     /// (from then on nothing is followed or replayed).
-    package private(set) var cancelRequested = false
+    package internal(set) var cancelRequested = false
     /// The one replay on a fresh connection has been used.
-    package private(set) var replayed = false
+    package internal(set) var replayed = false
     /// The response in hand is a redirect to follow once its exchange ends.
-    package private(set) var followsRedirect = false
+    package internal(set) var followsRedirect = false
     /// What few transfers need — a redirect hop to follow, the record of retries — behind one
     /// optional reference: inline, a URL and a list made destroying every machine an outlined,
     /// metadata-driven call.
-    private var rare: Box<Rare>?
-    private struct Rare: Sendable {
+    var rare: Box<Rare>?
+    struct Rare: Sendable {
         var redirect: RedirectHop?
         var retry: RetryRecord?
         /// Chosen when the final head arrived: the response with this status is retried once its
         /// body has been dropped, at `at`.
         var statusRetry: (status: Int, at: UInt64)?
     }
-    private var redirect: RedirectHop? {
+    var redirect: RedirectHop? {
         get { rare?.value.redirect }
         set {
             guard newValue != nil || rare?.value.redirect != nil else { return }
             rare = Box(Rare(redirect: newValue, retry: rare?.value.retry, statusRetry: rare?.value.statusRetry))
         }
     }
-    private var retryRecord: RetryRecord? {
+    var retryRecord: RetryRecord? {
         get { rare?.value.retry }
         set { rare = Box(Rare(redirect: rare?.value.redirect, retry: newValue, statusRetry: rare?.value.statusRetry)) }
     }
-    private var statusRetry: (status: Int, at: UInt64)? {
+    var statusRetry: (status: Int, at: UInt64)? {
         get { rare?.value.statusRetry }
         set {
             guard newValue != nil || rare?.value.statusRetry != nil else { return }
@@ -191,22 +164,24 @@ package struct TransferStateMachine: Sendable {
         }
     }
     /// The queue wait must end by then.
-    package private(set) var queueDeadline: UInt64 = .max
+    package internal(set) var queueDeadline: UInt64 = .max
     /// The whole transfer (from leaving the queue, across hops) must end by then.
-    package private(set) var totalDeadline: UInt64 = .max
+    package internal(set) var totalDeadline: UInt64 = .max
     /// What the transfer does for a cache.
-    package private(set) var cacheRole: CacheRole = .none
+    package internal(set) var cacheRole: CacheRole = .none
+    /// The head being decided on (see `headArrived`), between its steps.
+    package internal(set) var head: HeadFacts?
     /// Decided when the final head arrived: the stored response answers instead.
-    package private(set) var servesStored: CachePhase?
+    package internal(set) var servesStored: CachePhase?
     /// Decided when the final head arrived: a 304 for another response; ask again.
-    private var refetchPending = false
+    var refetchPending = false
     /// Decided when the final head arrived: the download starts over without a range.
-    private var restartPending = false
+    var restartPending = false
     /// Continuations of a resumable download used so far (`resumeDownload`).
-    package private(set) var resumesUsed = 0
+    package internal(set) var resumesUsed = 0
     /// Restarts from zero used so far: one is enough (a second would mean a server that keeps
     /// answering ranges it was not asked for).
-    private var restarted = false
+    var restarted = false
     /// Retries so far (each one a new attempt after an interval).
     package var retriesUsed: Int { retryRecord?.reasons.count ?? 0 }
     /// When the waiting retry joins the queue again (loop clock). While it waits, the queue
@@ -311,11 +286,29 @@ package struct TransferStateMachine: Sendable {
         }
     }
 
-    /// The pool handed it a connection; the exchange begins.
-    package mutating func connectionAssigned() {
+    /// What a request needs before it goes out on the connection it was given.
+    package struct Preparation: OptionSet, Equatable, Sendable {
+        package let rawValue: UInt8
+        package init(rawValue: UInt8) { self.rawValue = rawValue }
+        /// The jar's cookies for this hop's URL replace what it gave the previous hop.
+        package static let sendCookies = Preparation(rawValue: 1)
+        /// A resumable download asks for what it lacks (`Range`, `If-Range`), replacing the
+        /// previous attempt's.
+        package static let rangeFromDownload = Preparation(rawValue: 2)
+    }
+
+    /// The pool handed it a connection; the exchange begins once the request is prepared as
+    /// returned. `cookieJar`: the request has one; `resumableDownload`: its sink is one.
+    @discardableResult
+    package mutating func connectionAssigned(cookieJar: Bool = false, resumableDownload: Bool = false) -> Preparation {
         switch state {
         case .waitingForConnection:
             state = .running
+            guard cookieJar || resumableDownload else { return [] }
+            var preparation: Preparation = []
+            if cookieJar { preparation.insert(.sendCookies) }
+            if resumableDownload { preparation.insert(.rangeFromDownload) }
+            return preparation
         case .created, .queued, .running, .finished, .joined, .waitingToRetry:
             preconditionFailure("the pool assigned a connection to a transfer in state \(state)")
         }
@@ -333,222 +326,6 @@ package struct TransferStateMachine: Sendable {
         case .created, .queued, .running, .finished, .joined, .waitingToRetry:
             preconditionFailure("a connect failure for a transfer in state \(state)")
         }
-    }
-
-    // MARK: The exchange
-
-    /// The response head is a redirect the policy follows: once the 3xx body has been read (so
-    /// the connection can be reused), the request goes to `hop`.
-    package mutating func redirectChosen(_ hop: RedirectHop) {
-        switch state {
-        case .running:
-            redirect = hop
-            followsRedirect = true
-        case .created, .queued, .waitingForConnection, .finished, .joined, .waitingToRetry:
-            preconditionFailure("a redirect chosen outside an exchange (state \(state))")
-        }
-    }
-
-    /// The resumable download's partial file cannot be continued with this response: once the
-    /// exchange ends (its body dropped), the whole resource is asked for again.
-    package mutating func restartChosen() {
-        switch state {
-        case .running:
-            restartPending = true
-        case .created, .queued, .waitingForConnection, .finished, .joined, .waitingToRetry:
-            preconditionFailure("a download restart outside an exchange (state \(state))")
-        }
-    }
-
-    /// The final (not a followed redirect's) head arrived with `status`; `updateSelectsStored`
-    /// says whether, as a 304, it is about the stored response being validated (section 4.3.4).
-    package mutating func finalHeadArrived(status: Int, updateSelectsStored: Bool) -> HeadVerdict {
-        switch state {
-        case .running:
-            guard case .validating(let conditional, let staleOnError) = cacheRole else { return .deliver }
-            if status == 304, conditional {
-                if updateSelectsStored {
-                    servesStored = .notModified
-                } else {
-                    refetchPending = true
-                }
-                return .discardBody
-            }
-            if staleOnError, CacheRules.isOriginErrorStatus(status) {
-                servesStored = .staleOnError
-                return .discardBody
-            }
-            return .deliver
-        case .created, .queued, .waitingForConnection, .finished, .joined, .waitingToRetry:
-            preconditionFailure("a response head outside an exchange (state \(state))")
-        }
-    }
-
-    /// The exchange ended. `mayReplay` is the request's permission to be replayed on a stale
-    /// connection; while `shuttingDown` nothing is followed or replayed. `resumeLimit` is how many
-    /// times a resumable download may continue after a break; `canResume` says whether this one
-    /// has something to continue from (a validator and bytes on disk).
-    /// `retry` is given when the request has a retry policy.
-    package mutating func exchangeEnded(_ outcome: ExchangeOutcome, mayReplay: Bool, shuttingDown: Bool,
-                                        resumeLimit: Int = 0, canResume: Bool = false, retry: RetryInput? = nil) -> Action {
-        switch state {
-        case .running:
-            let goOn = !cancelRequested && !shuttingDown
-            switch outcome {
-            case .success where rare?.value.statusRetry != nil:
-                let (status, at) = statusRetry!
-                statusRetry = nil
-                guard goOn else {
-                    state = .finished
-                    return .finish(CourierError(shuttingDown ? .shutdown : .cancelled), releasing: .slot)
-                }
-                return waitToRetry(.status(status), at: at, failure: nil)
-            case .success where restartPending:
-                restartPending = false
-                guard goOn, !restarted else {
-                    state = .finished
-                    return .finish(CourierError(goOn ? .rangeError : (shuttingDown ? .shutdown : .cancelled),
-                                                goOn ? "the server keeps answering another range than the one asked for" : nil), releasing: .slot)
-                }
-                restarted = true
-                state = .waitingForConnection
-                return .restartDownload
-            case .success:
-                if followsRedirect, goOn, let hop = redirect {
-                    redirect = nil
-                    followsRedirect = false
-                    state = .waitingForConnection
-                    return .followRedirect(hop)
-                }
-                if refetchPending {
-                    refetchPending = false
-                    guard goOn else {
-                        state = .finished
-                        return .finish(CourierError(shuttingDown ? .shutdown : .cancelled), releasing: .slot)
-                    }
-                    // Once: the second request carries no validators, so no 304 can answer it.
-                    cacheRole = .validating(conditional: false, staleOnError: staleOnErrorAllowed)
-                    state = .waitingForConnection
-                    return .refetchWithoutValidators
-                }
-                state = .finished
-                if let phase = servesStored { return .finishFromStore(phase, releasing: .slot) }
-                return .finish(nil, releasing: .slot)
-            case .failure(let error, let replay):
-                if replay, mayReplay, !replayed, goOn {
-                    replayed = true
-                    redirect = nil
-                    followsRedirect = false
-                    servesStored = nil
-                    refetchPending = false
-                    state = .waitingForConnection
-                    return .replayOnFreshConnection
-                }
-                if canResume, goOn, resumesUsed < resumeLimit, error.isOriginFailure {
-                    resumesUsed += 1
-                    redirect = nil
-                    followsRedirect = false
-                    restartPending = false
-                    state = .waitingForConnection
-                    return .resumeDownload
-                }
-                statusRetry = nil
-                if let retry, goOn, let wait = retryWait(.failure(error), retryAfter: nil, input: retry) {
-                    redirect = nil
-                    followsRedirect = false
-                    servesStored = nil
-                    refetchPending = false
-                    restartPending = false
-                    return waitToRetry(.failure(error), at: Self.later(retry.now, by: wait), failure: error)
-                }
-                state = .finished
-                return failed(error, releasing: .slot)
-            }
-        case .created, .queued, .waitingForConnection, .finished, .joined, .waitingToRetry:
-            preconditionFailure("an exchange ended for a transfer in state \(state)")
-        }
-    }
-
-    // MARK: Retries
-
-    /// At the final head: how long to wait before retrying a response with `status` (its
-    /// `Retry-After` already read), or nil when the policy does not retry it.
-    package func statusRetryWait(status: Int, retryAfter: Nanoseconds?, input: RetryInput) -> UInt64? {
-        guard case .running = state, !cancelRequested else { return nil }
-        return retryWait(.status(status), retryAfter: retryAfter, input: input)
-    }
-
-    /// The response's status is retried (its body is dropped): once the exchange ends, the
-    /// request waits `wait` milliseconds from `now`, then joins the queue again.
-    package mutating func retryChosen(status: Int, wait: UInt64, now: UInt64) {
-        switch state {
-        case .running:
-            statusRetry = (status, Self.later(now, by: wait))
-        case .created, .queued, .waitingForConnection, .finished, .joined, .waitingToRetry:
-            preconditionFailure("a retry chosen outside an exchange (state \(state))")
-        }
-    }
-
-    /// The retry budget or the delegate refused the retry `retryLater` announced: the failure it
-    /// was for is the result (the slot is still held).
-    package mutating func retryRefused() -> Action {
-        switch state {
-        case .waitingToRetry:
-            state = .finished
-            queueDeadline = .max
-            let record = retryRecord ?? RetryRecord()
-            retryRecord = record.reasons.count > 1 ? RetryRecord(reasons: Array(record.reasons.dropLast())) : nil
-            return failed(record.failure ?? CourierError(.cancelled), releasing: .slot)
-        case .created, .queued, .waitingForConnection, .running, .finished, .joined:
-            preconditionFailure("a retry refused for a transfer in state \(state)")
-        }
-    }
-
-    /// Whether the retry just decided is for a failure (the budget and the delegate have not
-    /// been asked yet).
-    package var retryNeedsApproval: Bool {
-        if case .failure? = retryRecord?.reasons.last { return true }
-        return false
-    }
-
-    /// Why each retry so far happened.
-    package var retryReasons: [RetryReason] { retryRecord?.reasons ?? [] }
-
-    /// The policy's wait in milliseconds before the next retry for `reason`, or nil for none.
-    private func retryWait(_ reason: RetryReason, retryAfter: Nanoseconds?, input: RetryInput) -> UInt64? {
-        guard input.permitted, input.policy.retries(reason, responseStarted: input.responseStarted) else { return nil }
-        let elapsed = input.elapsed
-        let left: Nanoseconds? = totalDeadline == .max ? nil : .milliseconds(totalDeadline > input.now ? totalDeadline - input.now : 0)
-        return input.policy.wait(beforeRetry: retriesUsed + 1, retryAfter: retryAfter, elapsed: elapsed,
-                                 deadlineLeft: left, random: input.random)?.millisecondsRoundedUp
-    }
-
-    private mutating func waitToRetry(_ reason: RetryReason, at: UInt64, failure: CourierError?) -> Action {
-        state = .waitingToRetry
-        retryRecord = RetryRecord(reasons: (retryRecord?.reasons ?? []) + [reason], failure: failure)
-        queueDeadline = at
-        return .retryLater
-    }
-
-    /// `now + wait` on the loop clock, short of `.max` (which means "never").
-    private static func later(_ now: UInt64, by wait: UInt64) -> UInt64 {
-        let (at, overflow) = now.addingReportingOverflow(wait)
-        return overflow || at == .max ? .max - 1 : at
-    }
-
-    private var staleOnErrorAllowed: Bool {
-        if case .validating(_, let staleOnError) = cacheRole { return staleOnError }
-        return false
-    }
-
-    /// How a transfer that failed with `error` ends: a validation whose origin failed is answered
-    /// by the stored response when it may stand in, else by a generated 504 (RFC 9111 section
-    /// 4.2.4); a cancellation is a cancellation whatever the role.
-    private func failed(_ error: CourierError, releasing holding: Holding) -> Action {
-        guard case .validating(_, let staleOnError) = cacheRole, !cancelRequested, error.isOriginFailure else {
-            return .finish(error, releasing: holding)
-        }
-        return staleOnError ? .finishFromStore(.staleOnError, releasing: holding) : .finishWithGatewayTimeout(releasing: holding)
     }
 
     // MARK: Ending early
