@@ -13,8 +13,10 @@ final class CLIContext: @unchecked Sendable {
     let cache: ResponseCache?
     let headerDump: HeaderDump?
     let cookies: CookieJar?
-    /// --outbox: the journal requests wait in until their server answers.
-    let journal: Journal?
+    /// --outbox: where requests are journaled before they are sent, and wait until their server
+    /// answers (the same `Outbox` a library engine freezes its operations in).
+    let outbox: Outbox?
+    var journal: Journal? { outbox?.journal }
     /// --trace-ascii's file.
     let trace: HeaderDump?
     /// What `-T -` read, for the trace's `=> Send data` blocks.
@@ -45,7 +47,7 @@ final class CLIContext: @unchecked Sendable {
 
     init(options: CommandLineOptions, body: (body: RequestBody, contentType: String?)?, showProgress: Bool,
          cache: ResponseCache?, headerDump: HeaderDump?, cookies: CookieJar? = nil, cookieHeader: String? = nil,
-         journal: Journal? = nil, trace: HeaderDump? = nil, uploadCopy: UploadCopy? = nil, parallelMeter: ParallelMeter? = nil) {
+         outbox: Outbox? = nil, trace: HeaderDump? = nil, uploadCopy: UploadCopy? = nil, parallelMeter: ParallelMeter? = nil) {
         self.parallelMeter = parallelMeter
         self.options = options
         self.body = body
@@ -53,7 +55,7 @@ final class CLIContext: @unchecked Sendable {
         self.cache = cache
         self.headerDump = headerDump
         self.cookies = cookies
-        self.journal = journal
+        self.outbox = outbox
         self.trace = trace
         self.uploadCopy = uploadCopy
         let format = options.writeOut ?? ""
@@ -127,7 +129,7 @@ final class CLIContext: @unchecked Sendable {
     /// and headers), sharing the files and stores.
     func with(options: CommandLineOptions, body: (body: RequestBody, contentType: String?)?) -> CLIContext {
         CLIContext(options: options, body: body, showProgress: false, cache: cache, headerDump: nil, cookies: cookies,
-                   journal: journal, trace: nil)
+                   outbox: outbox, trace: nil)
     }
 
     /// curl's semantics for the deadlines and redirects the flags set.

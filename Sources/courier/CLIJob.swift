@@ -4,6 +4,11 @@ import Dispatch
 import Glibc
 
 /// One URL of the command line: builds the transfer, writes its output, reports its outcome.
+///
+/// Its request goes the way a Swift operation's and a C request's do: a `RequestDraft` makes each
+/// attempt (journaled first in the `--outbox`, as a frozen operation is), a `RequestSession`
+/// decides its end, and the transfer enters the shared queue through the same door. What is
+/// the CLI's own is curl's: outputs, exit codes, -w, -v.
 final class CLIJob: TransferDelegate, @unchecked Sendable {
     /// Where the body goes: stdout, a file (-o, its `#N` already filled in), or a file named after
     /// the URL (-O).
@@ -20,45 +25,53 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
     let context: CLIContext
     /// Called on the loop thread when the transfer ended (or at once, when it could not start).
     @exclusivity(unchecked) var onDone: (() -> Void)?
-    @exclusivity(unchecked) private(set) var isDone = false
+    @exclusivity(unchecked) var isDone = false
     // The state below is the loop thread's while the transfer runs, then the reporter's: never
     // touched from two threads at once, so not checked for overlapping access at run time.
-    @exclusivity(unchecked) private var transfer: Transfer?
-    @exclusivity(unchecked) private var setupError: CourierError?
-    @exclusivity(unchecked) private var outputPath: String?
-    @exclusivity(unchecked) private var streamsToStdout = false
-    @exclusivity(unchecked) private var headerBytes = 0
-    @exclusivity(unchecked) private var progress: (any ProgressDisplay)?
-    @exclusivity(unchecked) private(set) var exitCode: Int32 = 0
+    @exclusivity(unchecked) var transfer: Transfer?
+    @exclusivity(unchecked) var setupError: CourierError?
+    @exclusivity(unchecked) var outputPath: String?
+    @exclusivity(unchecked) var streamsToStdout = false
+    @exclusivity(unchecked) var headerBytes = 0
+    @exclusivity(unchecked) var progress: (any ProgressDisplay)?
+    @exclusivity(unchecked) var exitCode: Int32 = 0
     /// The -o/-O destination's staged file, committed or discarded when the transfer is reported.
-    @exclusivity(unchecked) private var outputFile: FileSink?
-    @exclusivity(unchecked) private var failedHTTPStatus: Int?
+    @exclusivity(unchecked) var outputFile: FileSink?
+    @exclusivity(unchecked) var failedHTTPStatus: Int?
     /// The status of the last head received (a redirect's, when redirects ran out).
-    @exclusivity(unchecked) private var lastStatus = 0
+    @exclusivity(unchecked) var lastStatus = 0
     /// curl's timing variables, hop by hop (redirects add up).
-    @exclusivity(unchecked) private var timeline = CurlTimeline()
+    @exclusivity(unchecked) var timeline = CurlTimeline()
     /// -v: the connection the last exchange used, and whether its response closes it.
-    @exclusivity(unchecked) private var servingConnection: UInt64?
+    @exclusivity(unchecked) var servingConnection: UInt64?
     /// The local end of the connection the last head came on (for -w).
-    @exclusivity(unchecked) private var localAddress: SocketAddress?
+    @exclusivity(unchecked) var localAddress: SocketAddress?
     /// The last TLS connection's certificates, for -w (curl reports the last connection's).
-    @exclusivity(unchecked) private var certificates: [CertificateInfo] = []
-    @exclusivity(unchecked) private var closesConnection = false
+    @exclusivity(unchecked) var certificates: [CertificateInfo] = []
+    @exclusivity(unchecked) var closesConnection = false
     /// --outbox: this request's entry in the journal.
-    @exclusivity(unchecked) private var outboxID: String?
+    @exclusivity(unchecked) var freezing: FreezeState?
+    /// Where the request stands; a CLI run cannot wait for the network, so an unanswered
+    /// journaled request stays in the outbox for `--flush`.
+    @exclusivity(unchecked) var session = RequestSession(waitsInOutbox: false)
     /// --trace-ascii: the body's pieces are dumped as they arrive (so no size line at the end).
-    @exclusivity(unchecked) private var dumpsBody = false
+    @exclusivity(unchecked) var dumpsBody = false
     /// -Z's meter: what this transfer had moved when it last reported.
-    @exclusivity(unchecked) private var lastSample: ProgressSample?
+    @exclusivity(unchecked) var lastSample: ProgressSample?
 
-    private var options: CommandLineOptions { _read { yield context.options } }
-    private var body: (body: RequestBody, contentType: String?)? { context.body }
-    private var journal: Journal? { context.journal }
-    private var headerDump: HeaderDump? { context.headerDump }
-    private var trace: HeaderDump? { context.trace }
+    var options: CommandLineOptions { _read { yield context.options } }
+    var body: (body: RequestBody, contentType: String?)? { context.body }
+    var headerDump: HeaderDump? { context.headerDump }
+    var trace: HeaderDump? { context.trace }
 
     init(index: Int, rawURL: String, output: Output, context: CLIContext, resending entry: OutboxEntry? = nil) {
-        outboxID = entry?.id
+        if let entry {
+            // --flush: the entry's own id, already journaled.
+            let resent = FreezeState(id: entry.id, kind: entry.kind)
+            resent.sequence = entry.sequence
+            resent.journaled = true
+            freezing = resent
+        }
         self.index = index
         self.rawURL = rawURL
         self.output = output
@@ -73,7 +86,7 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
     /// Whether `url` names its scheme: "://" before any "/", "?" or "#" (a byte scan over the
     /// contiguous bytes: the standard library's substring search costs thousands of instructions
     /// per URL, an iterator over the UTF-8 view about ten a byte).
-    private static func hasScheme(_ url: String) -> Bool {
+    static func hasScheme(_ url: String) -> Bool {
         var url = url
         return url.withUTF8 { bytes in
             var i = 0
@@ -91,7 +104,7 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         }
     }
 
-    private func build(showProgress: Bool) {
+    func build(showProgress: Bool) {
         // curl assumes http:// for a URL without a scheme.
         var text = Self.hasScheme(rawURL) ? rawURL : "http://" + rawURL
         var method: HTTPMethod = options.head ? .head : (body != nil ? .post : .get)
@@ -109,25 +122,19 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         if let user = options.user { draft.credentials = user }
         if let token = options.bearer { draft.authorization = .bearer(token) }
         if let body { draft.body = body.body }
-        // --outbox: every attempt carries the entry's stable key (a -H Idempotency-Key wins).
-        let outboxKey = journal != nil && outboxID == nil ? OutboxEntry.newID() : ""
-        if !outboxKey.isEmpty, !draft.headers.contains("Idempotency-Key") { draft.headers.add(name: "Idempotency-Key", value: outboxKey) }
+        if let outbox = context.outbox {
+            // --outbox: frozen as a library operation is: journaled, durably, before anything is
+            // sent, every attempt carrying the entry's key (a -H Idempotency-Key wins).
+            if freezing == nil { freezing = FreezeState(kind: "courier") }
+            draft.outbox = outbox
+            draft.freezing = freezing
+        }
         let transfer: Transfer
-        switch draft.makeTransfer() {
+        switch draft.makeAttempt() {
         case .success(let made): transfer = made
         case .failure(let error):
             setupError = error
             return
-        }
-        if let journal, outboxID == nil {
-            // Journaled, durably, before anything is sent.
-            do {
-                let entry = try OutboxRules.entry(for: transfer, id: outboxKey, kind: "courier", now: wallClockSeconds())
-                outboxID = try journal.append(entry).id
-            } catch {
-                setupError = error
-                return
-            }
         }
         transfer.delegate = self
         transfer.reportsHead = true
@@ -198,7 +205,7 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
     }
 
     /// `mkdir -p` of the directory `path` is in (curl's --create-dirs).
-    private static func createDirectories(for path: String) -> CourierError? {
+    static func createDirectories(for path: String) -> CourierError? {
         var components = path.split(separator: "/", omittingEmptySubsequences: false).dropLast()
         var current = path.hasPrefix("/") ? "" : "."
         if path.hasPrefix("/") { components = components.dropFirst() }
@@ -212,15 +219,15 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
     }
 
     func start() {
-        guard let transfer, setupError == nil else {
+        guard let transfer, setupError == nil, session.send() else {
             ended()
             return
         }
         context.parallelMeter?.added()
-        Runtime.shared.submit(transfer)
+        transfer.submit(cancelled: false)
     }
 
-    private func ended() {
+    func ended() {
         isDone = true
         onDone?()
     }
@@ -306,10 +313,14 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
             meter.ended(expectedKnown: sample.expected != nil, sendTotalKnown: sample.sendTotal != nil, sentSomething: sample.sent > 0)
         }
         progress?.finish(Self.sample(transfer))
+        // (No authenticator, and no waiting in the outbox: the session concludes every attempt.)
+        let action = session.attemptEnded(RequestSession.Attempt(answered: transfer.head != nil, failure: transfer.error?.code,
+                                                                 journaled: freezing?.journaled ?? false))
+        precondition(action == .conclude, "a CLI attempt the session did not conclude")
         ended()
     }
 
-    private static func sample(_ transfer: Transfer) -> ProgressSample {
+    static func sample(_ transfer: Transfer) -> ProgressSample {
         // A body the cache delivered came from storage, not the wire: the meter shows what was
         // delivered (as received, it would stay at 0 % while the body is printed).
         let fromStorage = transfer.cachePhase != .fresh
@@ -317,161 +328,5 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
                        expected: transfer.expectedBodyLength,
                        sent: UInt64(max(0, transfer.requestBodyBytesSent)),
                        sendTotal: transfer.requestBodyLength > 0 && !transfer.isRequestBodyChunked ? UInt64(transfer.requestBodyLength) : nil)
-    }
-
-    // MARK: Reporting (main thread, after completion)
-
-    func report() {
-        var error = setupError ?? transfer?.error
-        if let error {
-            exitCode = ExitCode.forError(error)
-        } else if let status = failedHTTPStatus {
-            exitCode = ExitCode.httpError
-            if !options.silent || options.showError {
-                Terminal.error("courier: (22) The requested URL returned error: \(status)\n")
-            }
-        }
-        // (-C - is the only resumable sink: asked first, so no other run copies the sink.)
-        if options.continueAt, let transfer, case .resumable(let download) = transfer.sink,
-           let failure = download.finish(succeeded: exitCode == 0) {
-            error = failure
-            exitCode = ExitCode.forError(failure)
-        }
-        if let file = outputFile {
-            outputFile = nil
-            // --fail-with-body keeps the error's body (curl writes it too).
-            let keep = exitCode == 0 || (options.failWithBody && exitCode == ExitCode.httpError)
-            if let failure = file.finish(succeeded: keep) {
-                error = failure
-                exitCode = ExitCode.forError(failure)
-            } else if keep, options.remoteTime, let path = outputPath, let head = transfer?.head {
-                Self.setRemoteTime(path, head)
-            }
-        }
-        if options.parallel, let transfer, outputPath == nil || outputPath == "-" {
-            if (options.include || options.head), let head = transfer.head, failedHTTPStatus == nil {
-                Terminal.write(headText(head))
-            }
-            if failedHTTPStatus == nil, !transfer.responseBody.isEmpty {
-                transfer.responseBody.withUnsafeBytes { Terminal.write(bytes: $0) }
-            }
-        }
-        // A connection that failed before any response: what connecting did, and where it stopped.
-        let failedConnect = servingConnection == nil ? transfer.map { ExchangeText.failedConnection(of: $0) { String(VerboseLog.curlNumber($0)) } } ?? [] : []
-        if options.verbose, !failedConnect.isEmpty { Terminal.error(failedConnect.map { "* \($0)\n" }.joined()) }
-        if let trace, !failedConnect.isEmpty { trace.write(failedConnect.map { "== Info: \($0)\n" }.joined()) }
-        let failedNumber = failedConnect.isEmpty ? nil : transfer?.connectionTrace.map { VerboseLog.curlNumber($0.connectionID) }
-        let ending = failedNumber.map { "Closing connection \($0)" }
-            ?? VerboseLog.end(transfer, connection: servingConnection, closing: closesConnection || transfer?.error != nil)
-        if options.verbose, !ending.isEmpty { Terminal.error("* \(ending)\n") }
-        if let trace, let transfer {
-            // A body kept in memory (-Z) is dumped whole now; one resumed into its file (-C -) is
-            // read back from the file's end once it is in place (what this run received is its
-            // tail); a failed one gets its size line.
-            if dumpsBody {
-            } else if case .memory = transfer.sink, !transfer.responseBody.isEmpty {
-                transfer.responseBody.withUnsafeBytes { trace.write(VerboseLog.traceData($0)) }
-            } else if case .resumable = transfer.sink, exitCode == 0, let path = outputPath,
-                      VerboseLog.traceFileTail(path, count: transfer.metrics.bodyBytesDecoded, to: trace.write) {
-            } else {
-                trace.write(VerboseLog.traceData(transfer.metrics.bodyBytesReceived))
-            }
-            if !ending.isEmpty { trace.write("== Info: \(ending)\n") }
-        }
-        var message = error?.message
-        if let journal, let outboxID {
-            // Out of the outbox once the server answered (whatever it said); kept otherwise.
-            if transfer?.head != nil {
-                journal.remove(outboxID)
-            } else if let error {
-                if OutboxRules.waitsForNetwork(error) { exitCode = ExitCode.tryAgainLater }
-                message = error.message + "; the request waits in the outbox \(journal.directory) as \(outboxID)"
-            }
-        }
-        if let message, !options.silent || options.showError {
-            Terminal.error("courier: (\(exitCode)) \(message)\n")
-        }
-        if let format = options.writeOut {
-            let t = transfer
-            if let t { timeline.hopEnded(t.metrics, next: nil) }
-            let report = TransferReport(url: rawURL, effectiveURL: t?.url.description ?? rawURL,
-                                        status: t?.head?.status ?? lastStatus, head: t?.head,
-                                        metrics: t?.metrics ?? TransferMetrics(), exitCode: exitCode,
-                                        errorMessage: error?.message ?? (failedHTTPStatus.map { "The requested URL returned error: \($0)" } ?? ""),
-                                        headerBytes: headerBytes, cacheStatus: t?.cacheStatus ?? "bypass",
-                                        method: t?.method.rawValue ?? options.method ?? "GET", filename: outputPath ?? "",
-                                        urlIndex: index, referer: t?.headers["Referer"], timeline: timeline,
-                                        localAddress: localAddress, certificates: certificates,
-                                        uploadBytes: t?.requestBodyWireBytes ?? 0)
-            for piece in WriteOut.render(format, report) {
-                if piece.fd == 2 { Terminal.error(piece.text) } else { Terminal.write(piece.text) }
-            }
-        }
-    }
-
-    /// -J: the file is named by Content-Disposition instead of the URL (its last path segment,
-    /// without directories); an existing file is kept unless --clobber.
-    private func takeRemoteHeaderName(_ name: String, _ transfer: Transfer) {
-        let path = options.outputDirectory.map { $0 + "/" + name } ?? name
-        var info = stat()
-        if !options.clobber, stat(path, &info) == 0 {
-            setupError = CourierError(.fileWrite, "Refusing to overwrite \(path): File exists")
-            transfer.sink = .discard
-            return
-        }
-        do {
-            let file = try FileSink(download: path)
-            _ = outputFile?.finish(succeeded: false)
-            outputFile = file
-            outputPath = path
-            transfer.sink = .file(file)
-        } catch {
-            setupError = error
-            transfer.sink = .discard
-        }
-    }
-
-    /// The file name a Content-Disposition field gives (`filename="a.txt"` or `filename=a.txt`),
-    /// reduced to its last path segment; nil when there is none.
-    static func dispositionFileName(_ field: String) -> String? {
-        for parameter in field.split(separator: ";").dropFirst() {
-            let trimmed = parameter.drop { $0 == " " || $0 == "\t" }
-            guard trimmed.lowercased().hasPrefix("filename=") else { continue }
-            var value = trimmed.dropFirst("filename=".count)
-            if value.hasPrefix("\"") {
-                value = value.dropFirst()
-                value = value.prefix { $0 != "\"" }
-            } else {
-                value = value.prefix { $0 != " " && $0 != "\t" }
-            }
-            let name = value.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
-            return name.isEmpty || name == "." || name == ".." ? nil : name
-        }
-        return nil
-    }
-
-    /// -R: the file's access and modification times become the response's Last-Modified.
-    private static func setRemoteTime(_ path: String, _ head: ResponseHead) {
-        guard let text = head.headers["Last-Modified"], let seconds = HTTPDate.parse(text) else { return }
-        var times = [timespec(tv_sec: Int(seconds), tv_nsec: 0), timespec(tv_sec: Int(seconds), tv_nsec: 0)]
-        _ = utimensat(AT_FDCWD, path, &times, 0)
-    }
-
-    private func headText(_ head: ResponseHead) -> String {
-        head.statusLine + "\r\n" + head.headers.description + "\r\n"
-    }
-
-    /// -v and --trace-ascii for one exchange (loop thread, when its head arrives).
-    private func logExchange(_ transfer: Transfer, _ head: ResponseHead) {
-        let exchange = VerboseLog.exchange(transfer, head)
-        servingConnection = transfer.connectionInfo?.id
-        closesConnection = head.headers["Connection"]?.lowercased() == "close"
-        if options.verbose { Terminal.error(VerboseLog.verbose(exchange)) }
-        if let trace {
-            VerboseLog.trace(exchange, to: trace.write) { write in
-                VerboseLog.traceSent(transfer.body, count: transfer.requestBodyBytesSent, length: transfer.requestBodyLength,
-                                     stdinCopy: context.uploadCopy, to: write)
-            }
-        }
     }
 }

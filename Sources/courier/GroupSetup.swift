@@ -31,9 +31,9 @@ struct GroupSetup {
         let cache = options.cacheDirectory.map(makeCache)
         let (cookieJar, cookieHeader) = cookies(options)
         let headerDump = textLog(options.dumpHeader)
-        let journal = options.outbox.map { openJournal($0, options) }
+        let outbox = options.outbox.map { openOutbox($0, options) }
         let context = CLIContext(options: options, body: body, showProgress: showProgress, cache: cache,
-                                 headerDump: headerDump, cookies: cookieJar, cookieHeader: cookieHeader, journal: journal, trace: trace,
+                                 headerDump: headerDump, cookies: cookieJar, cookieHeader: cookieHeader, outbox: outbox, trace: trace,
                                  uploadCopy: stdinCopy, parallelMeter: parallelMeter)
         return GroupSetup(context: context, arguments: urlArguments(options, query: query, context: context),
                           cache: cache, cookieJar: cookieJar, headerDump: headerDump)
@@ -143,17 +143,17 @@ struct GroupSetup {
     }
 
     /// --outbox: the journal requests wait in until their server answers (one owner at a time).
-    private static func openJournal(_ directory: String, _ options: CommandLineOptions) -> Journal {
-        let journal: Journal
+    private static func openOutbox(_ directory: String, _ options: CommandLineOptions) -> Outbox {
+        let outbox: Outbox
         do {
-            journal = try Journal(directory: directory)
+            outbox = try Outbox(directory: directory)
         } catch {
             fail(23, "--outbox: \(error.message)")
         }
-        for name in journal.setAside where !options.silent || options.showError {
+        for name in outbox.setAside where !options.silent || options.showError {
             Terminal.error("courier: outbox: \(directory)/\(name): damaged entry set aside (not sent)\n")
         }
-        return journal
+        return outbox
     }
 
     /// Each URL argument pairs with its output in order (curl): the -o names first, then -O; a

@@ -32,7 +32,8 @@ public final class Outbox: @unchecked Sendable {
     /// How much the journal may hold (`.outboxFull` beyond).
     public typealias Limits = OutboxLimits
 
-    let journal: Journal
+    /// The entries on disk (the CLI's `--flush` reads them in order).
+    package let journal: Journal
     /// How long a waiting operation waits before it is tried again without a network change.
     public let retryInterval: Duration
     private let lock = Lock()
@@ -196,7 +197,7 @@ package protocol OutboxSender: AnyObject {
 }
 
 extension Operation: OutboxSender {
-    package func resendFromOutbox() { start() }
+    package func resendFromOutbox() { if resumesFromOutbox() { start() } }
     package func abandonFromOutbox() {
         abandon(CourierError(.shutdown, "its engine went away; the request waits in the outbox for the next process"))
     }

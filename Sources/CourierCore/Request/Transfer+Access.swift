@@ -131,3 +131,13 @@ extension Transfer {
     /// What `-w '%{cache_status}'` prints: hit, miss, revalidated, stale or bypass.
     package var cacheStatus: String { CacheExchange.statusWord(of: self) }
 }
+
+extension Transfer {
+    /// Hands a front end's attempt to the shared queue: the one door for Swift operations, C
+    /// requests and the CLI's jobs. `cancelled` when the request's session was cancelled while
+    /// the transfer was being built (it then ends as cancelled as soon as the loop takes it).
+    package func submit(cancelled: Bool) {
+        if cancelled { cancelBeforeSubmitting() }
+        Runtime.shared.submit(self)
+    }
+}
