@@ -1,7 +1,8 @@
 # Courier — every target does its own set-up on a fresh Debian machine (see README.md).
 #
 #   make demo      start a local server and show the CLI and the library at work
-#   make test      unit + integration tests (Swift, C, Python)
+#   make test      unit + integration tests (Swift, C, Python), and the public API listing
+#   make api       record a deliberate change of the public Swift API (Tests/API/Courier.api)
 #   make bench     Courier beside libcurl, wrk and URLSession (writes benchmarks/RESULTS.md)
 #   make install   PREFIX=/usr/local: courier.h, libcourier.so, courier.pc and the courier CLI
 #   make python-wheel   dist/courier_http-*.whl: the Python package with the library inside
@@ -25,7 +26,7 @@ INTEROP_PYPI     := uvicorn==0.55.0 starlette==1.10.0
 DEMO_PACKAGES  := nginx python3
 BENCH_PACKAGES := nginx wrk libcurl4-openssl-dev gnuplot-nox valgrind strace python3
 
-.PHONY: interop-deps python-wheel bench-bulk soak test-asan test-tsan fuzz install-files all deps core-packages test-deps demo-deps bench-deps llhttp build test demo bench install clean
+.PHONY: api interop-deps python-wheel bench-bulk soak test-asan test-tsan fuzz install-files all deps core-packages test-deps demo-deps bench-deps llhttp build test demo bench install clean
 
 all: build
 
@@ -116,7 +117,14 @@ test: test-deps
 	$(SWIFT) build --build-tests
 	@# --build-tests does not always relink the C library's product after a change to the C ABI.
 	$(SWIFT) build --product CourierC
+	@# The public Swift API against its checked-in listing (make api records a deliberate change).
+	@python3 Tests/API/api.py check
 	@Tests/run-tests.sh
+
+# Records the public Swift API in Tests/API/Courier.api after a deliberate change.
+api: deps
+	$(SWIFT) build
+	@python3 Tests/API/api.py update
 
 # The library's programs built with AddressSanitizer (and LeakSanitizer) or ThreadSanitizer and
 # driven against local servers: the CLI, the benchmark driver (Swift API and C ABI) and the C

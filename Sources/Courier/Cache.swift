@@ -1,3 +1,5 @@
+import CourierCore
+
 /// An HTTP cache for engines: MKNetworkKit's automatic GET cache, done to RFC 9111 as a private
 /// (single-user) cache, the way a browser's HTTP cache behaves.
 ///

@@ -1,3 +1,5 @@
+import CourierCore
+
 /// MKNetworkKit's image cache for any blob (thumbnails, avatars, attachments): a URL's bytes
 /// through an HTTP cache of their own, with their own memory entry limit and directory.
 ///

@@ -1,3 +1,4 @@
+import CourierCore
 import Dispatch
 import Synchronization
 
@@ -31,7 +32,7 @@ public final class Engine: Sendable {
         /// Credentials for the engine's requests, refreshed once for all of them when the origin
         /// answers 401 (or a proxy 407); nil: a refusal is the result.
         public var authenticator: Authenticator? = nil
-        /// Where freezable operations wait (`Operation.freeze`); the engine replays what earlier
+        /// Where freezable operations wait (`HTTPOperation.freeze`); the engine replays what earlier
         /// processes left there when it is created.
         public var outbox: Outbox? = nil
         /// Where the application steps into every request of the engine (see `EngineHooks`).
@@ -107,35 +108,35 @@ public final class Engine: Sendable {
     /// An operation for `path` under the engine's base URL. Parameters go to the query string for
     /// GET, HEAD and DELETE and to the body otherwise. An engine whose host did not parse makes
     /// operations that fail with `.invalidURL` when sent.
-    public func operation(path: String, params: [String: String] = [:], method: HTTPMethod = .get) -> Operation {
+    public func operation(path: String, params: [String: String] = [:], method: HTTPMethod = .get) -> HTTPOperation {
         let target = RequestDraft.target(path, under: basePath)
         guard let baseURL else {
-            return Operation(method: method, base: nil, target: path, parameters: params, engineID: id,
+            return HTTPOperation(method: method, base: nil, target: path, parameters: params, engineID: id,
                              options: configuration.options, acceptableStatus: configuration.acceptableStatus,
                              defaultHeaders: defaultHeaders, callbackQueue: callbackQueue,
                              presetError: baseURLError ?? CourierError(.invalidURL, "the engine has no host; use operation(urlString:)"))
         }
-        return prepared(Operation(method: method, base: baseURL, target: target, parameters: params, engineID: id,
+        return prepared(HTTPOperation(method: method, base: baseURL, target: target, parameters: params, engineID: id,
                                   options: configuration.options, acceptableStatus: configuration.acceptableStatus,
                                   defaultHeaders: defaultHeaders, callbackQueue: callbackQueue))
     }
 
     /// An operation with the engine's authenticator and hooks, when it has any.
     @inline(__always)
-    private func prepared(_ operation: Operation) -> Operation {
+    private func prepared(_ operation: HTTPOperation) -> HTTPOperation {
         if composed { operation.attach(authenticator: configuration.authenticator, hooks: hooks, outbox: configuration.outbox) }
         return operation
     }
 
     /// An operation for a full URL (which may be on another host than the engine's).
-    public func operation(urlString: String, params: [String: String] = [:], method: HTTPMethod = .get) -> Operation {
-        prepared(Operation(method: method, base: nil, target: urlString, parameters: params, engineID: id, options: configuration.options,
+    public func operation(urlString: String, params: [String: String] = [:], method: HTTPMethod = .get) -> HTTPOperation {
+        prepared(HTTPOperation(method: method, base: nil, target: urlString, parameters: params, engineID: id, options: configuration.options,
                            acceptableStatus: configuration.acceptableStatus, defaultHeaders: defaultHeaders, callbackQueue: callbackQueue))
     }
 
     /// Puts an operation in the shared queue; its handlers report the outcome. Enqueueing the same
     /// operation twice does nothing the second time.
-    public func enqueue(_ operation: Operation) {
+    public func enqueue(_ operation: HTTPOperation) {
         operation.start()
     }
 
@@ -145,14 +146,14 @@ public final class Engine: Sendable {
     /// An operation is sent once: sending it again (or after `enqueue`) waits for the same
     /// transfer and returns the same outcome to every caller; cancelling any of those callers'
     /// tasks cancels the operation for all of them.
-    public func send(_ operation: Operation) async throws(CourierError) -> Response {
-        try await operation.send()
+    public func send(_ operation: HTTPOperation) async throws(CourierError) -> Response {
+        try await operation.sendAndWait()
     }
 
     /// Sends an operation and returns as soon as the response head arrives, with the body as an
     /// `AsyncSequence` read at the caller's pace (see `ResponseBody`). Throws when no head came
     /// (the operation's error). A download file or streams set on the operation get the body too.
-    public func stream(_ operation: Operation) async throws(CourierError) -> StreamedResponse {
+    public func stream(_ operation: HTTPOperation) async throws(CourierError) -> StreamedResponse {
         let channel = BodyChannel()
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
@@ -166,7 +167,7 @@ public final class Engine: Sendable {
     }
 
     /// Waits for an operation already started.
-    static func waitFor(_ operation: Operation) async throws(CourierError) -> Response {
+    static func waitFor(_ operation: HTTPOperation) async throws(CourierError) -> Response {
         let result = await withCheckedContinuation { continuation in operation.addWaiter(continuation) }
         return try result.get()
     }
@@ -176,7 +177,7 @@ public final class Engine: Sendable {
     /// `cachePhase`, so the two can never be mistaken for each other. The sequence ends after the
     /// final response and throws what the error handlers would get. Ending the iteration early,
     /// or cancelling the iterating task, cancels the operation.
-    public func responses(_ operation: Operation) -> ResponseSequence {
+    public func responses(_ operation: HTTPOperation) -> ResponseSequence {
         let channel = ResponseChannel()
         operation.addChannel(channel)
         operation.start()

@@ -3,7 +3,7 @@ import CourierCore
 /// One call per request for the common case: the operation is made, sent and awaited, and its
 /// `Response` returned (URLSession's `data(from:)`, AsyncHTTPClient's `execute`). An unaccepted
 /// status throws `.httpStatus` with the response in `CourierError.response`; build an
-/// `Operation` instead when the request needs handlers, progress, a download file or a cache
+/// `HTTPOperation` instead when the request needs handlers, progress, a download file or a cache
 /// policy of its own.
 extension Engine {
     /// Sends `method` to `path` under the engine's base URL and returns the response.
@@ -15,7 +15,7 @@ extension Engine {
         if let body { operation.body = body }
         if let contentType { operation.headers.replaceOrAdd(name: "Content-Type", value: contentType) }
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) { operation.headers.replaceOrAdd(name: name, value: value) }
-        return try await operation.send()
+        return try await send(operation)
     }
 
     /// GET `path`.

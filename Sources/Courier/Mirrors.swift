@@ -7,7 +7,7 @@ import CourierCore
 // Courier's loop thread owns, read from another thread without its lock — a race that, in a
 // failing test, retained a transfer the loop was deallocating and ended the process.
 
-extension Operation: CustomReflectable {
+extension HTTPOperation: CustomReflectable {
     public var customMirror: Mirror {
         Mirror(self, children: ["method": method, "url": urlString, "state": state,
                                 "response": response as Any, "error": error as Any], displayStyle: .class)

@@ -1,3 +1,5 @@
+import CourierCore
+
 /// How an operation's parameters travel.
 ///
 /// For GET, HEAD and DELETE they always go in the query string (MKNetworkKit's rule); for the

@@ -1,8 +1,10 @@
+import CourierCore
+
 /// A request as configured, before it is sent, and the one place that turns it into a core
 /// `Transfer`: the URL with its query parameters, the request's own headers over the engine's
 /// defaults, the body that parameters imply, the download file.
 ///
-/// Why a value of its own: Swift's `Operation` and the C ABI's requests are two front ends of
+/// Why a value of its own: Swift's `HTTPOperation` and the C ABI's requests are two front ends of
 /// the same request, and both must send exactly the same bytes for the same settings. The front
 /// ends add only how the outcome is reported.
 package struct RequestDraft: Sendable {
@@ -73,7 +75,7 @@ package struct RequestDraft: Sendable {
         return made
     }
 
-    /// `Operation.onRetry`'s handler.
+    /// `HTTPOperation.onRetry`'s handler.
     package var retryHandler: (@Sendable (RetryReason, Int) -> Bool)? {
         get { extras?.retryHandler }
         set { ownExtras().retryHandler = newValue }
@@ -143,7 +145,7 @@ package struct RequestDraft: Sendable {
         get { extras?.offline?.outbox }
         set { offlineParts().outbox = newValue }
     }
-    /// Set by `Operation.freeze`: the operation goes through the outbox.
+    /// Set by `HTTPOperation.freeze`: the operation goes through the outbox.
     package var freezing: FreezeState? {
         get { extras?.offline?.freezing }
         set {

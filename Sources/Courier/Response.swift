@@ -1,3 +1,5 @@
+import CourierCore
+
 /// A finished HTTP response: status, headers, body and how the transfer went.
 ///
 /// The accessors for text, JSON and `Decodable` throw a `CourierError` in the `.responseFormat`

@@ -14,7 +14,7 @@ public struct ResponseSequence: AsyncSequence, Sendable {
 
     private let reader: Reader
 
-    init(channel: ResponseChannel, operation: Operation) {
+    init(channel: ResponseChannel, operation: HTTPOperation) {
         reader = Reader(channel: channel, operation: operation)
     }
 
@@ -43,9 +43,9 @@ public struct ResponseSequence: AsyncSequence, Sendable {
     /// response, nobody is reading, and the operation is cancelled.
     fileprivate final class Reader: Sendable {
         let channel: ResponseChannel
-        let operation: Operation
+        let operation: HTTPOperation
 
-        init(channel: ResponseChannel, operation: Operation) {
+        init(channel: ResponseChannel, operation: HTTPOperation) {
             self.channel = channel
             self.operation = operation
         }

@@ -1,3 +1,5 @@
+import CourierCore
+
 /// The one queue every `Engine` (and every C or FFI caller) shares: MKNetworkKit's central idea.
 ///
 /// Its width is the number of operations running at once in the whole process; per-host limits

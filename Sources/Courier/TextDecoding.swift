@@ -1,3 +1,5 @@
+import CourierCore
+
 /// Turns body bytes into text using the charset a Content-Type names.
 ///
 /// UTF-8 is the default when none is named (JSON is always UTF-8 per RFC 8259, and it is what

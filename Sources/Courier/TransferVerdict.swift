@@ -1,7 +1,7 @@
 import CourierCore
 
 /// How a finished transfer ends for the caller: the one completion rule every front end shares
-/// (Swift's `Operation`, the C ABI's requests), so the same exchange succeeds or fails the same
+/// (Swift's `HTTPOperation`, the C ABI's requests), so the same exchange succeeds or fails the same
 /// way in every language.
 ///
 /// Success is: no transfer error, a response, and a status the caller accepts. A status outside

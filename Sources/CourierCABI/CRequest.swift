@@ -7,7 +7,7 @@ public typealias courier_progress_fn = @convention(c) (OpaquePointer?, Int32, UI
 public typealias courier_activity_fn = @convention(c) (Int32, Int32, UnsafeMutableRawPointer?) -> Void
 
 /// `courier_request`: a `RequestDraft` (the same configuration and transfer building as Swift's
-/// `Operation`, so the same settings send the same bytes through the same queue), and, once
+/// `HTTPOperation`, so the same settings send the same bytes through the same queue), and, once
 /// sent, the core transfer it hears from directly: no handler closures or result values in
 /// between, which keeps the C path as cheap as the Swift one.
 final class CRequest: TransferDelegate, @unchecked Sendable {

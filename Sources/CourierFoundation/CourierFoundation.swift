@@ -19,7 +19,7 @@ extension Engine {
     }
 
     /// An operation for a full `URL` (which may be on another host than the engine's).
-    public func operation(url: URL, method: HTTPMethod = .get) -> Courier.Operation {
+    public func operation(url: URL, method: HTTPMethod = .get) -> Courier.HTTPOperation {
         operation(urlString: url.absoluteString, method: method)
     }
 
@@ -27,7 +27,7 @@ extension Engine {
     /// (`httpBody`; a body stream is not read here), and its `timeoutInterval` as the limit on
     /// silence (URLSession's meaning: between two bytes, and before the first). A request without
     /// a URL makes an operation that fails with `.invalidURL` when sent.
-    public func operation(_ request: URLRequest) -> Courier.Operation {
+    public func operation(_ request: URLRequest) -> Courier.HTTPOperation {
         let method = HTTPMethod(rawValue: request.httpMethod ?? "GET")
         let operation = operation(urlString: request.url?.absoluteString ?? "", method: method)
         for (name, value) in (request.allHTTPHeaderFields ?? [:]).sorted(by: { $0.key < $1.key }) {

@@ -98,7 +98,7 @@ func raiseDescriptorLimit() {
     setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
 }
 
-/// Drives the Swift API: Engine + Operation, handlers on the loop thread.
+/// Drives the Swift API: Engine + HTTPOperation, handlers on the loop thread.
 final class SwiftDriver: @unchecked Sendable {
     let engine: Engine
     let url: String

@@ -44,7 +44,7 @@ func shouldTryAgainLater(_ error: CourierError) -> Bool {
 }
 
 // From Offline.md.
-func freezableSave(host: String, directory: String) throws(CourierError) -> Operation {
+func freezableSave(host: String, directory: String) throws(CourierError) -> HTTPOperation {
     var configuration = Engine.Configuration()
     configuration.outbox = try Outbox(directory: directory)
     let api = Engine(host: host, configuration: configuration)
@@ -61,7 +61,7 @@ func upload(api: Engine) async throws(CourierError) -> Response {
     op.headers.replaceOrAdd(name: "Content-Type", value: "text/plain")
     op.timeouts.firstByte = .seconds(10)
     op.onUploadProgress { progress in _ = progress.completed }
-    return try await op.send()
+    return try await api.send(op)
 }
 
 // From TheSharedQueue.md.

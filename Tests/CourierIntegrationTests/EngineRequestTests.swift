@@ -3,7 +3,7 @@ import Testing
 @testable import Courier
 @testable import CourierCore
 
-/// `engine.get/post/...` returning the response, `operation.send()`, and what an error tells the
+/// `engine.get/post/...` returning the response, `engine.send(operation)`, and what an error tells the
 /// caller (its predicates, the failed response) against the real servers.
 @Suite("Engine requests and error predicates")
 struct EngineRequestTests {
@@ -38,14 +38,22 @@ struct EngineRequestTests {
         #expect(head.body.isEmpty)
     }
 
-    @Test func anOperationSendsItself() async throws {
+    @Test func sendingTwiceWaitsForTheSameTransfer() async throws {
         let op = api.operation(path: "/echo", method: .post)
         op.body = .bytes(Array("x".utf8))
-        let response = try await op.send()
+        let response = try await api.send(op)
         #expect(try response.decode(EchoReply.self).body == "x")
-        // A second send waits for the same transfer.
-        let again = try await op.send()
-        #expect(again.body == response.body)
+        let again = try await api.send(op)
+        #expect(again.body == response.body && again.metrics.enqueuedAt == response.metrics.enqueuedAt, "one transfer")
+    }
+
+    /// `HTTPOperation.send()` is deprecated (one way per task: `engine.send`), and works for a
+    /// release.
+    @available(*, deprecated)
+    @Test func theDeprecatedSendStillSends() async throws {
+        let op = api.operation(path: "/echo", method: .post)
+        op.body = .bytes(Array("y".utf8))
+        #expect(try await op.send().decode(EchoReply.self).body == "y")
     }
 
     @Test func aFailedStatusCarriesItsResponseInTheError() async {
@@ -87,7 +95,7 @@ struct EngineRequestTests {
         let silent = api.operation(path: "/silence", params: ["s": "10"])
         silent.timeouts.firstByte = .milliseconds(300)
         do {
-            _ = try await silent.send()
+            _ = try await api.send(silent)
             Issue.record("silence succeeded")
         } catch {
             #expect(error.isTimeout)

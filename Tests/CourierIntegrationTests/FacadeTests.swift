@@ -16,8 +16,8 @@ struct EchoReply: Decodable {
     }
 }
 
-/// Engine / Operation / Response as an application uses them.
-@Suite("Engine and Operation")
+/// Engine / HTTPOperation / Response as an application uses them.
+@Suite("Engine and HTTPOperation")
 struct FacadeTests {
     let s = TestServers.shared
     var api: Engine { Engine(host: s.scripted, defaultHeaders: ["X-Api-Key": "k1"]) }
@@ -306,7 +306,7 @@ struct FacadeTests {
         let response = try await api.send(op)
         #expect(response.status == 200 && response.body.count == 100)
         #expect(response.url.description == s.nginx + "/small?from=url")
-        let shared = Operation(urlString: s.nginx + "/small")
+        let shared = HTTPOperation(urlString: s.nginx + "/small")
         #expect(try await Engine.shared.send(shared).status == 200)
     }
 
@@ -386,7 +386,7 @@ struct FacadeTests {
         let response = try await api.send(op)
         var text = ""
         dump(op, to: &text)
-        #expect(text.utf8.count < 4096 && text.contains("state: Courier.Operation.State.finished"), "\(text)")
+        #expect(text.utf8.count < 4096 && text.contains("state: Courier.HTTPOperation.State.finished"), "\(text)")
         #expect(Mirror(reflecting: response.transfer).children.isEmpty, "a transfer shows no fields")
         #expect(Array(Mirror(reflecting: api).children.compactMap(\.label)) == ["id", "baseURL", "cached", "outbox"])
     }

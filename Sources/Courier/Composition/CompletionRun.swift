@@ -1,3 +1,5 @@
+import CourierCore
+
 /// A composite that starts with a completion callback and can be cancelled (a chain, a group):
 /// `awaitOutcome` is the async form both offer as `run()`.
 protocol CompletionRun: AnyObject, Sendable {

@@ -25,24 +25,24 @@ public final class OperationChain: CompletionRun, @unchecked Sendable {
     }
 
     private enum Step {
-        case operation(Operation)
-        case build(@Sendable (Response) throws(CourierError) -> Operation?)
+        case operation(HTTPOperation)
+        case build(@Sendable (Response) throws(CourierError) -> HTTPOperation?)
     }
 
     private let lock = Lock()
     private var steps: [Step] = []
-    private var next: (@Sendable (Int, Response, Operation) -> Operation?)?
-    private var current: Operation?
+    private var next: (@Sendable (Int, Response, HTTPOperation) -> HTTPOperation?)?
+    private var current: HTTPOperation?
     private var cancelled = false
     private var started = false
 
-    public init(_ operations: [Operation] = []) {
+    public init(_ operations: [HTTPOperation] = []) {
         steps = operations.map { .operation($0) }
     }
 
     /// Adds an operation as the next step.
     @discardableResult
-    public func add(_ operation: Operation) -> OperationChain {
+    public func add(_ operation: HTTPOperation) -> OperationChain {
         lock.withLock { steps.append(.operation(operation)) }
         return self
     }
@@ -50,7 +50,7 @@ public final class OperationChain: CompletionRun, @unchecked Sendable {
     /// Adds a step built from the previous step's response when it arrives (nil ends the chain
     /// there; a thrown error fails this step). The first step cannot be a builder.
     @discardableResult
-    public func add(_ build: @escaping @Sendable (Response) throws(CourierError) -> Operation?) -> OperationChain {
+    public func add(_ build: @escaping @Sendable (Response) throws(CourierError) -> HTTPOperation?) -> OperationChain {
         lock.withLock { steps.append(.build(build)) }
         return self
     }
@@ -59,7 +59,7 @@ public final class OperationChain: CompletionRun, @unchecked Sendable {
     /// response and the next operation, and returns the operation to run next (that one, changed
     /// or not, or another) or nil to stop the chain.
     @discardableResult
-    public func onNext(_ hook: @escaping @Sendable (Int, Response, Operation) -> Operation?) -> OperationChain {
+    public func onNext(_ hook: @escaping @Sendable (Int, Response, HTTPOperation) -> HTTPOperation?) -> OperationChain {
         lock.withLock { next = hook }
         return self
     }
@@ -80,7 +80,7 @@ public final class OperationChain: CompletionRun, @unchecked Sendable {
 
     /// Cancels the step running; no later step starts.
     public func cancel() {
-        let running = lock.withLock { () -> Operation? in
+        let running = lock.withLock { () -> HTTPOperation? in
             cancelled = true
             return current
         }
@@ -90,7 +90,7 @@ public final class OperationChain: CompletionRun, @unchecked Sendable {
     /// Runs step `index` (after `previous` succeeded), or ends the chain.
     private func advance(to index: Int, previous: Response?, results: [Result<Response, CourierError>],
                          completion: @escaping @Sendable (Outcome) -> Void) {
-        let (step, hook, stop) = lock.withLock { () -> (Step?, (@Sendable (Int, Response, Operation) -> Operation?)?, Bool) in
+        let (step, hook, stop) = lock.withLock { () -> (Step?, (@Sendable (Int, Response, HTTPOperation) -> HTTPOperation?)?, Bool) in
             (index < steps.count ? steps[index] : nil, next, cancelled)
         }
         guard let step else {
@@ -101,7 +101,7 @@ public final class OperationChain: CompletionRun, @unchecked Sendable {
             completion(Outcome(results: results + [.failure(CourierError(.cancelled))], failedStep: index, stoppedEarly: false))
             return
         }
-        var operation: Operation
+        var operation: HTTPOperation
         switch step {
         case .operation(let given):
             operation = given

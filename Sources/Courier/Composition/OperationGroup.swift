@@ -28,23 +28,23 @@ public final class OperationGroup: CompletionRun, @unchecked Sendable {
 
     public let mode: Mode
     private let lock = Lock()
-    private var members: [Operation]
+    private var members: [HTTPOperation]
     private var started = false
 
-    public init(_ operations: [Operation] = [], mode: Mode = .allSettled) {
+    public init(_ operations: [HTTPOperation] = [], mode: Mode = .allSettled) {
         self.members = operations
         self.mode = mode
     }
 
     /// Adds a member (before `run` or `start`).
     @discardableResult
-    public func add(_ operation: Operation) -> OperationGroup {
+    public func add(_ operation: HTTPOperation) -> OperationGroup {
         lock.withLock { members.append(operation) }
         return self
     }
 
     /// The members, in the order added.
-    public var operations: [Operation] { lock.withLock { members } }
+    public var operations: [HTTPOperation] { lock.withLock { members } }
 
     /// Runs every member and returns when all have finished. Cancelling the calling task cancels
     /// the group.
@@ -52,7 +52,7 @@ public final class OperationGroup: CompletionRun, @unchecked Sendable {
 
     /// Starts every member; `completion` runs once, on the thread the last member finished on.
     public func start(completion: @escaping @Sendable (Outcome) -> Void) {
-        let members = lock.withLock { () -> [Operation]? in
+        let members = lock.withLock { () -> [HTTPOperation]? in
             guard !started else { return nil }
             started = true
             return self.members

@@ -1,3 +1,5 @@
+import CourierCore
+
 /// Decodes `Decodable` values from JSON without Foundation.
 ///
 /// `Response.decode(_:)` and `DecodableSerializer` use it. It is Courier's own so that the library

@@ -1,3 +1,5 @@
+import CourierCore
+
 /// Encodes `Encodable` values as JSON without Foundation: `JSONBody`'s encoder.
 ///
 /// Courier's own for the reason `CourierJSONDecoder` is; `CourierFoundation` adds

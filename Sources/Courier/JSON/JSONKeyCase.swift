@@ -1,3 +1,5 @@
+import CourierCore
+
 /// The snake_case ⇄ camelCase key conversions of Courier's JSON coders. They follow Foundation's
 /// `JSONEncoder`/`JSONDecoder` strategies word for word, quirks included, so a model moved over
 /// from Foundation writes and reads the same keys on the wire.

@@ -1,3 +1,5 @@
+import CourierCore
+
 /// A JSON document as a Swift value, parsed without Foundation.
 ///
 /// `Response.json()` returns this when the caller wants to look around a document rather than

@@ -30,7 +30,7 @@ public final class Outbox: @unchecked Sendable {
     }
 
     /// How much the journal may hold (`.outboxFull` beyond).
-    public typealias Limits = OutboxLimits
+    public typealias Limits = CourierCore.OutboxLimits
 
     /// The entries on disk (the CLI's `--flush` reads them in order).
     package let journal: Journal
@@ -186,7 +186,7 @@ public final class Outbox: @unchecked Sendable {
     }
 }
 
-/// What waits in an outbox for the network: a Swift `Operation` or a C request.
+/// What waits in an outbox for the network: a Swift `HTTPOperation` or a C request.
 package protocol OutboxSender: AnyObject {
     /// The journal's order, for sending in order.
     var outboxSequence: UInt64 { get }
@@ -196,7 +196,7 @@ package protocol OutboxSender: AnyObject {
     func abandonFromOutbox()
 }
 
-extension Operation: OutboxSender {
+extension HTTPOperation: OutboxSender {
     package func resendFromOutbox() { if resumesFromOutbox() { start() } }
     package func abandonFromOutbox() {
         abandon(CourierError(.shutdown, "its engine went away; the request waits in the outbox for the next process"))

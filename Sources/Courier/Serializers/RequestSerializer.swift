@@ -1,7 +1,7 @@
 import CourierCore
 
 /// Turns a value into a request body and the `Content-Type` that describes it (AFNetworking's
-/// request serializers). Set one with `Operation.setBody(_:)`; write your own for other formats.
+/// request serializers). Set one with `HTTPOperation.setBody(_:)`; write your own for other formats.
 public protocol RequestSerializer: Sendable {
     /// The body, or why it cannot be made.
     func serialize() throws -> SerializedBody
@@ -106,7 +106,7 @@ extension MultipartForm: RequestSerializer {
     public func serialize() -> SerializedBody { SerializedBody(body: .multipart(self), contentType: contentType) }
 }
 
-extension Operation {
+extension HTTPOperation {
     /// Sets the body from `serializer`, with its `Content-Type` unless the request set one.
     /// Throws (before any I/O) what the serializer threw, as a `CourierError`.
     public func setBody(_ serializer: some RequestSerializer) throws(CourierError) {

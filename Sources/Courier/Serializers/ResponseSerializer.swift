@@ -103,7 +103,7 @@ extension Response {
 
 extension Engine {
     /// Sends `operation` and serializes its response.
-    public func send<S: ResponseSerializer>(_ operation: Operation, as serializer: S) async throws(CourierError) -> S.Output {
+    public func send<S: ResponseSerializer>(_ operation: HTTPOperation, as serializer: S) async throws(CourierError) -> S.Output {
         try await send(operation).serialized(by: serializer)
     }
 }

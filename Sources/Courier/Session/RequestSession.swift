@@ -1,6 +1,6 @@
 import CourierCore
 
-/// One request's life across its attempts, as a value: what every front end (a Swift `Operation`,
+/// One request's life across its attempts, as a value: what every front end (a Swift `HTTPOperation`,
 /// a C request, a CLI job) does when an attempt's transfer ends — send again with new credentials
 /// after a 401 or 407, wait in the outbox for the network, or conclude, and what becomes of its
 /// journal entry — and what a cancel ends. Decided here once; the front ends carry it out under

@@ -4,7 +4,7 @@ import CourierCore
 public enum StreamVerdict: Sendable {
     /// Keep going.
     case proceed
-    /// Taken; send no more until `Operation.resume()` (reading stops, so the server is slowed,
+    /// Taken; send no more until `HTTPOperation.resume()` (reading stops, so the server is slowed,
     /// not buffered for).
     case pause
     /// Stop: the operation ends as `.cancelled`.
@@ -13,7 +13,7 @@ public enum StreamVerdict: Sendable {
 
 /// A consumer of a response body (MKNetworkKit's download streams): it gets every piece, in
 /// order, on the loop thread, beside the download file and any other stream. It must return
-/// quickly; a slow consumer returns `.pause` and calls `Operation.resume()` when it can take more,
+/// quickly; a slow consumer returns `.pause` and calls `HTTPOperation.resume()` when it can take more,
 /// and the slowest stream sets the pace for all.
 public protocol DownloadStream: AnyObject, Sendable {
     /// A piece of the body, valid only during the call.

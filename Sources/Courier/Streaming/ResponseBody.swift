@@ -13,9 +13,9 @@ public struct StreamedResponse: Sendable {
     public let head: ResponseHead
     /// The body, piece by piece; iterate it once.
     public let body: ResponseBody
-    private let operation: Operation
+    private let operation: HTTPOperation
 
-    init(head: ResponseHead, body: ResponseBody, operation: Operation) {
+    init(head: ResponseHead, body: ResponseBody, operation: HTTPOperation) {
         self.head = head
         self.body = body
         self.operation = operation
@@ -119,7 +119,7 @@ final class BodyChannel: @unchecked Sendable {
     private(set) var pauses = 0
     /// How many socket reads reached the reader as they were (not copied).
     private(set) var keptReads = 0
-    weak var operation: Operation?
+    weak var operation: HTTPOperation?
 
     /// The transfer to resume (set when it is made).
     func attach(_ transfer: Transfer) { lock.withLock { self.transfer = transfer } }

@@ -44,21 +44,21 @@ public struct Cookie: Sendable, Hashable {
 
     /// RFC 6265bis section 5.1.3: `host` is `domain`, or ends with "." + `domain` and is not an IP
     /// address.
-    public static func domainMatches(_ host: String, _ domain: String) -> Bool {
+    package static func domainMatches(_ host: String, _ domain: String) -> Bool {
         if host == domain { return true }
         guard host.hasSuffix("." + domain) else { return false }
         return !isIPAddress(host)
     }
 
     /// Section 5.1.4: the cookie path is a prefix of the request path at a "/" boundary.
-    public static func pathMatches(_ requestPath: String, _ cookiePath: String) -> Bool {
+    package static func pathMatches(_ requestPath: String, _ cookiePath: String) -> Bool {
         if requestPath == cookiePath { return true }
         guard requestPath.hasPrefix(cookiePath) else { return false }
         return cookiePath.hasSuffix("/") || requestPath.dropFirst(cookiePath.count).first == "/"
     }
 
     /// Section 5.1.4's default-path of a request path: up to, not including, its last "/".
-    public static func defaultPath(of requestPath: String) -> String {
+    package static func defaultPath(of requestPath: String) -> String {
         guard requestPath.hasPrefix("/"), let slash = requestPath.lastIndex(of: "/"), slash != requestPath.startIndex else { return "/" }
         return String(requestPath[..<slash])
     }

@@ -28,7 +28,7 @@ public struct HostReachability: Sendable, Equatable, CustomStringConvertible {
     /// The address the answer is about ("" when the name did not resolve).
     public var address: String
 
-    public init(host: String, reason: Reason, interface: String = "", address: String = "") {
+    package init(host: String, reason: Reason, interface: String = "", address: String = "") {
         self.host = host
         self.reason = reason
         self.interface = interface

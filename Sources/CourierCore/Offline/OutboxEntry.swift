@@ -37,7 +37,7 @@ public struct OutboxEntry: Sendable, Equatable {
     /// Seconds since 1970 when it was frozen.
     public var created: Int64
 
-    public init(id: String = OutboxEntry.newID(), kind: String, method: String, url: String,
+    package init(id: String = OutboxEntry.newID(), kind: String, method: String, url: String,
                 headers: [Field] = [], body: Body = .none, created: Int64 = 0) {
         self.id = id
         self.sequence = 0
@@ -50,7 +50,7 @@ public struct OutboxEntry: Sendable, Equatable {
     }
 
     /// 128 random bits as hex, from the kernel's generator.
-    public static func newID() -> String {
+    package static func newID() -> String {
         var random = SystemRandomNumberGenerator()
         let digits = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []

@@ -6,7 +6,7 @@ public struct QueueActivity: Sendable, Hashable, CustomStringConvertible {
     public var queued: Int
 
     /// Creates a snapshot.
-    public init(running: Int, queued: Int) {
+    package init(running: Int, queued: Int) {
         self.running = running
         self.queued = queued
     }

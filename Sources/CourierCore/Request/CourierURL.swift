@@ -107,7 +107,7 @@ public struct CourierURL: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether the host is an IPv6 literal (it needs brackets in the Host header and URL).
-    public var isIPv6Literal: Bool {
+    package var isIPv6Literal: Bool {
         // (A byte scan in place: the generic `contains` over a UTF-8 view costs ~30 instructions a byte.)
         host.utf8.withContiguousStorageIfAvailable { $0.contains(UInt8(ascii: ":")) } ?? host.utf8.contains(UInt8(ascii: ":"))
     }
@@ -119,13 +119,13 @@ public struct CourierURL: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The Host header value: host plus the port only when it is not the scheme's default.
-    public var hostHeader: String {
+    package var hostHeader: String {
         let bracketed = isIPv6Literal ? "[\(host)]" : host
         return port == scheme.defaultPort ? bracketed : "\(bracketed):\(port)"
     }
 
     /// scheme, host and port: the unit of connection reuse and of "same origin" for redirects.
-    public var origin: Origin { Origin(scheme: scheme, host: host, port: port) }
+    package var origin: Origin { Origin(scheme: scheme, host: host, port: port) }
 
     /// The URL without credentials or fragment.
     public var description: String { "\(scheme.rawValue)://\(hostHeader)\(target)" }
@@ -256,14 +256,14 @@ public struct CourierURL: Sendable, Hashable, CustomStringConvertible {
     /// The same origin (and credentials) with another request target ("/path?query"), without
     /// parsing the rest again: an engine builds every operation's URL this way from its base.
     /// Any target is accepted: unsafe bytes are escaped, a fragment dropped, dot segments removed.
-    public func replacingTarget(_ target: String) -> CourierURL {
+    package func replacingTarget(_ target: String) -> CourierURL {
         var url = self
         url.replaceTarget(target)
         return url
     }
 
     /// `replacingTarget` in place.
-    public mutating func replaceTarget(_ target: String) {
+    package mutating func replaceTarget(_ target: String) {
         let (newPath, newQuery) = Self.split(target: target)
         if isKnownUniquelyReferenced(&storage) {
             storage.path = newPath
@@ -548,22 +548,22 @@ public struct CourierURL: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// scheme + host + port: the unit of connection reuse, of per-host limits and of "same origin".
-public struct Origin: Sendable, Hashable, CustomStringConvertible {
+package struct Origin: Sendable, Hashable, CustomStringConvertible {
     /// http or https.
-    public var scheme: CourierURL.Scheme
+    package var scheme: CourierURL.Scheme
     /// Lower-cased host (IPv6 without brackets).
-    public var host: String
+    package var host: String
     /// Port (explicit or default).
-    public var port: UInt16
+    package var port: UInt16
 
     /// Creates an origin.
-    public init(scheme: CourierURL.Scheme, host: String, port: UInt16) {
+    package init(scheme: CourierURL.Scheme, host: String, port: UInt16) {
         self.scheme = scheme
         self.host = host
         self.port = port
     }
 
-    public var description: String { "\(scheme.rawValue)://\(Origin.authority(host: host, port: port))" }
+    package var description: String { "\(scheme.rawValue)://\(Origin.authority(host: host, port: port))" }
 
     /// `host:port`, an IPv6 host in brackets (a CONNECT target, a proxy's address).
     package static func authority(host: String, port: UInt16) -> String {

@@ -1,7 +1,7 @@
 /// Hears how a transfer goes, on the loop thread.
 ///
 /// Implementations must return quickly and never block: they run on the one thread that moves every
-/// byte for the process. The facade (`Courier.Operation`) forwards to user code on a queue of the
+/// byte for the process. The facade (`Courier.HTTPOperation`) forwards to user code on a queue of the
 /// user's choosing; the C ABI forwards to C callbacks that carry the same rule in the header.
 package protocol TransferDelegate: AnyObject {
     /// A response head arrived: a redirect's being followed (`transfer.machine.followsRedirect`)

@@ -2,21 +2,21 @@ import COpenSSL
 
 /// What a TLS connection agreed on and whom it talks to, read from OpenSSL on demand (only
 /// `courier -v` asks: nothing is stored per connection or per request for it).
-public struct TLSDetails: Sendable, Equatable {
+package struct TLSDetails: Sendable, Equatable {
     /// "TLSv1.3".
-    public var version: String
+    package var version: String
     /// "TLS_AES_256_GCM_SHA384".
-    public var cipher: String
+    package var cipher: String
     /// The protocol the server chose by ALPN ("http/1.1"), "" when it chose none.
-    public var alpn: String
+    package var alpn: String
     /// The server certificate's subject and issuer ("CN=localhost; O=Example"), and its validity
     /// ("Dec  1 00:00:00 2026 GMT", OpenSSL's print format, as curl shows it).
-    public var subject: String
-    public var issuer: String
-    public var notBefore: String
-    public var notAfter: String
+    package var subject: String
+    package var issuer: String
+    package var notBefore: String
+    package var notAfter: String
     /// OpenSSL's verification result (0: verified).
-    public var verifyResult: Int32
+    package var verifyResult: Int32
 }
 
 extension TLSSession {

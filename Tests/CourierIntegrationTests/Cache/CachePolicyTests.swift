@@ -206,7 +206,7 @@ struct CachePolicyTests {
 }
 
 /// Waits (up to 10 s) until an operation has finished.
-func waitForOperation(_ op: Courier.Operation) async -> Bool {
+func waitForOperation(_ op: Courier.HTTPOperation) async -> Bool {
     for _ in 0..<1000 {
         if op.state == .finished { return true }
         try? await Task.sleep(for: .milliseconds(10))

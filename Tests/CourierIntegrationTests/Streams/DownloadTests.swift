@@ -131,7 +131,7 @@ struct DownloadTests {
         let lock = NSLock()
         var bytes = 0
         var pauses = 0
-        weak var operation: Courier.Operation?
+        weak var operation: Courier.HTTPOperation?
         func write(_ bytes: UnsafeRawBufferPointer) -> StreamVerdict {
             lock.withLock { self.bytes += bytes.count }
             // Pause after every piece; resume from another thread a moment later.

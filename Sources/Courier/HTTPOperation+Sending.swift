@@ -2,7 +2,7 @@ import CourierCore
 
 /// Sending: the transfer built and submitted, the waiters of `send`, `responses` and `stream`,
 /// and the one completion that runs every handler.
-extension Operation {
+extension HTTPOperation {
     // MARK: - Sending
 
     /// Builds the core transfer and submits it. Called by the engine. (Inlined there, as it was

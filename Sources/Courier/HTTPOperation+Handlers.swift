@@ -1,12 +1,12 @@
 import CourierCore
 
 /// The operation's handlers and outcome, readable and addable from any thread.
-extension Operation {
+extension HTTPOperation {
     // MARK: - Handlers
 
     /// Adds a handler for success. Handlers added after completion run at once (on the queue).
     @discardableResult
-    public func onCompletion(_ handler: @escaping @Sendable (Response) -> Void) -> Operation {
+    public func onCompletion(_ handler: @escaping @Sendable (Response) -> Void) -> HTTPOperation {
         let done = lock.withLock { () -> Response? in
             if case .success(let r)? = outcome { return r }
             if !session.isConcluded { completionHandlers.append(handler) }
@@ -19,7 +19,7 @@ extension Operation {
     /// Adds a handler for failure; the response is there when the server answered (a 404 body,
     /// for instance).
     @discardableResult
-    public func onError(_ handler: @escaping @Sendable (CourierError, Response?) -> Void) -> Operation {
+    public func onError(_ handler: @escaping @Sendable (CourierError, Response?) -> Void) -> HTTPOperation {
         let done = lock.withLock { () -> (CourierError, Response?)? in
             if case .failure(let e)? = outcome { return (e, _response) }
             if !session.isConcluded { errorHandlers.append(handler) }
@@ -31,7 +31,7 @@ extension Operation {
 
     /// Adds a handler that sees either outcome.
     @discardableResult
-    public func onFinish(_ handler: @escaping @Sendable (Result<Response, CourierError>) -> Void) -> Operation {
+    public func onFinish(_ handler: @escaping @Sendable (Result<Response, CourierError>) -> Void) -> HTTPOperation {
         let done = lock.withLock { () -> Result<Response, CourierError>? in
             if let outcome { return outcome }
             finishHandlers.append(handler)
@@ -46,7 +46,7 @@ extension Operation {
     /// that failure or response the result. It runs on Courier's loop thread, synchronously:
     /// keep it short (log, count, decide). Set it before the operation is enqueued.
     @discardableResult
-    public func onRetry(_ handler: @escaping @Sendable (RetryReason, Int) -> Bool) -> Operation {
+    public func onRetry(_ handler: @escaping @Sendable (RetryReason, Int) -> Bool) -> HTTPOperation {
         draft.retryHandler = handler
         return self
     }
@@ -58,7 +58,7 @@ extension Operation {
     /// Adds a handler for request-body progress (at most every 50 ms, and at the end). Add it
     /// before the operation is enqueued.
     @discardableResult
-    public func onUploadProgress(_ handler: @escaping @Sendable (TransferProgress) -> Void) -> Operation {
+    public func onUploadProgress(_ handler: @escaping @Sendable (TransferProgress) -> Void) -> HTTPOperation {
         lock.withLock { uploadHandlers.append(handler) }
         return self
     }
@@ -66,7 +66,7 @@ extension Operation {
     /// Adds a handler for response-body progress (at most every 50 ms, and at the end). Add it
     /// before the operation is enqueued.
     @discardableResult
-    public func onDownloadProgress(_ handler: @escaping @Sendable (TransferProgress) -> Void) -> Operation {
+    public func onDownloadProgress(_ handler: @escaping @Sendable (TransferProgress) -> Void) -> HTTPOperation {
         lock.withLock { downloadHandlers.append(handler) }
         return self
     }
@@ -81,10 +81,15 @@ extension Operation {
         case .finished: return .finished
         }
     }
-    /// Sends the operation with the engine that made it and waits for its response: the same as
-    /// `engine.send(operation)`, for code that holds only the operation. Cancelling the calling
-    /// task cancels the operation; sending twice waits for the same transfer.
+    /// Sends the operation and waits for its response. One way per task: `engine.send(operation)`.
+    @available(*, deprecated, message: "use engine.send(operation) (Engine.shared.send for a stand-alone operation)")
     public func send() async throws(CourierError) -> Response {
+        try await sendAndWait()
+    }
+
+    /// `Engine.send`: every caller waits for the one transfer (sending twice waits for the same
+    /// one); cancelling the calling task cancels the operation.
+    func sendAndWait() async throws(CourierError) -> Response {
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 addWaiter(continuation)

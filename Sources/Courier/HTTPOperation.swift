@@ -1,3 +1,5 @@
+import CourierCore
+
 /// One HTTP request and what becomes of it: MKNetworkKit's `MKNetworkOperation`.
 ///
 /// Configure it (method, headers, parameters, body, options, handlers), then hand it to its engine
@@ -11,7 +13,7 @@
 /// (The configuration properties skip Swift's dynamic exclusivity checks: they follow the rule
 /// above, configured on one thread and then only read, and the checks cost more than the rest of
 /// building a request.)
-public final class Operation: @unchecked Sendable, CustomStringConvertible {
+public final class HTTPOperation: @unchecked Sendable, CustomStringConvertible {
     /// The request as configured (shared with the C ABI's requests, which build transfers the
     /// same way).
     @exclusivity(unchecked) package var draft: RequestDraft

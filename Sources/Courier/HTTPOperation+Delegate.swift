@@ -1,7 +1,7 @@
 import CourierCore
 
 /// The transfer's reports, carried out as the operation's `RequestSession` decides.
-extension Operation: TransferDelegate {
+extension HTTPOperation: TransferDelegate {
     package func transferDidReceiveHead(_ transfer: Transfer) {
         guard !transfer.machine.followsRedirect, let head = transfer.head else { return }
         streamHeadArrived(head)

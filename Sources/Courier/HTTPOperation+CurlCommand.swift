@@ -1,7 +1,7 @@
 import CourierCore
 
 /// The operation as a curl command line, and its description.
-extension Operation {
+extension HTTPOperation {
     // MARK: - Description
 
     /// A curl command line that sends the same request, for logs and bug reports
@@ -52,7 +52,7 @@ extension Operation {
         return parts.joined(separator: " ")
     }
 
-    public var description: String { "Operation(\(method) \(urlString), \(state))" }
+    public var description: String { "HTTPOperation(\(method) \(urlString), \(state))" }
 
     static func shellQuote(_ s: String) -> String {
         if !s.isEmpty, s.utf8.allSatisfy({ b in

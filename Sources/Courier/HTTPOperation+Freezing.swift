@@ -1,7 +1,7 @@
 import CourierCore
 
 /// Freezing: an operation journaled in its engine's outbox, sent when its host can be reached.
-extension Operation {
+extension HTTPOperation {
     // MARK: - Freezing
 
     /// Makes the operation *freezable* (MKNetworkKit's `freezable`): journaled in the engine's
