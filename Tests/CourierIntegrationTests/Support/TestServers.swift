@@ -98,6 +98,8 @@ final class TestServers: @unchecked Sendable {
 
     static func writeFixtures(_ html: String) {
         try! (Data(repeating: UInt8(ascii: "s"), count: 100)).write(to: URL(fileURLWithPath: html + "/small"))
+        // The README quick start's first request (GET items?page=2).
+        try! Data("[]".utf8).write(to: URL(fileURLWithPath: html + "/items"))
         // Served with `Cache-Control: no-cache`: a cache revalidates it every time, however long
         // ago the file was written (plain /small turns heuristically fresh after ten seconds).
         try! (Data(repeating: UInt8(ascii: "r"), count: 100)).write(to: URL(fileURLWithPath: html + "/revalidate/small"))
