@@ -21,7 +21,9 @@ def _step(item):
 
 
 def group(engine, requests, fail_fast):
-    from . import Response, _check, _error, _free_request
+    from ._response import Response
+    from ._request import _free_request
+    from ._support import _check, _error
     handles = []
     handle = _native.group_p()
     try:

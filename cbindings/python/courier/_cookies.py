@@ -14,14 +14,14 @@ class CookieJar:
         self._handle = _native.cookiejar_p()
         code = lib.courier_cookiejar_create(ctypes.byref(self._handle))
         if code:
-            from . import _error
+            from ._support import _error
             raise _error(code)
         if path is not None:
             self.load(path)
 
     def _call(self, code, what):
         if code:
-            from . import _error
+            from ._support import _error
             raise _error(code, what)
 
     def load(self, path):

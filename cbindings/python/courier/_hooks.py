@@ -31,7 +31,7 @@ class OutgoingRequest:
     def set_header(self, name, value):
         code = lib.courier_outgoing_set_header(self._handle, name.encode(), None if value is None else str(value).encode())
         if code:
-            from . import _error
+            from ._support import _error
             raise _error(code, "header %r" % name)
 
 

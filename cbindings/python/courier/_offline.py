@@ -18,7 +18,7 @@ _keep = []
 
 def _raise(code, what):
     if code:
-        from . import _error
+        from ._support import _error
         raise _error(code, what)
 
 
@@ -55,7 +55,7 @@ def host_reachability(host):
 def watch_network(callback):
     """Calls ``callback(kind, interface)`` with each change, on Courier's thread (keep it short);
     returns an id for ``unwatch_network``. An exception it raises goes to ``sys.unraisablehook``."""
-    from . import _report_unraisable
+    from ._support import _report_unraisable
 
     def relay(user, kind, interface):
         try:
@@ -117,7 +117,7 @@ class Outbox:
     def on_finished(self, kind, callback):
         """Calls ``callback(id, kind, code, status)`` when a frozen request of ``kind`` ends (code
         0 when answered; status 0 without a response), on Courier's thread."""
-        from . import _report_unraisable
+        from ._support import _report_unraisable
 
         def relay(user, entry, entry_kind, code, status):
             try:

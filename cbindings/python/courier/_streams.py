@@ -213,7 +213,7 @@ class StreamedResponse:
     WAITING = 256 << 10
 
     def __init__(self, engine, handle, asynchronous):
-        from . import _free_request
+        from ._request import _free_request
         self._free = _free_request
         self._handle = handle
         self._head = threading.Event()
@@ -253,7 +253,7 @@ class StreamedResponse:
     def _start(self):
         code = lib.courier_request_send(self._handle, self._done, None)
         if code:
-            from . import _error
+            from ._support import _error
             raise _error(code, lib.courier_request_errmsg(self._handle).decode())
 
     # Loop thread
@@ -284,14 +284,14 @@ class StreamedResponse:
             self._fd = -1
 
     def _on_done(self, _request, response, code, _user):
-        from . import _error
+        from ._support import _error
         message = lib.courier_request_errmsg(self._handle).decode() if code else None
         if response:
             if not self.status:
                 self.status = lib.courier_response_status(response)
                 self.headers = Headers(_pairs_of(response))
             lib.courier_response_free(response)
-        from . import _live_streams
+        from ._request import _live_streams
         _live_streams.discard(self)
         # The body of an unaccepted status streamed like any other: not an error here.
         self.error = _error(code, message) if code and code != _native.E_HTTP_STATUS else None
@@ -323,7 +323,7 @@ class StreamedResponse:
         if code == _native.E_AGAIN:
             return _AGAIN
         self._finished = True
-        from . import _error
+        from ._support import _error
         raise _error(code, lib.courier_request_errmsg(self._handle).decode())
 
     #: How long one blocking read waits before Python gets a turn (Ctrl-C and other signals are
