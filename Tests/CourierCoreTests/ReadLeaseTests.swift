@@ -186,39 +186,54 @@ struct ReadLeaseTests {
         }
     }
 
-    @Test func silenceCountsOnlyWhileTheReaderWaits() async throws {
+    /// The idle limit's rule as a value: any durations, no sleeping.
+    @Test func silenceCountsOnlyWhileTheReaderWaits() {
+        func ms(_ n: UInt64) -> UInt64 { n * 1_000_000 }
+        var silence = LeaseSilence(limitMillis: 2000)
+        #expect(silence.allowance == ms(2000))
+        let first = silence.waited(ms(1200))
+        // Away for 2.5 s (nothing is reported): the server is not silent while nobody asks.
+        let second = silence.waited(ms(300))
+        #expect(!first && !second, "1.5 s of waiting")
+        #expect(silence.allowance == ms(500), "a wait never goes past the limit")
+        silence.heard()
+        let afterByte = silence.waited(ms(900))
+        #expect(!afterByte, "a byte starts the count again")
+        let atLimit = silence.waited(ms(1100))
+        #expect(atLimit, "2 s of waiting since the byte")
+        #expect(silence.allowance == 0)
+        var unlimited = LeaseSilence(limitMillis: .max)
+        let never = unlimited.waited(.max / 2)
+        #expect(unlimited.allowance == .max && !never)
+    }
+
+    /// A reader that polls a descriptor: silence counts from its first read that found nothing.
+    @Test func aPollingReaderCountsFromItsFirstEmptyRead() {
+        func ms(_ n: UInt64) -> UInt64 { n * 1_000_000 }
+        var silence = LeaseSilence(limitMillis: 2000)
+        let first = silence.foundNothing(at: ms(10_000))
+        let later = silence.foundNothing(at: ms(11_500))
+        #expect(first == ms(2000))
+        #expect(later == ms(500), "the timer is set for what is left")
+        silence.heard()
+        let afterByte = silence.foundNothing(at: ms(20_000))
+        let atLimit = silence.foundNothing(at: ms(22_000))
+        #expect(afterByte == ms(2000), "a byte starts it again")
+        #expect(atLimit == nil, "the limit reached")
+    }
+
+    /// On a socket: a waiting reader meets the limit and the lease goes back, once; a byte read
+    /// before is delivered.
+    @Test func aSilentSocketEndsTheLease() async throws {
         try await HTTP1ConnectionTests().offTheCooperativePool {
             let pair = Pair()
             defer { pair.close() }
             let returns = Returns()
-            let lease = Self.lease(on: pair.client, budget: 1000, idleMillis: 2000, returns: returns)
-            // What a read took (a loaded machine may keep a thread off the CPU for seconds: an
-            // expectation about silence holds only when the waits themselves stayed short).
-            func timed(_ timeout: Int) -> (ReadLease.Read, UInt64) {
-                let start = monotonicNanos()
-                let read = Self.read(lease, timeout: timeout)
-                return (read, (monotonicNanos() - start) / 1_000_000)
-            }
-            let (first, firstWait) = timed(1200)
-            // Away longer than the limit: the server is not silent while nobody asks.
-            usleep(2_500_000)
-            let (second, secondWait) = timed(300)
-            if firstWait + secondWait < 1900 {
-                #expect(first == .again && second == .again, "\(first), \(second) after \(firstWait) + \(secondWait) ms of waiting")
-            }
-            // A byte starts the count again (unless a stall above already ended the lease): 900 ms
-            // more of waiting would make 2.4 s of silence without it.
+            let lease = Self.lease(on: pair.client, budget: 1000, idleMillis: 200, returns: returns)
             pair.send(1)
-            let byte = Self.read(lease, timeout: 100)
-            if lease.end == nil {
-                #expect(byte == .bytes(1))
-                let (third, thirdWait) = timed(900)
-                if thirdWait < 1900 {
-                    #expect(third == .again, "\(third) after \(thirdWait) ms")
-                    #expect(lease.end == nil)
-                }
-            }
+            #expect(Self.read(lease, timeout: -1) == .bytes(1))
             #expect(Self.read(lease, timeout: -1) == .over(.silent))
+            #expect(lease.end == .silent)
             #expect(returns.value == 1)
         }
     }

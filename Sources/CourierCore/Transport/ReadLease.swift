@@ -63,8 +63,6 @@ package final class ReadLease: @unchecked Sendable {
     private let wakeup: Int32
     /// How many bytes the reader may take.
     package let budget: UInt64
-    /// The idle limit in nanoseconds (`UInt64.max`: none), counted only while the reader waits.
-    private let silenceLimit: UInt64
     private let returned: @Sendable (ReadLease) -> Void
 
     private let lock = Lock()
@@ -73,15 +71,13 @@ package final class ReadLease: @unchecked Sendable {
     private var revoked = false
     private var _end: End?
     // The reader's alone:
-    /// Nanoseconds spent waiting in `poll` since the last byte.
-    private var silentFor: UInt64 = 0
+    /// The idle limit, counted only while the reader waits (see `LeaseSilence`).
+    private var silence: LeaseSilence
     /// An end met while filling a buffer: reported by the next read, after the bytes.
     private var deferredEnd: End?
     /// `watch`'s epoll set and the silence timer in it (-1: the reader waits in `read` instead).
     private var watchSet: Int32 = -1
     private var silenceTimer: Int32 = -1
-    /// When a read that does not wait first found nothing since the last byte (0: it has not).
-    private var quietSince: UInt64 = 0
 
     /// Lends the reads of `descriptor` (the connection's socket, left open and untouched) for
     /// `budget` bytes; `returned` is called from the reading thread once the lease ends by itself
@@ -98,8 +94,7 @@ package final class ReadLease: @unchecked Sendable {
         socket = copy
         wakeup = bell
         self.budget = budget
-        let (nanos, overflow) = idleLimitMillis.multipliedReportingOverflow(by: 1_000_000)
-        silenceLimit = overflow ? .max : nanos
+        silence = LeaseSilence(limitMillis: idleLimitMillis)
         self.returned = returned
     }
 
@@ -159,8 +154,7 @@ package final class ReadLease: @unchecked Sendable {
             if left == 0 { return .over(conclude(.budgetUsed)) }
             let n = recv(socket, buffer, Int(min(UInt64(capacity), left)), Int32(MSG_DONTWAIT))
             if n > 0 {
-                silentFor = 0
-                quietSince = 0
+                silence.heard()
                 return .bytes(fill(buffer, capacity: capacity, after: n, left: left))
             }
             if n == 0 { return .over(conclude(.closed)) }
@@ -200,13 +194,10 @@ package final class ReadLease: @unchecked Sendable {
     /// A read that does not wait found nothing: for a watched lease, silence counts from the first
     /// such read since the last byte, and the timer wakes the reader when the limit is reached.
     private func quietRead() -> Read {
-        guard watchSet >= 0, silenceLimit != .max else { return .again }
-        let now = monotonicNanos()
-        if quietSince == 0 { quietSince = now }
-        let quiet = now - quietSince
-        if quiet >= silenceLimit { return .over(conclude(.silent)) }
+        guard watchSet >= 0, silence.limit != .max else { return .again }
+        guard let left = silence.foundNothing(at: monotonicNanos()) else { return .over(conclude(.silent)) }
         // (Setting the timer also clears an expiry that woke the reader.)
-        courier_timer_set(silenceTimer, silenceLimit - quiet)
+        courier_timer_set(silenceTimer, left)
         return .again
     }
 
@@ -223,15 +214,15 @@ package final class ReadLease: @unchecked Sendable {
         let start = monotonicNanos()
         var waitNanos: UInt64 = .max
         if deadline != 0 { waitNanos = deadline > start ? deadline - start : 0 }
-        if silenceLimit != .max { waitNanos = min(waitNanos, silenceLimit > silentFor ? silenceLimit - silentFor : 0) }
+        waitNanos = min(waitNanos, silence.allowance)
         // Rounded up: a wait cut short by rounding would spin.
         let millis = waitNanos == .max ? -1 : Int32(clamping: (waitNanos + 999_999) / 1_000_000)
         let ready = withUnsafeMutablePointer(to: &fds) { $0.withMemoryRebound(to: pollfd.self, capacity: 2) { poll($0, 2, millis) } }
-        silentFor &+= monotonicNanos() - start
+        let silent = silence.waited(monotonicNanos() - start)
         if ready < 0 { return errno == EINTR ? .readable : .over(.failed(errno)) }
         if fds.1.revents != 0 { return .over(.revoked) }
         if fds.0.revents != 0 { return .readable }
-        if silenceLimit != .max, silentFor >= silenceLimit { return .over(.silent) }
+        if silent { return .over(.silent) }
         return deadline != 0 && monotonicNanos() >= deadline ? .timedOut : .readable
     }
 
