@@ -106,40 +106,53 @@ package enum ResponsePath {
     }
 }
 
-/// A byte stream in memory: the fuzzer plays the server.
-final class MemoryStream: ByteStream {
+/// A byte stream in memory: the fuzzer (or a test) plays the server, and sees what was written.
+package final class MemoryStream: ByteStream {
     private unowned(unsafe) var delegate: ByteStreamDelegate?
-    private var closed = false
+    package private(set) var closed = false
+    /// Everything written so far, when `keepsWrites` (the fuzzer does not keep it).
+    package private(set) var written: [UInt8] = []
+    private let keepsWrites: Bool
 
-    func open(delegate: ByteStreamDelegate) {
+    package init(keepsWrites: Bool = false) {
+        self.keepsWrites = keepsWrites
+    }
+
+    package func open(delegate: ByteStreamDelegate) {
         self.delegate = delegate
         delegate.streamDidOpen()
     }
 
-    func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer?, final: Bool) {
+    package func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer?, final: Bool) {
         guard !closed else { return }
+        if keepsWrites {
+            written += first
+            if let second { written += second }
+        }
         delegate?.streamDidWrite(first.count + (second?.count ?? 0), final: final)
     }
 
-    var hasPendingWrites: Bool { false }
-    var facts: StreamFacts { StreamFacts() }
-    var readLanding: ReadLanding?
+    package var hasPendingWrites: Bool { false }
+    package var facts: StreamFacts { StreamFacts() }
+    package var readLanding: ReadLanding?
     /// Pausing is the caller's to honour: the fuzzer keeps feeding, as a read in progress does.
-    private(set) var paused = false
-    func pauseReading() { paused = true }
-    func resumeReading() { paused = false }
+    package private(set) var paused = false
+    package func pauseReading() { paused = true }
+    package func resumeReading() { paused = false }
 
-    func close() {
+    package func close() {
         closed = true
         delegate = nil
     }
 
-    func receive(_ bytes: UnsafeRawBufferPointer) {
+    /// The server sends `bytes` (one read).
+    package func receive(_ bytes: UnsafeRawBufferPointer) {
         guard !closed else { return }
         delegate?.streamDidReceive(bytes)
     }
 
-    func end(_ end: StreamEnd) {
+    /// The stream ends as `end` says.
+    package func end(_ end: StreamEnd) {
         guard !closed else { return }
         delegate?.streamDidEnd(end)
     }
