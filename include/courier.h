@@ -644,7 +644,8 @@ int courier_request_add_write_callback(courier_request *request, courier_write_f
  * each TLS handshake message ("TLSv1.3 (OUT), TLS handshake, Client hello (1):"), the cipher,
  * ALPN and certificate chain; a request that fails before any response (a refused connect, a
  * failed handshake, an untrusted certificate) is shown those lines, up to where it stopped, as it
- * ends.
+ * ends. A frozen request whose attempt got no answer is shown that attempt's lines and then
+ * "Waiting in the outbox for the network (why)" as it begins to wait (since 0.5).
  * NULL removes it. courier_engine_set_debug gives requests created afterwards the same callback
  * (thread safety as courier_engine_set_accepted_status). Bodies are never shown. Nothing of this
  * costs a request without a callback.

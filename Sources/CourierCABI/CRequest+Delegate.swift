@@ -95,6 +95,11 @@ extension CRequest {
             // No answer: the request waits in the outbox for the network (its entry stays).
             guard let frozen = draft.freezing, let outbox = draft.outbox else { preconditionFailure("held without an outbox") }
             if transfer.sinkHasFiles { _ = transfer.finishSink(succeeded: false) }
+            if let debug, !isFreed {
+                // The attempt's connecting, up to where it stopped, and the wait it begins.
+                reportFailedConnection(debug, request: borrowedHandle(self), transfer)
+                reportText(debug, request: borrowedHandle(self), "Waiting in the outbox for the network (\(transfer.error?.message ?? "no answer"))")
+            }
             outbox.hold(self, id: frozen.id)
         case .askForCredentials:
             draft.askForCredentials(after: transfer) { [self] credentials, forProxy in

@@ -31,12 +31,15 @@ func reportExchange(_ debug: (courier_debug_fn, UnsafeMutableRawPointer?), reque
 /// A request that failed before any response (a refused connect, a handshake or certificate
 /// failure): the debug callback is shown what connecting did and where it stopped.
 func reportFailedConnection(_ debug: (courier_debug_fn, UnsafeMutableRawPointer?), request: OpaquePointer, _ transfer: Transfer) {
+    for line in ExchangeText.failedConnection(of: transfer, number: { String($0) }) { reportText(debug, request: request, line) }
+}
+
+/// One COURIER_DEBUG_TEXT line.
+func reportText(_ debug: (courier_debug_fn, UnsafeMutableRawPointer?), request: OpaquePointer, _ line: String) {
     let (report, user) = debug
-    for line in ExchangeText.failedConnection(of: transfer, number: { String($0) }) {
-        let bytes = Array((line + "\n").utf8)
-        bytes.withUnsafeBufferPointer { raw in
-            raw.withMemoryRebound(to: CChar.self) { report(request, DebugKind.text, $0.baseAddress, $0.count, user) }
-        }
+    let bytes = Array((line + "\n").utf8)
+    bytes.withUnsafeBufferPointer { raw in
+        raw.withMemoryRebound(to: CChar.self) { report(request, DebugKind.text, $0.baseAddress, $0.count, user) }
     }
 }
 

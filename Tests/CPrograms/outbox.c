@@ -17,11 +17,13 @@
  */
 #include <courier.h>
 
+#include <errno.h>
 #include <poll.h>
-#include <stdatomic.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static int failures = 0;
@@ -36,24 +38,50 @@ static int failures = 0;
         }                                                       \
     } while (0)
 
-static atomic_int finished = 0;
-static int finished_status = 0;  /* written before `finished` is set, read after it is seen */
+/* What the callbacks (on Courier's thread) saw, under one lock: the checks wait for the event
+ * itself (a condition variable), up to a deadline that only a lost event reaches. */
+static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t seen_changed = PTHREAD_COND_INITIALIZER;
+static int finished = 0;
+static int finished_status = 0;
 static char finished_id[64];
+static int seen_kind = -1;
 
 static void on_finished(void *user, const char *id, const char *kind, int code, int status) {
     (void)user;
     if (strcmp(kind, "note") == 0 && code == COURIER_OK) {
+        pthread_mutex_lock(&seen_lock);
         snprintf(finished_id, sizeof finished_id, "%s", id);
         finished_status = status;
         finished = 1;
+        pthread_cond_broadcast(&seen_changed);
+        pthread_mutex_unlock(&seen_lock);
     }
 }
 
-static atomic_int seen_kind = -1;
 static void on_network(void *user, int kind, const char *interface) {
     (void)user; (void)interface;
+    pthread_mutex_lock(&seen_lock);
     seen_kind = kind;
+    pthread_cond_broadcast(&seen_changed);
+    pthread_mutex_unlock(&seen_lock);
 }
+
+/* Waits (up to 10 s) until `condition` holds for what the callbacks saw; called without the lock. */
+static int wait_for(int (*condition)(void)) {
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 10;
+    pthread_mutex_lock(&seen_lock);
+    int error = 0;
+    while (!condition() && error != ETIMEDOUT) error = pthread_cond_timedwait(&seen_changed, &seen_lock, &deadline);
+    int held = condition();
+    pthread_mutex_unlock(&seen_lock);
+    return held;
+}
+
+static int finished_seen(void) { return finished; }
+static int cellular_seen(void) { return seen_kind == COURIER_NETWORK_CELLULAR; }
 
 static int checks(const char *base, const char *directory) {
     courier_outbox *outbox = NULL, *second = NULL;
@@ -84,8 +112,7 @@ static int checks(const char *base, const char *directory) {
     char expected[64];
     snprintf(expected, sizeof expected, "created %s", id ? id : "");
     CHECK(length == strlen(expected) && memcmp(body, expected, length) == 0, "the server saw the key");
-    for (int i = 0; i < 500 && !finished; i++) usleep(10000);
-    CHECK(finished && finished_status == 201 && id && strcmp(finished_id, id) == 0, "the outbox's handler");
+    CHECK(wait_for(finished_seen) && finished_status == 201 && id && strcmp(finished_id, id) == 0, "the outbox's handler");
     CHECK(courier_outbox_count(outbox) == 0, "answered: removed");
     courier_response_free(response);
     courier_request_free(request);
@@ -99,8 +126,7 @@ static int checks(const char *base, const char *directory) {
     CHECK(courier_network_watch(on_network, NULL, &watch) == COURIER_OK, "watch");
     courier_shutdown();
     CHECK(courier_network_set_override(COURIER_NETWORK_CELLULAR) == COURIER_OK, "override");
-    for (int i = 0; i < 500 && seen_kind != COURIER_NETWORK_CELLULAR; i++) usleep(10000);
-    CHECK(seen_kind == COURIER_NETWORK_CELLULAR, "the watch heard of the change after a shutdown: %d", (int)seen_kind);
+    CHECK(wait_for(cellular_seen), "the watch heard of the change after a shutdown: %d", seen_kind);
     courier_network_unwatch(watch);
     CHECK(courier_network_status(&kind, interface, sizeof interface) == COURIER_OK && kind == COURIER_NETWORK_CELLULAR, "forced");
     CHECK(courier_queue_width() == 2, "the width follows: %d", courier_queue_width());
@@ -117,6 +143,17 @@ static int checks(const char *base, const char *directory) {
     return failures;
 }
 
+/* wait's debug callback: says on stderr when the request begins to wait in the outbox (a test
+ * brings the network back only then). */
+static void on_debug(courier_request *request, int kind, const char *data, size_t length, void *user) {
+    (void)request; (void)user;
+    static const char waiting[] = "Waiting in the outbox";
+    if (kind == COURIER_DEBUG_TEXT && length >= sizeof waiting - 1 && memcmp(data, waiting, sizeof waiting - 1) == 0) {
+        fprintf(stderr, "held: %.*s", (int)length, data);
+        fflush(stderr);
+    }
+}
+
 static int wait_for_network(const char *url, const char *directory, long retry_ms) {
     courier_outbox *outbox = NULL;
     CHECK(courier_outbox_open(directory, retry_ms, &outbox) == COURIER_OK, "open");
@@ -125,6 +162,7 @@ static int wait_for_network(const char *url, const char *directory, long retry_m
     CHECK(courier_engine_set_outbox(engine, outbox) == COURIER_OK, "set outbox");
     courier_request *request = NULL;
     CHECK(courier_request_create(engine, "POST", url, &request) == COURIER_OK, "create");
+    CHECK(courier_request_set_debug(request, on_debug, NULL) == COURIER_OK, "debug");
     CHECK(courier_request_set_timeout(request, COURIER_TIMEOUT_CONNECT, 1000) == COURIER_OK, "timeout");
     courier_request_set_body(request, "waited", 6);
     CHECK(courier_request_freeze(request, "note") == COURIER_OK, "freeze");
@@ -210,7 +248,8 @@ static int reachability_checks(const char *base) {
     /* Stopped: changes no longer queue. */
     CHECK(courier_engine_watch_network(engine, 0) == COURIER_OK, "unwatch");
     CHECK(courier_network_set_override(-1) == COURIER_OK, "back");
-    usleep(100000);
+    /* The loop runs its jobs in order: once it answered this, it has applied the override. */
+    CHECK(courier_network_status(&kind, interface, sizeof interface) == COURIER_OK, "status after the change");
     CHECK(!readable(fd, 0) && courier_engine_next_network(engine, &kind, NULL, 0) == COURIER_E_NOT_FOUND, "not watched");
     /* Watching again, then destroying the engine with a change queued: nothing leaks or hangs. */
     CHECK(courier_engine_watch_network(engine, 1) == COURIER_OK, "watch again");

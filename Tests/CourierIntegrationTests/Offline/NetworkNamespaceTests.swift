@@ -94,14 +94,20 @@ struct NetworkNamespaceTests {
         }
         try await ip(["-n", client, "link", "set", clientLink, "down"])
 
-        // Frozen while the link is down: journaled, then waiting (an hour between retries).
+        // Frozen while the link is down: journaled, its attempt fails, and it waits (an hour
+        // between retries, so only the network's return sends it). Its debug lines go to a file
+        // the test reads as they come: the link comes back once the request said it waits.
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-ns-outbox-\(UUID().uuidString)").path
-        async let delivered = runProcess("/usr/sbin/ip", inClient + [bin + "/outbox", "wait", "http://198.51.100.2:8080/submit", directory, "3600000"])
-        for _ in 0..<500 {
-            if ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).contains(where: { $0.hasSuffix(".entry") }) { break }
+        let heldOutput = directory + ".stderr"
+        defer { try? FileManager.default.removeItem(atPath: heldOutput) }
+        async let delivered = runProcess("/bin/sh", ["-c", "exec \"$0\" \"$@\" 2> \"\(heldOutput)\"", "/usr/sbin/ip"]
+                                                    + inClient + [bin + "/outbox", "wait", "http://198.51.100.2:8080/submit", directory, "3600000"])
+        for _ in 0..<1000 {
+            if ((try? String(contentsOfFile: heldOutput, encoding: .utf8)) ?? "").contains("held: Waiting in the outbox") { break }
             try await Task.sleep(for: .milliseconds(10))
         }
-        try await Task.sleep(for: .milliseconds(700))
+        #expect(((try? String(contentsOfFile: heldOutput, encoding: .utf8)) ?? "").contains("held: Waiting in the outbox"),
+                "the request never waited in the outbox")
         try await ip(["-n", client, "link", "set", clientLink, "up"])
         try await ip(["-n", client, "route", "add", "default", "via", "198.51.100.2"])
 
