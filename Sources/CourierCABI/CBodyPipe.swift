@@ -68,6 +68,13 @@ final class CBodyPipe: @unchecked Sendable {
     /// used once nothing waits here, dropped when it ends.
     private var lease: ReadLease?
 
+    /// What the reader does that a test waits for, instead of for time: it lent its buffer and
+    /// waits (`lent`), or its time ran out while a read lands in that buffer (`waitingForLanding`).
+    package enum ReaderEvent: Sendable { case lent, waitingForLanding }
+    /// Told each `ReaderEvent` (set before the first read; called under the pipe's lock: signal,
+    /// never block). Nil outside tests.
+    package var readerEvents: (@Sendable (ReaderEvent) -> Void)?
+
     /// courier_readable_fn and its user pointer, told (on the loop thread) when bytes or the end
     /// came after an AGAIN; `request` is the handle it is given (weak: never called once freed).
     private let readable: (courier_readable_fn, UnsafeMutableRawPointer?)?
@@ -310,6 +317,7 @@ final class CBodyPipe: @unchecked Sendable {
             }
             zone = PipeBuffer(borrowing: buffer, capacity: capacity)
             readerWaits = true
+            readerEvents?(.lent)
             let woken = deadline.map { state.wait(until: $0) } ?? { state.wait(); return true }()
             readerWaits = false
             let inPlace = reclaimZone()
@@ -334,6 +342,7 @@ final class CBodyPipe: @unchecked Sendable {
     /// Under the lock: the lent buffer back, once no read lands in it; what it received.
     private func reclaimZone() -> Int {
         reclaiming = true
+        if landingInZone { readerEvents?(.waitingForLanding) }
         while landingInZone { state.wait() }
         reclaiming = false
         let received = zone.count

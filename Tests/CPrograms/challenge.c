@@ -12,7 +12,6 @@
 
 #include <poll.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -66,20 +65,40 @@ static int decline(void *user, int status, const char *url, const char *challeng
     return 0;
 }
 
-/* A token endpoint that hangs: blocks until `release` is set (checked every 10 ms). */
-static atomic_int release = 0;
-static atomic_int hanging = 0;
+/* A token endpoint that hangs: blocks until released. The hangs in progress and those that
+ * returned are counted under one lock, so each step waits for the event itself, not for time. */
+static pthread_mutex_t hang_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t hang_changed = PTHREAD_COND_INITIALIZER;
+static int hangs_started = 0, hangs_returned = 0, released = 0;
+
 static int hang(void *user, int status, const char *url, const char *challenges, int is_proxy,
                 char *credentials, size_t capacity) {
     (void)user; (void)status; (void)url; (void)challenges; (void)is_proxy;
-    hanging = 1;
-    while (!release) usleep(10000);
+    pthread_mutex_lock(&hang_lock);
+    hangs_started++;
+    pthread_cond_broadcast(&hang_changed);
+    while (!released) pthread_cond_wait(&hang_changed, &hang_lock);
+    hangs_returned++;
+    pthread_cond_broadcast(&hang_changed);
+    pthread_mutex_unlock(&hang_lock);
     return snprintf(credentials, capacity, "Bearer late") < (int)capacity;
 }
 
-/* Cancels the request once the callback hangs (the request is waiting for it). */
+/* Lets every hang return and waits until `count` have. */
+static void release_hangs(int count) {
+    pthread_mutex_lock(&hang_lock);
+    released = 1;
+    pthread_cond_broadcast(&hang_changed);
+    while (hangs_returned < count) pthread_cond_wait(&hang_changed, &hang_lock);
+    released = 0;
+    pthread_mutex_unlock(&hang_lock);
+}
+
+/* Cancels the request once the second hang began (the request is waiting for it). */
 static void *cancel_when_hanging(void *request) {
-    while (!hanging) usleep(1000);
+    pthread_mutex_lock(&hang_lock);
+    while (hangs_started < 2) pthread_cond_wait(&hang_changed, &hang_lock);
+    pthread_mutex_unlock(&hang_lock);
     courier_request_cancel(request);
     return NULL;
 }
@@ -149,10 +168,7 @@ int main(int argc, char **argv) {
     courier_request_free(request);
 
     /* Cancelled while it waits (now with a timeout it would never reach): cancelled at once. */
-    release = 1;
-    usleep(100000);  /* lets the hung call return (it polls every 10 ms) before the next one */
-    hanging = 0;
-    release = 0;
+    release_hangs(1);  /* the hung call returns before the next one begins */
     courier_engine *waiting = NULL;
     CHECK(courier_engine_create(argv[1], &waiting) == COURIER_OK, "engine");
     CHECK(courier_engine_set_challenge_timeout(waiting, 3600 * 1000) == COURIER_OK, "timeout");
@@ -164,7 +180,7 @@ int main(int argc, char **argv) {
     CHECK(courier_request_perform(request, &response) == COURIER_E_CANCELLED && response == NULL,
           "cancelled while waiting: %s", courier_request_errmsg(request));
     pthread_join(canceller, NULL);
-    release = 1;
+    release_hangs(2);
     courier_request_free(request);
     courier_engine_destroy(waiting);
     courier_engine_destroy(stuck);

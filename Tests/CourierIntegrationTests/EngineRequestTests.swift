@@ -112,8 +112,10 @@ struct EngineRequestTests {
             #expect(!error.isRetryable)
         }
 
-        let waiting = Task { try await api.get(path: "/silence", params: ["s": "10"]) }
-        try? await Task.sleep(for: .milliseconds(100))
+        let hanging = api.operation(path: "/silence", params: ["s": "10"])
+        let waiting = Task { try await api.send(hanging) }
+        // Cancelled once the request is on its way (the state, not a guess at the time).
+        while hanging.state != .enqueued { try? await Task.sleep(for: .milliseconds(5)) }
         waiting.cancel()
         do {
             _ = try await waiting.value

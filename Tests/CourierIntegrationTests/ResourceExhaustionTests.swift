@@ -66,10 +66,11 @@ struct ResourceExhaustionTests {
 
     @Test func runningOutOfDescriptorsFailsSomeRequestsAndServiceRecovers() async throws {
         let bin = try await CExamples.shared.directory()
-        // Each answer held 300 ms, so the sixteen are in flight at once and each needs a connection
-        // of its own (from nginx's instant answers a loaded run could send them one after another
-        // through the one kept-alive connection, and none needed a descriptor).
-        let run = try await runProcess(bin + "/scenarios", ["descriptors", s.scripted + "/slow?ms=300"])
+        // Each answer held a second, so the sixteen are in flight at once and each needs a
+        // connection of its own (from nginx's instant answers a loaded run could send them one
+        // after another through the one kept-alive connection, and none needed a descriptor);
+        // exactly three descriptors are left to open (scenarios.c fills the gaps below the limit).
+        let run = try await runProcess(bin + "/scenarios", ["descriptors", s.scripted + "/slow?ms=1000"])
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
     }
 

@@ -230,6 +230,13 @@ struct DataCacheTests {
         }
         #expect(viaHandler == Array("thumbnail bytes".utf8))
         #expect(blobs.cache.statistics.hits == 2)
-        #expect(blobs.cache.configuration.memoryEntryLimit == 2)
+        // The memory tier keeps two entries: a third blob evicts one (the disk tier keeps all).
+        for name in ["second", "third"] {
+            let other = ScriptedResource(name)
+            await other.configure(body: "\(name) bytes")
+            #expect(try await blobs.data(for: other.url) == Array("\(name) bytes".utf8))
+        }
+        #expect(blobs.cache.statistics.memoryEntries == 2)
+        #expect(blobs.cache.statistics.memoryEvictions == 1)
     }
 }

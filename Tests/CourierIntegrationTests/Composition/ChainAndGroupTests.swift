@@ -85,9 +85,11 @@ struct ChainAndGroupTests {
         // A step far longer than the cancel's way here: on a loaded two-core machine the
         // cooperative pool can stall this task for seconds, and a 5 s step once finished before
         // the cancel arrived (a cancel that is lost still fails the test, a minute later).
-        let chain = OperationChain([api.operation(path: "/slow", params: ["ms": "60000"]), last])
+        let first = api.operation(path: "/slow", params: ["ms": "60000"])
+        let chain = OperationChain([first, last])
         let task = Task { await chain.run() }
-        try await Task.sleep(for: .milliseconds(200))
+        // Cancelled once its first step is on its way (the state, not a guess at the time).
+        while first.state != .enqueued { try await Task.sleep(for: .milliseconds(5)) }
         task.cancel()
         let outcome = await task.value
         #expect(outcome.failedStep == 0)

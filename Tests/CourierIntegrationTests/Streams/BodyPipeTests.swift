@@ -18,6 +18,10 @@ struct BodyPipeTests {
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: 64 << 10, alignment: 16)
         let capacity = 64 << 10
         let outcome = OutcomeBox()
+        /// Signalled when the reader lent its buffer, and when its time ran out while a read
+        /// lands there (the pipe's `readerEvents`).
+        let lent = DispatchSemaphore(value: 0)
+        let waitingForLanding = DispatchSemaphore(value: 0)
 
         init() {
             var engine: OpaquePointer?
@@ -27,6 +31,12 @@ struct BodyPipeTests {
             self.engine = engine!
             self.handle = handle!
             pipe = CBodyPipe(limit: 256 << 10, request: request(handle)!, readable: nil)
+            pipe.readerEvents = { [lent, waitingForLanding] event in
+                switch event {
+                case .lent: lent.signal()
+                case .waitingForLanding: waitingForLanding.signal()
+                }
+            }
         }
 
         deinit {
@@ -43,18 +53,11 @@ struct BodyPipeTests {
             }
         }
 
-        /// The next zone the pipe hands out once it lies in the reader's buffer (the reader
-        /// lent it): zones of the pipe's own buffer are given back unused meanwhile.
+        /// The zone the pipe hands out once the reader lent its buffer (nil when it never did:
+        /// the wait's deadline is for a lost event only).
         func lentZone() -> UnsafeMutableRawBufferPointer? {
-            let deadline = Date().addingTimeInterval(5)
-            while Date() < deadline {
-                if let zone = pipe.landingZone() {
-                    if zone.baseAddress! >= buffer && zone.baseAddress! < buffer + capacity { return zone }
-                    pipe.landed()
-                }
-                usleep(1000)
-            }
-            return nil
+            guard lent.wait(timeout: .now() + 10) == .success, let zone = pipe.landingZone() else { return nil }
+            return zone.baseAddress! >= buffer && zone.baseAddress! < buffer + capacity ? zone : nil
         }
 
         /// A socket read of `bytes` into `zone`, delivered as one piece.
@@ -168,7 +171,8 @@ struct BodyPipeTests {
     /// into the buffer once it has returned).
     @Test func aReaderWhoseTimeIsUpWaitsForTheReadLandingInItsBuffer() throws {
         let (bench, zone) = try Self.lending(timeout: 50)
-        usleep(200_000)
+        // The reader's 50 ms run out while the read lands: it says so, and waits.
+        #expect(bench.waitingForLanding.wait(timeout: .now() + 10) == .success, "the reader's time never ran out")
         #expect(bench.outcome.peek() == nil, "the reader returned while a read was landing in its buffer")
         let sent = Self.bytes(1000, 2)
         bench.land(sent, in: zone)

@@ -125,7 +125,8 @@ class OutboxTests(unittest.TestCase):
             with courier.Engine() as engine:
                 changes = engine.network_changes()
                 first = asyncio.ensure_future(changes.__anext__())
-                await asyncio.sleep(0.1)  # the watch is on once the generator has started
+                while not engine._network_queues:  # the watch is on once the generator has started
+                    await asyncio.sleep(0)
                 courier.set_network_override("wifi")
                 seen = await asyncio.wait_for(first, 10)
                 # Requests and changes share the descriptor.
