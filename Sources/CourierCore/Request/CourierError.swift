@@ -154,6 +154,7 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Every primary code is listed on one side or the other (`originFailures`,
     /// `callerFailures`; a test holds the catalog to them), so a code added later is placed
     /// deliberately, not by a default.
+    @inline(never)  // (a failure's path: kept out of the callers')
     public var isOriginFailure: Bool { Self.originFailures.contains(code.primary) }
 
     /// Could not reach the origin, or it did not answer properly.
