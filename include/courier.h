@@ -41,9 +41,9 @@ extern "C" {
 
 /* Compile-time version; compare with courier_version_number() at run time. */
 #define COURIER_VERSION_MAJOR 0
-#define COURIER_VERSION_MINOR 4
+#define COURIER_VERSION_MINOR 5
 #define COURIER_VERSION_PATCH 0
-#define COURIER_VERSION_NUM 0x000400
+#define COURIER_VERSION_NUM 0x000500
 /* The ABI generation: the library's SONAME is libcourier.so.<COURIER_ABI_VERSION>. */
 #define COURIER_ABI_VERSION 1
 

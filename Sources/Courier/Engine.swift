@@ -194,10 +194,10 @@ public final class Engine: Sendable {
 /// Courier's version.
 public enum CourierVersion {
     /// Semantic version of the library.
-    public static let string = "0.4.0"
+    public static let string = "0.5.0"
     /// The same as numbers (`string` is made of them; a test keeps the two together): the C ABI's
     /// version check reads these without parsing text at every program's start.
     public static let major: Int32 = 0
-    public static let minor: Int32 = 4
+    public static let minor: Int32 = 5
     public static let patch: Int32 = 0
 }

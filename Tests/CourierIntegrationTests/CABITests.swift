@@ -173,7 +173,7 @@ struct CABITests {
         let install = try await runProcess("/usr/bin/env", ["make", "--no-print-directory", "install-files", "BUILT=\(built)", "PREFIX=\(prefix)"],
                                            directory: TestServers.packageRoot)
         try #require(install.status == 0, "\(install.stdout)\(install.stderr)")
-        for path in ["include/courier.h", "lib/libcourier.so.0.4.0", "lib/libcourier.so.1", "lib/libcourier.so",
+        for path in ["include/courier.h", "lib/libcourier.so.0.5.0", "lib/libcourier.so.1", "lib/libcourier.so",
                      "lib/pkgconfig/courier.pc", "bin/courier", "lib/courier/python/courier/__init__.py", "share/man/man1/courier.1"] {
             #expect(FileManager.default.fileExists(atPath: prefix + "/" + path), "\(path) not installed")
         }

@@ -47,7 +47,7 @@ int main(int argc, char **argv) {
 
     /* Library. */
     CHECK(courier_version_number(), COURIER_VERSION_NUM);
-    TRUE(strcmp(courier_version(), "0.4.0") == 0);
+    TRUE(strcmp(courier_version(), "0.5.0") == 0);
     TRUE(strcmp(courier_strerror(COURIER_OK), "no error") == 0);
     TRUE(courier_strerror(12345) != NULL && courier_strerror(-7) != NULL);
     TRUE(strcmp(courier_strerror(COURIER_E_TIMEOUT_CONNECT), courier_strerror(COURIER_E_TIMEOUT)) != 0);

@@ -41,7 +41,7 @@ def stats(group):
 
 class Blocking(unittest.TestCase):
     def test_version_and_errors(self):
-        self.assertEqual(courier.version(), "0.4.0")
+        self.assertEqual(courier.version(), "0.5.0")
         self.assertEqual(courier.strerror(0), "no error")
         self.assertEqual(courier.strerror(8 | 2 << 8), "connect timed out")
 
