@@ -22,11 +22,12 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CBrotli", pkgConfig: "libbrotlidec", providers: [.apt(["libbrotli-dev"])]),
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
+        .systemLibrary(name: "CNGHTTP2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
 
         // llhttp's per-field callbacks, kept in C (one Swift call per response head, not per field).
         .target(name: "CHTTPParser", dependencies: ["CLLHTTP"]),
-        // transport -> HTTP/1 -> pool -> queue, on one libuv loop. No Foundation.
-        .target(name: "CourierCore", dependencies: ["CUV", "CLLHTTP", "CHTTPParser", "COpenSSL", "CZlib", "CBrotli", "CZstd"]),
+        // transport -> HTTP/1, HTTP/2 -> pool -> queue, on one libuv loop. No Foundation.
+        .target(name: "CourierCore", dependencies: ["CUV", "CLLHTTP", "CHTTPParser", "COpenSSL", "CZlib", "CBrotli", "CZstd", "CNGHTTP2"]),
         // Engine / Operation / Response: callbacks and async/await.
         .target(name: "Courier", dependencies: ["CourierCore"]),
         // Foundation conveniences (URL, URLRequest, Data, Date) over the Foundation-free facade.
@@ -48,7 +49,7 @@ let package = Package(
         // Fuzz targets (the response path, URL, chunked and header parsing, the cache's readers, JSON
         // bodies, the C ABI), shared by `courier-fuzz` (libFuzzer with -DFUZZING, or a replay tool) and the
         // corpus replay tests.
-        .target(name: "CourierFuzzing", dependencies: ["CourierCore", "Courier", "CUV", "COpenSSL", "CourierCABI", "CourierHeader"]),
+        .target(name: "CourierFuzzing", dependencies: ["CourierCore", "Courier", "CUV", "COpenSSL", "CourierCABI", "CourierHeader", "CNGHTTP2"]),
         .executableTarget(name: "courier-fuzz", dependencies: ["CourierFuzzing"]),
         // `make bench`'s fixed entry point: N requests, C in flight, one JSON line.
         .executableTarget(name: "courier-bench", dependencies: ["Courier", "CourierCore", "CUV", "CourierCABI", "CourierHeader"]),
@@ -57,7 +58,7 @@ let package = Package(
         // `make demo`: the library half of the demonstration.
         .executableTarget(name: "courier-demo", dependencies: ["Courier"]),
 
-        .testTarget(name: "CourierCoreTests", dependencies: ["CourierCore", "CZlib", "COpenSSL", "CourierFuzzing"]),
+        .testTarget(name: "CourierCoreTests", dependencies: ["CourierCore", "CZlib", "COpenSSL", "CNGHTTP2", "CourierFuzzing"]),
         .testTarget(name: "CourierIntegrationTests", dependencies: ["Courier", "CourierCore", "courier", "CourierCABI", "CourierHeader",
                                                                   "CourierFoundation", "COpenSSL"]),
     ]

@@ -84,6 +84,7 @@ extern "C" {
 #define COURIER_E_OUTBOX               31   /* the outbox could not take or keep an entry */
 #define COURIER_E_AGAIN                32   /* courier_request_read: nothing yet within the timeout
                                                (curl's CURLE_AGAIN; not a failure; since 0.3) */
+#define COURIER_E_HTTP2                33   /* HTTP/2 failed (curl's 16 and 92; since 0.6) */
 
 /* Details, in bits 8 and up of their family. */
 #define COURIER_E_TIMEOUT_QUEUE        (COURIER_E_TIMEOUT | (1 << 8))
@@ -135,6 +136,11 @@ extern "C" {
 #define COURIER_E_FILE_CHANGED         (COURIER_E_FILE | (4 << 8))    /* a frozen request's file changed */
 #define COURIER_E_TLS_CIPHER           (COURIER_E_TLS | (12 << 8))    /* a cipher list, TLS 1.3 suite list or
                                                                      curve list names nothing usable (since 0.4) */
+#define COURIER_E_HTTP2_PROTOCOL       (COURIER_E_HTTP2 | (1 << 8))   /* the server broke HTTP/2: a malformed
+                                                                     frame or header block, a flood, no SETTINGS */
+#define COURIER_E_HTTP2_STREAM_RESET   (COURIER_E_HTTP2 | (2 << 8))   /* the server reset the stream (RST_STREAM) */
+#define COURIER_E_HTTP2_NOT_NEGOTIATED (COURIER_E_HTTP2 | (3 << 8))   /* HTTP/2 required, the server refused it */
+#define COURIER_E_HTTP2_GOAWAY         (COURIER_E_HTTP2 | (4 << 8))   /* GOAWAY with an error mid-stream */
 
 /* Option values. */
 #define COURIER_PRIORITY_VERY_LOW   0
@@ -541,13 +547,29 @@ int courier_request_set_tls_versions(courier_request *request, int minimum, int 
  * TLS 1.2 and below and the TLS 1.3 suites (curl's --ciphers and --tls13-ciphers), the key-exchange
  * groups ("X25519:P-256", curl's --curves). A list that names nothing OpenSSL has fails the
  * requests that use it with COURIER_E_TLS_CIPHER. courier_request_set_tls_alpn(request, 0) offers
- * no ALPN (curl's --no-alpn); 1 (the default) offers "http/1.1". */
+ * no ALPN (curl's --no-alpn); 1 (the default) offers what the HTTP version allows ("h2,http/1.1"). */
 int courier_request_set_tls_ciphers(courier_request *request, const char *ciphers, const char *tls13_ciphers);
 int courier_request_set_tls_curves(courier_request *request, const char *curves);
 int courier_request_set_tls_alpn(courier_request *request, int enabled);
 int courier_engine_set_tls_ciphers(courier_engine *engine, const char *ciphers, const char *tls13_ciphers);
 int courier_engine_set_tls_curves(courier_engine *engine, const char *curves);
 int courier_engine_set_tls_alpn(courier_engine *engine, int enabled);
+
+/* Which HTTP version requests may use (since 0.6; curl's CURLOPT_HTTP_VERSION):
+ *   COURIER_HTTP_VERSION_DEFAULT, COURIER_HTTP_VERSION_2: HTTP/2 where an https server agrees by
+ *     ALPN, HTTP/1.1 otherwise (and on http://: no h2c Upgrade);
+ *   COURIER_HTTP_VERSION_1_1: HTTP/1.1 only;
+ *   COURIER_HTTP_VERSION_2_ONLY: HTTP/2 or COURIER_E_HTTP2_NOT_NEGOTIATED; on http:// h2c with prior
+ *     knowledge (curl's --http2-prior-knowledge).
+ * courier_response_http_version then says 20 for a response that came over HTTP/2. A server that
+ * resets a stream with HTTP_1_1_REQUIRED gets the request again over HTTP/1.1, and its origin
+ * stays on HTTP/1.1. */
+#define COURIER_HTTP_VERSION_DEFAULT 0
+#define COURIER_HTTP_VERSION_1_1     1
+#define COURIER_HTTP_VERSION_2       2
+#define COURIER_HTTP_VERSION_2_ONLY  3
+int courier_request_set_http_version(courier_request *request, int version);
+int courier_engine_set_http_version(courier_engine *engine, int version);
 
 /* Connecting and the response head (since 0.4). courier_request_set_happy_eyeballs: how long one
  * address's connect runs before the next address (the other family first) is tried beside it
@@ -1026,7 +1048,7 @@ const char *courier_response_cache_status(const courier_response *response);
 /* What else the response can tell (curl's CURLINFO_* role, as Swift's Response.metrics), all
  * since 0.2. Strings are NUL-terminated and valid until the response is freed.
  *   reason: the status line's reason phrase ("" when the server sent none; NULL for a bad handle).
- *   http_version: 10 or 11 (0 when no head arrived).
+ *   http_version: 10, 11 or 20 (0 when no head arrived).
  *   redirect_count: redirects followed before this response.
  *   history: the response of redirect `index` (0 is the first URL's 3xx), with its status,
  *     reason, URL and headers (no body); owned by `response` and freed with it (const: it is

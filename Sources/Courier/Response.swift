@@ -24,8 +24,12 @@ public struct Response: Sendable {
     public var head: ResponseHead { transfer.head ?? ResponseHead() }
     /// The body, decoded from its content coding (gzip, deflate, br, zstd) when that was on. Empty when it went to a file.
     public var body: [UInt8] { transfer.responseBody }
-    /// Trailer fields of a chunked response.
+    /// Trailer fields of a chunked HTTP/1.1 response or an HTTP/2 stream (a gRPC-style API's
+    /// status).
     public var trailers: HTTPHeaders { transfer.trailers }
+    /// The HTTP version the response came over, as httpx and curl's `-w %{http_version}` spell
+    /// it: "HTTP/1.1", "HTTP/1.0" or "HTTP/2".
+    public var httpVersion: String { "HTTP/" + head.versionText }
     /// The URL that answered, after redirects.
     public var url: CourierURL { transfer.url }
     /// Timings and connection facts.

@@ -29,6 +29,16 @@ public func courier_engine_set_tls_alpn(_ handle: OpaquePointer?, _ enabled: Int
     configureDefaults(handle) { o throws(CourierError) in try TransferSetting.tlsALPN(&o, enabled) }
 }
 
+@_cdecl("courier_engine_set_http_version")
+public func courier_engine_set_http_version(_ handle: OpaquePointer?, _ version: Int32) -> Int32 {
+    configureDefaults(handle) { o throws(CourierError) in try TransferSetting.httpVersion(&o, version) }
+}
+
+@_cdecl("courier_request_set_http_version")
+public func courier_request_set_http_version(_ handle: OpaquePointer?, _ version: Int32) -> Int32 {
+    configure(handle) { r throws(CourierError) in try TransferSetting.httpVersion(&r.draft.options, version) }
+}
+
 @_cdecl("courier_request_set_tls_alpn")
 public func courier_request_set_tls_alpn(_ handle: OpaquePointer?, _ enabled: Int32) -> Int32 {
     configure(handle) { r throws(CourierError) in try TransferSetting.tlsALPN(&r.draft.options, enabled) }

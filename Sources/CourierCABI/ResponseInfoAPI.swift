@@ -13,7 +13,7 @@ public func courier_response_reason(_ handle: OpaquePointer?) -> UnsafePointer<C
 @_cdecl("courier_response_http_version")
 public func courier_response_http_version(_ handle: OpaquePointer?) -> Int32 {
     guard let response = response(handle), let head = response.transfer.head else { return 0 }
-    return 10 + Int32(head.versionMinor)
+    return head.versionMajor == 2 ? 20 : 10 + Int32(head.versionMinor)
 }
 
 @_cdecl("courier_response_redirect_count")

@@ -99,6 +99,15 @@ extension TransferSetting {
         options.tls.offersALPN = enabled == 1
     }
 
+    static func httpVersion(_ options: inout TransferOptions, _ version: Int32) throws(CourierError) {
+        switch version {
+        case 0, 2: options.httpVersion = .http2Preferred
+        case 1: options.httpVersion = .http1Only
+        case 3: options.httpVersion = .http2Only
+        default: throw invalid("version must be a COURIER_HTTP_VERSION_* value")
+        }
+    }
+
     static func happyEyeballs(_ options: inout TransferOptions, _ milliseconds: Int64) throws(CourierError) {
         guard milliseconds >= 0 else { throw invalid("negative delay") }
         options.happyEyeballsDelay = .milliseconds(UInt64(milliseconds))

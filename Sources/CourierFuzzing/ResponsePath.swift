@@ -123,6 +123,8 @@ package final class MemoryStream: ByteStream {
         delegate.streamDidOpen()
     }
 
+    package func handOver(to delegate: ByteStreamDelegate) { self.delegate = delegate }
+
     package func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer?, final: Bool) {
         guard !closed else { return }
         if keepsWrites {

@@ -150,10 +150,20 @@ enum ArgumentParser {
         case "--remote-header-name": o.remoteHeaderName = true
         case "--clobber": o.clobber = true
         case "--no-clobber": o.clobber = false
-        case "--http1.1": o.http10 = false  // what Courier speaks anyway (a 1.0 server is answered in kind)
-        case "--http1.0": o.http10 = true
-        case "--http2", "--http2-prior-knowledge", "--http3", "--http3-only":
-            throw UsageError(message: "option \(argument): Courier speaks HTTP/1.1 only", code: ExitCode.notBuiltIn)
+        case "--http1.1":
+            o.http10 = false
+            o.httpVersion = .http1Only
+        case "--http1.0":
+            o.http10 = true
+            o.httpVersion = .http1Only
+        case "--http2":
+            o.http10 = false
+            o.httpVersion = .http2Preferred
+        case "--http2-prior-knowledge":
+            o.http10 = false
+            o.httpVersion = .http2Only
+        case "--http3", "--http3-only":
+            throw UsageError(message: "option \(argument): Courier speaks HTTP/1.1 and HTTP/2, not HTTP/3", code: ExitCode.notBuiltIn)
         case "--json": o.json.append(DataArgument(text: try value(argument), kind: .binary))
         case "--output": o.outputs.append(try value(argument))
         case "--remote-name": o.remoteNameCount += 1

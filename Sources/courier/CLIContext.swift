@@ -120,6 +120,7 @@ final class CLIContext: @unchecked Sendable {
         // -v and --trace-ascii show what connecting did, the TLS handshake step by step.
         transferOptions.tracesConnections = options.verbose || trace != nil
         transferOptions.sendsHTTP10 = options.http10
+        transferOptions.httpVersion = options.httpVersion
         // curl's `-H 'Expect:'` sends no Expect, and waits for no 100.
         if options.headers.contains(where: { $0.name.lowercased() == "expect" && $0.value == nil }) { transferOptions.expectContinue = .never }
         self.transferOptions = transferOptions

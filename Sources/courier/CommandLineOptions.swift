@@ -21,6 +21,8 @@ struct CommandLineOptions {
     var compressed = false
     /// --http1.0 (the last of --http1.0/--http1.1 wins, as in curl).
     var http10 = false
+    /// --http1.1, --http2 (the default: h2 where an https server agrees), --http2-prior-knowledge.
+    var httpVersion = HTTPVersionPreference.http2Preferred
     var maxFileSize: UInt64?
     var silent = false
     var showError = false

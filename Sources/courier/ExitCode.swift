@@ -46,6 +46,8 @@ enum ExitCode {
             default: return 35
             }
         case .httpStatus: return 22
+        // curl's CURLE_HTTP2 (16) for the connection, CURLE_HTTP2_STREAM (92) for one stream.
+        case .http2: return code == .http2StreamReset ? 92 : 16
         case .proxy:
             // curl 7.88: an unusable proxy string is 5; a refused, cut or non-HTTP answer to
             // CONNECT is 56 (its 97, CURLE_PROXY, is for SOCKS handshakes, which Courier lacks).

@@ -100,7 +100,7 @@ enum WriteOut {
         case "urlnum": return .integer(Int64(r.urlIndex))
         case "method": return .text(r.method)
         case "scheme": return .text(r.effectiveURL.hasPrefix("https:") ? "HTTPS" : "HTTP")
-        case "http_version": return .text(r.head == nil ? "0" : "1.1")
+        case "http_version": return .text(r.head?.versionText ?? "0")
         case "content_type": return .text(r.head?.headers["Content-Type"])
         case "exitcode": return .integer(Int64(r.exitCode))
         case "errormsg": return .text(r.errorMessage.isEmpty ? nil : r.errorMessage)

@@ -15,8 +15,8 @@ import difflib, glob, json, os, subprocess, sys, tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LISTING = os.path.join(ROOT, "Tests", "API", "Courier.api")
 MODULES = ["Courier", "CourierCore"]
-C_MODULES = ["CUV", "CLLHTTP", "COpenSSL", "CZlib", "CBrotli", "CZstd"]
-PKG_CONFIG = ["libuv", "openssl", "libllhttp", "libbrotlidec", "libzstd", "zlib"]
+C_MODULES = ["CUV", "CLLHTTP", "COpenSSL", "CZlib", "CBrotli", "CZstd", "CNGHTTP2"]
+PKG_CONFIG = ["libuv", "openssl", "libllhttp", "libbrotlidec", "libzstd", "zlib", "libnghttp2"]
 
 
 def symbol_graph(module, out):

@@ -4,7 +4,7 @@ import Testing
 
 @Suite("ConnectionPoolState")
 struct ConnectionPoolStateTests {
-    typealias Pool = ConnectionPoolState<Int, String>
+    typealias Pool = ConnectionPoolState<Int, Int, String>
 
     /// The invariants stated on the type, checked after every event.
     static func checkInvariants(_ pool: Pool, sourceLocation: SourceLocation = #_sourceLocation) {
@@ -175,6 +175,8 @@ struct ConnectionPoolStateTests {
                 case .wait(let n):
                     waiting.insert(request)
                     connecting += n
+                case .useMultiplexed:
+                    Issue.record("an HTTP/1 key handed out a multiplexed connection")
                 case .waitAfterEvicting(let evicted, let n):
                     #expect(Set(evicted) == idle, "evicted \(evicted), idle \(idle)")
                     idle.removeAll()

@@ -53,7 +53,7 @@ struct ConnectionOptionsTests {
         }
         #expect(chosen.error == nil, "\(String(describing: chosen.error))")
         #expect(lines.contains("SSL connection using TLSv1.3 / TLS_AES_128_GCM_SHA256 / secp384r1 / RSASSA-PSS"), "\(lines)")
-        #expect(lines.contains("ALPN: offers http/1.1") && lines.contains("ALPN: server accepted http/1.1"))
+        #expect(lines.contains("ALPN: offers h2,http/1.1") && lines.contains("ALPN: server accepted http/1.1"))
         let (noALPN, quiet) = await traced(https13) { $0.offersALPN = false }
         #expect(noALPN.error == nil && !quiet.contains { $0.hasPrefix("ALPN") }, "\(quiet)")
         for change: (inout TLSConfiguration) -> Void in [{ $0.cipherList = "NOPE" }, { $0.tls13CipherSuites = "TLS_NOPE" }, { $0.curves = "nope" }] {

@@ -12,7 +12,29 @@ package enum ExchangeText {
         guard let connection = transfer.connectionInfo else {
             return (["No request sent: the response comes from the cache"], nil)
         }
+        if transfer.metrics.streamID != 0 { return http2(transfer, connection: self.connection(of: transfer, number: number(connection.id))) }
         return (self.connection(of: transfer, number: number(connection.id)), requestHead(of: transfer))
+    }
+
+    /// An exchange that went over HTTP/2, as curl 8's `-v` shows one: the stream and its header
+    /// block as sent (pseudo-header fields first), then the request head in HTTP/1 form.
+    private static func http2(_ transfer: Transfer, connection: [String]) -> (info: [String], requestHead: [UInt8]?) {
+        let url = transfer.url
+        let id = transfer.metrics.streamID
+        let block = HTTP2RequestHeaders(method: transfer.method, scheme: url.scheme == .https ? "https" : "http",
+                                        authority: url.hostHeader, path: url.path, query: url.query, headers: transfer.headers,
+                                        contentLength: transfer.isRequestBodyChunked ? nil
+                                            : RequestEncoder.contentLength(for: transfer.method, bodyLength: transfer.requestBodyLength),
+                                        acceptEncoding: transfer.options.decompress && !transfer.headers.contains("Accept-Encoding"))
+        var info = connection
+        if !transfer.metrics.reusedConnection { info.append("using HTTP/2") }
+        info.append("[HTTP/2] [\(id)] OPENED stream for \(url)")
+        for (name, value) in block.pairs { info.append("[HTTP/2] [\(id)] [\(name): \(value)]") }
+        var head = "\(transfer.method.rawValue) \(url.path)\(url.query.map { "?" + $0 } ?? "") HTTP/2\r\n"
+        for (name, value) in block.pairs where !name.hasPrefix(":") || name == ":authority" {
+            head += name == ":authority" ? "Host: \(value)\r\n" : "\(name): \(value)\r\n"
+        }
+        return (info, Array((head + "\r\n").utf8))
     }
 
     /// The connection lines curl's `-v` prints (without `* `): `  Trying addr...` and

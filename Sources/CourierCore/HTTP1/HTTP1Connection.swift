@@ -67,8 +67,7 @@ package final class HTTP1Connection: ExchangeCarrier, ByteStreamDelegate, Respon
         self.owner = owner
         self.resources = resources
         self.uvLoop = uvLoop
-        let bracketed = origin.host.utf8.contains(UInt8(ascii: ":")) ? "[\(origin.host)]" : origin.host
-        hostHeader = origin.port == origin.scheme.defaultPort ? bracketed : "\(bracketed):\(origin.port)"
+        hostHeader = origin.authorityField
         forward = forwardingProxy.map { [hostHeader] in ForwardProxy(hostHeader: hostHeader, proxy: $0) }
         machine = HTTP1ConnectionStateMachine(connectDeadline: deadlineMillis(after: connectTimeout, from: uv_now(uvLoop)))
         timer = .allocate(capacity: 1)
@@ -392,6 +391,19 @@ package final class HTTP1Connection: ExchangeCarrier, ByteStreamDelegate, Respon
     }
 
     // MARK: - Closing
+
+    /// The connection negotiated HTTP/2: its open stream goes to the connection that speaks it
+    /// (`ByteStream.handOver`), and this one retires without closing it.
+    package func retireForHandOver() -> any ByteStream {
+        precondition(machine.isIdle && transfer == nil, "a busy HTTP/1 connection handed over")
+        closeRequested = true
+        uv_timer_stop(timer)
+        uv_close(UnsafeMutablePointer<uv_handle_t>(OpaquePointer(timer))) { handle in
+            Unmanaged<HTTP1Connection>.fromOpaque(handle!.pointee.data).release()
+            UnsafeMutableRawPointer(handle!).deallocate()
+        }
+        return stream
+    }
 
     private func closeConnection() {
         guard !closeRequested else { return }

@@ -2,8 +2,10 @@
 public struct ResponseHead: Sendable, Equatable {
     /// The status code, 100...999 (llhttp rejects anything else).
     public var status: Int
-    /// The minor HTTP version: 1 for HTTP/1.1, 0 for HTTP/1.0.
+    /// The minor HTTP version: 1 for HTTP/1.1, 0 for HTTP/1.0 (0 for HTTP/2 too).
     public var versionMinor: UInt8
+    /// The major HTTP version: 1, or 2 for a response that came over HTTP/2.
+    public var versionMajor: UInt8 = 1
     /// The reason phrase as sent ("OK"); informational only (RFC 9112 section 4).
     public var reason: String
     /// The header fields in received order.
@@ -17,8 +19,14 @@ public struct ResponseHead: Sendable, Equatable {
         self.headers = headers
     }
 
-    /// The status line as received, for `curl -i`-style output.
-    public var statusLine: String { "HTTP/1.\(versionMinor) \(status)\(reason.isEmpty ? "" : " " + reason)" }
+    /// The status line as received, for `curl -i`-style output (HTTP/2 has no reason phrase:
+    /// "HTTP/2 200", as curl prints it).
+    public var statusLine: String {
+        versionMajor == 2 ? "HTTP/2 \(status)" : "HTTP/1.\(versionMinor) \(status)\(reason.isEmpty ? "" : " " + reason)"
+    }
+
+    /// The version as curl's `-w %{http_version}` prints it: "1.0", "1.1" or "2".
+    public var versionText: String { versionMajor == 2 ? "2" : "1.\(versionMinor)" }
 }
 
 /// Size limits on what a server may send, each ending in its own error when exceeded.

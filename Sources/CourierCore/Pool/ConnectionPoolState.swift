@@ -18,9 +18,30 @@
 /// curl's way instead (`ownAttempts`): requests whose attempts are on their way keep waiting for
 /// them, and a connection released meanwhile is parked, so N requests started together use N
 /// connections.
-package struct ConnectionPoolState<Connection: Hashable, Request: Hashable> {
+///
+/// HTTP/2 (see `ConnectionPoolState+Multiplexing.swift`): a key's connections may turn out to
+/// multiplex. Until the first one says which protocol it speaks (`awaitsProtocol`), the key
+/// opens no second connection, so requests started together wait for its ALPN answer (curl's
+/// PIPEWAIT) instead of each opening one. A `Multiplexed` connection then serves as many
+/// requests at once as its stream limit allows; another opens only when every one is full.
+package struct ConnectionPoolState<Connection: Hashable, Multiplexed: Hashable, Request: Hashable> {
+    /// An HTTP/2 connection and its streams.
+    package struct MultiplexedEntry: Equatable {
+        package var connection: Multiplexed
+        package var open = 0
+        package var limit: Int
+        /// A GOAWAY came: its streams finish, no new ones start.
+        package var draining = false
+        package var hasRoom: Bool { !draining && open < limit }
+    }
+
     package struct PerKey {
         package var idle: [Connection] = []
+        package var multiplexed: [MultiplexedEntry] = []
+        /// The key's connections may speak HTTP/2 and none has said yet whether it does.
+        package var awaitsProtocol = false
+        /// The key's connections speak HTTP/2.
+        package var multiplexes = false
         package var connecting = 0
         package var leased = 0
         package var waiting = Deque<Request>()
@@ -28,13 +49,15 @@ package struct ConnectionPoolState<Connection: Hashable, Request: Hashable> {
         /// Requests wait for the attempts opened for them rather than take a released connection.
         package var ownAttempts = false
 
-        package var total: Int { idle.count + connecting + leased }
+        package var total: Int { idle.count + connecting + leased + multiplexed.count }
     }
 
     /// Outcome of asking for a connection.
     package enum AcquireAction: Equatable {
         /// Use this idle connection now.
         case use(Connection)
+        /// Open a stream on this HTTP/2 connection now.
+        case useMultiplexed(Multiplexed)
         /// The request waits; open `connect` new connections (0 or 1 here).
         case wait(connect: Int)
         /// The request waits; close these idle connections first, then open `connect` new ones.
@@ -91,6 +114,10 @@ package struct ConnectionPoolState<Connection: Hashable, Request: Hashable> {
     /// happens only once, so it must go out on a connection known to be fresh.
     package mutating func acquire(_ request: Request, key: Int, allowIdle: Bool = true) -> AcquireAction {
         withEntry(key) { entry in
+        if entry.multiplexes, allowIdle, let index = entry.multiplexed.firstIndex(where: \.hasRoom) {
+            entry.multiplexed[index].open += 1
+            return .useMultiplexed(entry.multiplexed[index].connection)
+        }
         if allowIdle, let connection = entry.idle.popLast() {
             entry.leased += 1
             return .use(connection)
@@ -208,7 +235,7 @@ package struct ConnectionPoolState<Connection: Hashable, Request: Hashable> {
     /// Mutates one key's state in place: copying it out and back would copy its arrays on every
     /// request (copy-on-write sees two owners), and an array index is cheaper than a hash lookup.
     @inline(__always)
-    private mutating func withEntry<R>(_ key: Int, _ body: (inout PerKey) -> R) -> R {
+    mutating func withEntry<R>(_ key: Int, _ body: (inout PerKey) -> R) -> R {
         while entries.count <= key { entries.append(PerKey(limit: defaultLimit)) }
         return body(&entries[key])
     }
@@ -216,8 +243,10 @@ package struct ConnectionPoolState<Connection: Hashable, Request: Hashable> {
     /// Attempts needed so every waiting request has one, within the limit. (Either term may be
     /// negative, legitimately: more attempts in flight than waiters after a cancellation, more
     /// connections than a lowered limit; then none is opened.)
-    private static func connectionsToOpen(_ entry: PerKey) -> Int {
-        let wanted = entry.waiting.count - entry.connecting
+    static func connectionsToOpen(_ entry: PerKey) -> Int {
+        var wanted = entry.waiting.count - entry.connecting
+        // One attempt at a time while a connection may bring a hundred streams.
+        if entry.awaitsProtocol || entry.multiplexes { wanted = min(wanted, 1 - entry.connecting) }
         let room = entry.limit - entry.total
         return max(0, min(wanted, room))
     }

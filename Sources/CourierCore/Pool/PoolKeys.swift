@@ -15,6 +15,8 @@ package struct PoolKeys {
         var proxy: Proxy?
         /// Where a direct connection goes instead of the origin (nil: the origin, resolved).
         var route: ConnectRoute? = nil
+        /// The HTTP versions its connections may speak.
+        var version = HTTPVersionPreference.http2Preferred
     }
 
     private var hostKeys: [String: Int] = [:]
@@ -38,6 +40,12 @@ package struct PoolKeys {
     /// request without them must reset them.)
     package var connectChoicesChanged = false
     package private(set) var proxies: [Proxy?] = []
+    /// Per pool key, the HTTP versions its connections may speak.
+    package private(set) var versions: [HTTPVersionPreference] = []
+    /// Origins whose server answered HTTP_1_1_REQUIRED: `.http2Preferred` goes over HTTP/1.1
+    /// to them from then on.
+    package private(set) var http1Origins: Set<Origin> = []
+    private var lastPoolVersion = HTTPVersionPreference.http2Preferred
     package private(set) var routes: [ConnectRoute?] = []
     private var lastOrigin = Origin(scheme: .http, host: "", port: 0)
     private var lastPoolKey = -1
@@ -83,20 +91,31 @@ package struct PoolKeys {
     package mutating func poolKey(for transfer: Transfer) throws(CourierError) -> (key: Int, isNew: Bool) {
         var tlsID = -1
         if transfer._authority.scheme == .https { tlsID = try tlsConfigurationID(transfer._options.tls) }
-        if transfer._options.hasComposition || environmentProxies {
-            return try proxiedPoolKey(for: transfer, tlsID: tlsID)
+        var version = transfer._options.httpVersion
+        if _slowPath(!http1Origins.isEmpty), version == .http2Preferred, http1Origins.contains(transfer._authority.origin) {
+            version = .http1Only
         }
-        if lastPoolKey >= 0, lastPoolTLSID == tlsID, !lastPoolProxied, transfer.targets(lastOrigin) {
+        if transfer._options.hasComposition || environmentProxies {
+            return try proxiedPoolKey(for: transfer, tlsID: tlsID, version: version)
+        }
+        if lastPoolKey >= 0, lastPoolTLSID == tlsID, lastPoolVersion == version, !lastPoolProxied, transfer.targets(lastOrigin) {
             // (No connect choices here: they come with a composition. The last key had none either.)
             connectTimeouts[lastPoolKey] = transfer._options.timeouts.connect
             return (lastPoolKey, false)
         }
-        return intern(PoolKeyValue(origin: transfer._authority.origin, tls: tlsID, proxy: nil), for: transfer)
+        return intern(PoolKeyValue(origin: transfer._authority.origin, tls: tlsID, proxy: nil, version: version), for: transfer)
+    }
+
+    /// From now on `.http2Preferred` requests to `origin` go over HTTP/1.1 (its server answered
+    /// HTTP_1_1_REQUIRED).
+    package mutating func rememberHTTP1(_ origin: Origin) {
+        http1Origins.insert(origin)
+        lastPoolKey = -1
     }
 
     /// `poolKey` for a request that may go through a proxy (its settings decide, per origin).
     @inline(never)
-    private mutating func proxiedPoolKey(for transfer: Transfer, tlsID: Int) throws(CourierError) -> (key: Int, isNew: Bool) {
+    private mutating func proxiedPoolKey(for transfer: Transfer, tlsID: Int, version: HTTPVersionPreference) throws(CourierError) -> (key: Int, isNew: Bool) {
         // An HTTP/1.0 request does not keep its connection: said here, where the rare options
         // are read anyway, so the request writer tests nothing more for ordinary requests.
         if transfer._options.sendsHTTP10 { transfer.requestAsksToClose = true }
@@ -104,11 +123,12 @@ package struct PoolKeys {
         // Through a proxy the route gives the proxy's addresses (curl's --resolve covers every
         // name it resolves); direct, where the connection goes.
         let route = transfer._options.route
-        if lastPoolKey >= 0, lastPoolTLSID == tlsID, transfer.targets(lastOrigin), lastPoolProxy == proxy, routes[lastPoolKey] == route {
+        if lastPoolKey >= 0, lastPoolTLSID == tlsID, lastPoolVersion == version, transfer.targets(lastOrigin), lastPoolProxy == proxy,
+           routes[lastPoolKey] == route {
             noteConnectSettings(lastPoolKey, transfer)
             return (lastPoolKey, false)
         }
-        return intern(PoolKeyValue(origin: transfer._authority.origin, tls: tlsID, proxy: proxy, route: route), for: transfer)
+        return intern(PoolKeyValue(origin: transfer._authority.origin, tls: tlsID, proxy: proxy, route: route, version: version), for: transfer)
     }
 
     /// The key of `value`, made when new, and remembered as the last answer.
@@ -129,12 +149,14 @@ package struct PoolKeys {
             connectChoicesChanged = transfer._options.connectChoices != nil
             proxies.append(value.proxy)
             routes.append(value.route)
+            versions.append(value.version)
             tlsContexts.append(value.tls >= 0 ? (try? builtContexts[value.tls].get()) : nil)
         }
         lastOrigin = value.origin
         lastPoolKey = key
         lastPoolTLSID = value.tls
         lastPoolProxy = value.proxy
+        lastPoolVersion = value.version
         lastPoolProxied = value.proxy != nil || value.route != nil || connectChoices[key] != nil
         return (key, isNew)
     }

@@ -30,6 +30,8 @@ package final class TunnelStream: ByteStream, ByteStreamDelegate {
         lower.open(delegate: self)
     }
 
+    package func handOver(to delegate: ByteStreamDelegate) { self.delegate = delegate }
+
     package func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer?, final: Bool) {
         lower.write(first, second, final: final)
     }

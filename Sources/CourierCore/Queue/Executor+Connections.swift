@@ -10,8 +10,9 @@ extension Executor {
             let proxy = keys.proxies[key]
             let choices = keys.connectChoices[key]
             let delay = (choices?.happyEyeballsDelay ?? ConnectChoices.defaultDelay).millisecondsRoundedUp
-            let stack = StreamStack(origin: origin, proxy: proxy, route: keys.routes[key], tls: keys.tlsContexts[key],
+            var stack = StreamStack(origin: origin, proxy: proxy, route: keys.routes[key], tls: keys.tlsContexts[key],
                                     attemptDelayMillis: delay)
+            stack.alpn = keys.versions[key].alpn
             let trace = choices?.traces == true ? ConnectionTrace(connectionID: nextConnectionID) : nil
             let stream = stack.make(resolver: resolver, uvLoop: loop.uvLoop, sessions: sessions, sessionKey: key, trace: trace)
             let connection = HTTP1Connection(id: nextConnectionID, poolKey: key, origin: origin, stream: stream, owner: self,
@@ -31,6 +32,9 @@ extension Executor {
 
     func connectionEstablished(_ connection: HTTP1Connection) {
         outcomes.record(.connected, host: keys.hostOfPoolKey[connection.poolKey], nowMillis: loop.nowMillis)
+        if _slowPath(multiplexCandidates[connection.poolKey]) || keys.versions[connection.poolKey] == .http2Only {
+            guard protocolChosen(connection) else { return }
+        }
         switch pool.connected(ConnectionRef(connection), key: connection.poolKey) {
         case .serve(let ref):
             assign(connection, to: ref.transfer)

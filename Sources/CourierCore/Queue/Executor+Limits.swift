@@ -28,7 +28,7 @@ extension Executor {
     /// Connections by state: idle, connecting, leased, open.
     var poolStatistics: (idle: Int, connecting: Int, leased: Int, open: Int) {
         let totals = pool.totals
-        return (totals.idle, totals.connecting, totals.leased, connections.count)
+        return (totals.idle, totals.connecting, totals.leased, connections.count + http2Connections.count)
     }
 
     /// A new observer wants the current state at once.
@@ -56,6 +56,8 @@ extension Executor {
         }
         for connection in connections.values { connection.closeFromPool() }
         connections.removeAll()
+        for connection in Array(http2Connections.values) { connection.closeFromPool() }
+        http2Connections.removeAll()
         for ref in pool.drainIdle() { ref.connection.closeFromPool() }
         sessions.removeAll()
         pressureWatcher?.close()

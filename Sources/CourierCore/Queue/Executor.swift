@@ -8,18 +8,21 @@ import CUV
 /// it links and unlinks transfers, opens and closes connections, arms the wait timer, reports
 /// activity. It decides nothing itself. One executor lives per loop; everything here is touched
 /// only on that loop's thread.
-final class Executor: HTTP1ConnectionDelegate, RetryApproval {
+final class Executor: HTTP1ConnectionDelegate, HTTP2ConnectionDelegate, RetryApproval {
     let loop: EventLoop
     let notifier: ActivityNotifier
     let resolver: Resolver
     let resources: HTTP1Resources
     let sessions = TLSSessionCache()
     @exclusivity(unchecked) var scheduler: SchedulerState<TransferRef>
-    @exclusivity(unchecked) var pool: ConnectionPoolState<ConnectionRef, TransferRef>
+    @exclusivity(unchecked) var pool: ConnectionPoolState<ConnectionRef, HTTP2Ref, TransferRef>
     @exclusivity(unchecked) var keys = PoolKeys()
     @exclusivity(unchecked) var live = LiveTransfers()
     @exclusivity(unchecked) var flights = Flights()
     @exclusivity(unchecked) var connections: [UInt64: HTTP1Connection] = [:]
+    @exclusivity(unchecked) var http2Connections: [UInt64: HTTP2Connection] = [:]
+    /// Per pool key, whether its connections may speak HTTP/2 (`mayMultiplex`).
+    @exclusivity(unchecked) var multiplexCandidates: [Bool] = []
     @exclusivity(unchecked) var nextConnectionID: UInt64 = 1
     @exclusivity(unchecked) var waitTimer: WaitDeadlineTimer!
     @exclusivity(unchecked) var shuttingDown = false
@@ -207,7 +210,12 @@ final class Executor: HTTP1ConnectionDelegate, RetryApproval {
         do {
             let found = try keys.poolKey(for: transfer)
             key = found.key
-            if found.isNew { applyPoolLimit(key: key) }
+            if found.isNew {
+                applyPoolLimit(key: key)
+                while multiplexCandidates.count <= key { multiplexCandidates.append(false) }
+                multiplexCandidates[key] = mayMultiplex(key: key)
+                if multiplexCandidates[key] { pool.setMayMultiplex(true, for: key) }
+            }
         } catch {
             // No connection can ever be made under this TLS configuration.
             execute(transfer.machine.connectFailed(error, retry: retryInput(for: transfer, responseStarted: false)), for: transfer)
@@ -221,6 +229,8 @@ final class Executor: HTTP1ConnectionDelegate, RetryApproval {
         switch pool.acquire(TransferRef(transfer), key: key, allowIdle: allowIdle) {
         case .use(let ref):
             assign(ref.connection, to: transfer, at: now == 0 ? monotonicNanos() : now)
+        case .useMultiplexed(let ref):
+            assignStream(on: ref.connection, to: transfer)
         case .wait(let count):
             waitTimer.arm(transfer.machine.waitDeadline)
             openConnections(count, key: key)
@@ -232,12 +242,20 @@ final class Executor: HTTP1ConnectionDelegate, RetryApproval {
     }
 
     func assign(_ connection: HTTP1Connection, to transfer: Transfer, at now: UInt64 = monotonicNanos()) {
+        transfer.carrier = connection
+        prepareExchange(of: transfer, reused: connection.machine.completedExchanges > 0,
+                        timings: connection.timings, remoteEndpoint: connection.remoteEndpoint)
+        connection.begin(transfer, at: now)
+    }
+
+    /// What every exchange's start does, whatever carries it: the transfer's machine hears of
+    /// its connection, the metrics say whether it was reused, cookies and a Range go on.
+    @inline(__always)
+    func prepareExchange(of transfer: Transfer, reused: Bool, timings: @autoclosure () -> ConnectTimings, remoteEndpoint: RemoteEndpoint) {
         let cookieJar = transfer._options.hasComposition && transfer._options.cookies != nil
         var resumable = false
         if case .resumable = transfer._sink { resumable = true }
         let preparation = transfer.machine.connectionAssigned(cookieJar: cookieJar, resumableDownload: resumable)
-        transfer.carrier = connection
-        let reused = connection.machine.completedExchanges > 0
         transfer.metrics.reusedConnection = reused
         if reused {
             transfer.metrics.dnsStart = 0
@@ -247,13 +265,12 @@ final class Executor: HTTP1ConnectionDelegate, RetryApproval {
             // (No handshake either: a TLS end from an earlier hop's connection would say otherwise.)
             transfer.metrics.tlsEnd = 0
             // The address it was opened to (curl's remote_ip holds on a reused connection too).
-            transfer.metrics.remoteEndpoint = connection.remoteEndpoint
+            transfer.metrics.remoteEndpoint = remoteEndpoint
         } else {
-            transfer.metrics.record(connection.timings)
+            transfer.metrics.record(timings())
             transfer.metrics.connectionsOpened += 1
         }
         if !preparation.isEmpty { transfer.prepare(preparation) }
-        connection.begin(transfer, at: now)
     }
 
     /// Ends a transfer exactly once: gives back what it holds (a freed slot starts the next

@@ -13,3 +13,11 @@ package struct ConnectionRef: Hashable {
     package static func == (a: ConnectionRef, b: ConnectionRef) -> Bool { a.connection === b.connection }
     package func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(connection)) }
 }
+
+/// Identity wrapper for HTTP/2 connections in the pool state.
+package struct HTTP2Ref: Hashable {
+    package let connection: HTTP2Connection
+    package init(_ connection: HTTP2Connection) { self.connection = connection }
+    package static func == (a: HTTP2Ref, b: HTTP2Ref) -> Bool { a.connection === b.connection }
+    package func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(connection)) }
+}

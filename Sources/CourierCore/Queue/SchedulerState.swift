@@ -14,6 +14,9 @@ package struct SchedulerState<Item: Hashable> {
     package struct HostQueue {
         package var running = 0
         package var limit: Int?
+        /// Operations one connection carries at once: 1 for HTTP/1, the stream limit once the
+        /// host speaks HTTP/2 (the host limit counts connections, so streams = limit x this).
+        package var streamsPerConnection = 1
         /// One FIFO per priority, index = `Priority.rawValue`.
         package var queued: [Deque<Entry>] = Array(repeating: Deque<Entry>(), count: Priority.allCases.count)
         package var queuedCount = 0
@@ -65,7 +68,7 @@ package struct SchedulerState<Item: Hashable> {
         let (start, becameQueued) = withHost(host) { queue -> (Bool, Bool) in
         // If there is room, nothing queued can be ahead of it: by the invariant, queued work is
         // only ever blocked by the width (not the case here) or by its own host's limit.
-        if running < width, queue.running < (queue.limit ?? defaultHostLimit), queue.queuedCount == 0 {
+        if running < width, queue.running < (queue.limit ?? defaultHostLimit) * queue.streamsPerConnection, queue.queuedCount == 0 {
             queue.running += 1
             return (true, false)
         }
@@ -122,6 +125,13 @@ package struct SchedulerState<Item: Hashable> {
         return startAllPossible()
     }
 
+    /// A host's connections carry `streams` operations each (HTTP/2's stream limit; 1 for
+    /// HTTP/1). Returns the operations that may start now.
+    package mutating func setStreamsPerConnection(_ streams: Int, for host: Int) -> [Item] {
+        withHost(host) { $0.streamsPerConnection = max(1, streams) }
+        return startAllPossible()
+    }
+
     /// Changes the default per-host limit. Returns the operations that may start now.
     package mutating func setDefaultHostLimit(_ limit: Int) -> [Item] {
         precondition(limit >= 1, "host limit below 1")
@@ -158,7 +168,7 @@ package struct SchedulerState<Item: Hashable> {
         var best: (host: Int, entry: Entry)?
         for host in hostsWithQueued {
             let queue = hosts[host]
-            guard queue.running < (queue.limit ?? defaultHostLimit), let head = queue.head() else { continue }
+            guard queue.running < (queue.limit ?? defaultHostLimit) * queue.streamsPerConnection, let head = queue.head() else { continue }
             if let current = best {
                 if head.priority > current.entry.priority
                     || (head.priority == current.entry.priority && head.sequence < current.entry.sequence) {

@@ -88,6 +88,11 @@ extension CourierError {
             (.outboxCorrupt, "COURIER_E_OUTBOX_CORRUPT", "a damaged outbox entry was set aside"),
             (.fileChanged, "COURIER_E_FILE_CHANGED", "the file changed since the request was frozen"),
             (.again, "COURIER_E_AGAIN", "no data yet; try again"),
+            (.http2, "COURIER_E_HTTP2", "HTTP/2 error"),
+            (.http2Protocol, "COURIER_E_HTTP2_PROTOCOL", "the server broke the HTTP/2 protocol"),
+            (.http2StreamReset, "COURIER_E_HTTP2_STREAM_RESET", "the server reset the HTTP/2 stream"),
+            (.http2NotNegotiated, "COURIER_E_HTTP2_NOT_NEGOTIATED", "the server did not agree to HTTP/2"),
+            (.http2GoAway, "COURIER_E_HTTP2_GOAWAY", "the server ended the HTTP/2 connection with an error"),
     ]
 
     private static let summaries: [Int32: String] = {

@@ -80,6 +80,8 @@ extension CourierError {
         /// Nothing to return yet: a body reader's wait ended before bytes arrived (curl's
         /// CURLE_AGAIN). Not a failure of the request, which goes on.
         public static let again = Code(32)
+        /// HTTP/2 failed: the server broke the protocol, reset a stream, or would not speak it.
+        public static let http2 = Code(33)
 
         // Details. Append only within each family.
         /// Time spent waiting in the shared queue exceeded `Timeouts.queue`.
@@ -194,6 +196,15 @@ extension CourierError {
         public static let outboxCorrupt = Code(31, 3)
         /// A file a frozen operation refers to changed since it was frozen: it is not sent.
         public static let fileChanged = Code(20, 4)
+        /// The server broke HTTP/2 (a malformed frame or header block, a flow-control or
+        /// flood violation, no SETTINGS); the detail names it.
+        public static let http2Protocol = Code(33, 1)
+        /// The server reset the stream (RST_STREAM) with an error code other than "refused".
+        public static let http2StreamReset = Code(33, 2)
+        /// HTTP/2 was required (`.http2Only`) and the server did not agree to it by ALPN.
+        public static let http2NotNegotiated = Code(33, 3)
+        /// The server ended the connection (GOAWAY with an error) while the stream was in flight.
+        public static let http2GoAway = Code(33, 4)
 
         public var description: String { CourierError.summary(for: self) }
     }

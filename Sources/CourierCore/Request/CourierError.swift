@@ -161,7 +161,7 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
     package static let originFailures: Set<Code> = [
         .dnsFailure, .connectFailed, .timeout, .connectionReset, .emptyReply, .truncatedBody, .malformedResponse, .headersTooLarge,
         .bodyTooLarge, .tooManyRedirects, .redirectRejected, .decodingFailed, .sendFailed, .tls, .rangeError, .proxy, .rejected,
-        .again,
+        .again, .http2,
     ]
     /// The caller's side: its request, its files, its cancel, the process.
     package static let callerFailures: Set<Code> = [

@@ -1,5 +1,12 @@
 /// scheme + host + port: the unit of connection reuse, of per-host limits and of "same origin".
 package struct Origin: Sendable, Hashable, CustomStringConvertible {
+    /// `host[:port]` as a Host field or `:authority` names it (IPv6 in brackets, the scheme's
+    /// default port left out).
+    package var authorityField: String {
+        let bracketed = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
+        return port == scheme.defaultPort ? bracketed : "\(bracketed):\(port)"
+    }
+
     /// http or https.
     package var scheme: CourierURL.Scheme
     /// Lower-cased host (IPv6 without brackets).

@@ -39,7 +39,15 @@ public struct TransferMetrics: Sendable, Hashable {
     /// The yes/no facts in one field: metrics are copied into every response, and each stored
     /// field is one more step of that copy.
     private var flags: UInt8 = 0
-    private static let reusedFlag: UInt8 = 1, resumedFlag: UInt8 = 2, coalescedFlag: UInt8 = 4
+    private static let reusedFlag: UInt8 = 1, resumedFlag: UInt8 = 2, coalescedFlag: UInt8 = 4, multiplexedFlag: UInt8 = 8
+    /// Whether the last exchange shared its HTTP/2 connection with other streams (one had gone
+    /// over it before, or was on it at the time).
+    public var multiplexed: Bool {
+        get { flags & Self.multiplexedFlag != 0 }
+        set { flags = newValue ? flags | Self.multiplexedFlag : flags & ~Self.multiplexedFlag }
+    }
+    /// The HTTP/2 stream id of the last exchange; 0 over HTTP/1.
+    public var streamID: Int32 = 0
     /// The certificate verification result of the last TLS connection (OpenSSL's X509_V_* code,
     /// 0 for success), as curl's `ssl_verify_result` reports it.
     public var tlsVerifyResult = 0

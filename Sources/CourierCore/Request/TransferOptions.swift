@@ -136,6 +136,7 @@ public struct TransferOptions: Sendable, Hashable {
         var resumeAttempts = 0
         var receiveRateLimit: UInt64 = 0
         var sendRateLimit: UInt64 = 0
+        var httpVersion = HTTPVersionPreference.http2Preferred
         /// The retry policy and the cookie jar, boxed, nil for neither: copying the values (a
         /// request that changes an option) then copies one reference, not a policy's list and set.
         var composition: Composition?
@@ -308,6 +309,12 @@ public struct TransferOptions: Sendable, Hashable {
             let composition = box.values.composition
             setComposition(retry: composition?.retry, cookies: composition?.cookies, proxy: composition?.proxy, http10: newValue)
         }
+    }
+    /// Which HTTP version the request may use (see `HTTPVersionPreference`): HTTP/2 where an
+    /// https server agrees, by default. Part of the pool key.
+    public var httpVersion: HTTPVersionPreference {
+        get { box.values.httpVersion }
+        set { unique().values.httpVersion = newValue }
     }
     /// Certificate checks, trust roots, client certificate, pins and versions for https. Part of
     /// the pool key: connections are shared only between requests with equal configurations.

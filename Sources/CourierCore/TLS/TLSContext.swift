@@ -90,9 +90,9 @@ package final class TLSContext {
                 return .failure(CourierError(.tlsClientCertificate, "key does not match the certificate: \(TLSErrors.drain())"))
             }
         }
-        // ALPN: HTTP/1.1 is all Courier speaks; servers that only do h2 fail the handshake clearly.
+        // ALPN: HTTP/1.1 unless the connection offers h2 too (`TLSSession` sets its own offer).
         if configuration.offersALPN {
-            _ = alpnOffer.withUnsafeBufferPointer { SSL_CTX_set_alpn_protos(ctx, $0.baseAddress, UInt32($0.count)) }
+            _ = ALPNOffer.http1.wire.withUnsafeBufferPointer { SSL_CTX_set_alpn_protos(ctx, $0.baseAddress, UInt32($0.count)) }
         }
         _ = courier_SSL_CTX_set_session_cache_mode(ctx, Int(SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE))
         SSL_CTX_sess_set_new_cb(ctx, TLSSession.newSessionCallback)
@@ -100,11 +100,6 @@ package final class TLSContext {
     }
 }
 
-/// The protocols the handshake offers by ALPN, in the extension's wire form.
-package let alpnOffer: [UInt8] = [8] + Array("http/1.1".utf8)
-
-/// The names ALPN offers, for people (`-v`'s "ALPN: offers http/1.1").
-package let alpnOfferText = "http/1.1"
 
 /// The configuration's cipher list, TLS 1.3 suites and groups, set on `ctx`; the error when
 /// OpenSSL takes none of what one of them names (curl's CURLE_SSL_CIPHER).

@@ -44,8 +44,12 @@ package final class TLSSession {
     /// Where handshake messages are recorded (`record(into:)`), when the request asked.
     var trace: ConnectionTrace?
 
-    /// Sets up TLS for a connection to `host`; `session` resumes an earlier one when given.
-    package init?(context: TLSContext, host: String, port: UInt16, session: OpaquePointer?) {
+    /// What the handshake offers by ALPN.
+    let alpn: ALPNOffer
+
+    /// Sets up TLS for a connection to `host`; `session` resumes an earlier one when given;
+    /// `alpn` is what the connection may speak (the context's own offer is HTTP/1.1's).
+    package init?(context: TLSContext, host: String, port: UInt16, session: OpaquePointer?, alpn: ALPNOffer = .http1) {
         guard let ssl = SSL_new(context.context) else { return nil }
         self.ssl = ssl
         // A fully qualified name ("localhost.", "example.com."): the dot is for DNS (which keeps
@@ -54,6 +58,7 @@ package final class TLSSession {
         let host = host.utf8.count > 1 && host.utf8.last == UInt8(ascii: ".") ? String(host.dropLast()) : host
         self.host = host
         self.port = port
+        self.alpn = alpn
         configuration = context.configuration
         guard let bio = BIO_new(TLSSession.bioMethod) else {
             SSL_free(ssl)
@@ -70,6 +75,9 @@ package final class TLSSession {
         } else {
             _ = courier_SSL_set_tlsext_host_name(ssl, host)
             SSL_set1_host(ssl, host)
+        }
+        if alpn != .http1, configuration.offersALPN {
+            _ = alpn.wire.withUnsafeBufferPointer { SSL_set_alpn_protos(ssl, $0.baseAddress, UInt32($0.count)) }
         }
         if let session, configuration.sessionResumption { SSL_set_session(ssl, session) }
         SSL_set_connect_state(ssl)

@@ -18,6 +18,7 @@ package final class TLSStream: ByteStream, ByteStreamDelegate {
     private unowned(unsafe) let sessions: TLSSessionCache
     private let sessionKey: Int
     private let trace: ConnectionTrace?
+    private let alpn: ALPNOffer
     @exclusivity(unchecked) private unowned(unsafe) var delegate: ByteStreamDelegate?
     @exclusivity(unchecked) private var tls: TLSSession?
     @exclusivity(unchecked) private var handshaking = true
@@ -36,8 +37,9 @@ package final class TLSStream: ByteStream, ByteStreamDelegate {
 
     /// TLS to `host:port` over `lower`, resuming the session `sessions` holds for `sessionKey`.
     package init(over lower: any ByteStream, context: TLSContext, host: String, port: UInt16, uvLoop: UnsafeMutablePointer<uv_loop_t>,
-                 sessions: TLSSessionCache, sessionKey: Int, trace: ConnectionTrace?) {
+                 sessions: TLSSessionCache, sessionKey: Int, trace: ConnectionTrace?, alpn: ALPNOffer = .http1) {
         self.lower = lower
+        self.alpn = alpn
         self.context = context
         self.host = host
         self.port = port
@@ -71,10 +73,12 @@ package final class TLSStream: ByteStream, ByteStreamDelegate {
         lower.open(delegate: self)
     }
 
+    package func handOver(to delegate: ByteStreamDelegate) { self.delegate = delegate }
+
     // MARK: - From the stream below
 
     package func streamDidOpen() {
-        guard let session = TLSSession(context: context, host: host, port: port, session: sessions.session(for: sessionKey)) else {
+        guard let session = TLSSession(context: context, host: host, port: port, session: sessions.session(for: sessionKey), alpn: alpn) else {
             failOpen(CourierError(.tlsHandshake, "SSL_new: \(TLSErrors.drain())"))
             return
         }

@@ -7,7 +7,7 @@ extension TLSSession {
     func record(into trace: ConnectionTrace) {
         self.trace = trace
         SSL_set_msg_callback(ssl, TLSSession.messageCallback)
-        if configuration.offersALPN { trace.add("ALPN: offers \(alpnOfferText)") }
+        if configuration.offersALPN { trace.add("ALPN: offers \(alpn.text)") }
         if let file = configuration.caFile { trace.add(" CAfile: \(file)") }
         if let directory = configuration.caDirectory { trace.add(" CApath: \(directory)") }
         if configuration.useSystemTrustStore, configuration.verification == .full {

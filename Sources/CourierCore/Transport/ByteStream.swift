@@ -31,6 +31,9 @@ package protocol ByteStream: AnyObject {
     func pauseReading()
     /// Reads again after `pauseReading`. Idempotent.
     func resumeReading()
+    /// Tells an open stream's events to `delegate` from now on: a connection that negotiated
+    /// another protocol hands its stream to the connection that speaks it.
+    func handOver(to delegate: ByteStreamDelegate)
     /// Closes the stream (TLS says close_notify first, best effort). Idempotent.
     func close()
     /// Where reads may land instead of the loop's buffer (see `ReadLanding`): set by the

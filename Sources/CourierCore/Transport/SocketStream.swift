@@ -60,6 +60,8 @@ package final class SocketStream: ByteStream {
 
     // MARK: - Opening
 
+    package func handOver(to delegate: ByteStreamDelegate) { self.delegate = delegate }
+
     package func open(delegate: ByteStreamDelegate) {
         self.delegate = delegate
         if let descriptor = adoptedDescriptor {

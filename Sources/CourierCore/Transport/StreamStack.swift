@@ -15,6 +15,8 @@ package struct StreamStack {
     package let route: ConnectRoute?
     package let tls: TLSContext?
     package let attemptDelayMillis: UInt64
+    /// What TLS offers by ALPN (the pool key's version preference).
+    package var alpn: ALPNOffer = .http1
 
     package init(origin: Origin, proxy: Proxy?, route: ConnectRoute?, tls: TLSContext?, attemptDelayMillis: UInt64) {
         self.origin = origin
@@ -60,7 +62,7 @@ package struct StreamStack {
                 stream = TunnelStream(over: stream, target: target, authorization: proxy?.authorization, trace: trace)
             case .tls:
                 stream = TLSStream(over: stream, context: tls!, host: origin.host, port: origin.port, uvLoop: uvLoop,
-                                   sessions: sessions, sessionKey: sessionKey, trace: trace)
+                                   sessions: sessions, sessionKey: sessionKey, trace: trace, alpn: alpn)
             }
         }
         return stream

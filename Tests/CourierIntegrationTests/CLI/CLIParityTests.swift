@@ -310,7 +310,7 @@ struct CLIParityTests {
             do {
                 _ = try ArgumentParser.parse(arguments + ["http://x/"])
             } catch {
-                #expect(error.message.contains("HTTP/1.1 only"), "\(flag.long): \(error.message)")
+                #expect(error.message.contains("not HTTP/3"), "\(flag.long): \(error.message)")
             }
             if let short = flag.short {
                 #expect(ArgumentParser.shortFlags.contains(short) || ArgumentParser.shortWithValue.contains(short), "-\(short)")
@@ -548,9 +548,12 @@ struct CLIParityTests {
         #expect(v4.status == 7, "-4 finds nothing on 127.0.0.1")
     }
 
-    @Test func http2IsRefusedClearly() async throws {
-        let r = try await run(["--http2", s.scripted + "/echo"])
-        #expect(r.status == 4 && r.stderr.contains("HTTP/1.1 only"))
+    @Test func http3IsRefusedClearly() async throws {
+        let r = try await run(["--http3", s.scripted + "/echo"])
+        #expect(r.status == 4 && r.stderr.contains("not HTTP/3"))
+        // --http2 on http:// is HTTP/1.1, as curl's (no h2c Upgrade).
+        let h2 = try await run(["-s", "--http2", "-o", "/dev/null", "-w", "%{http_code} %{http_version}", s.scripted + "/echo"])
+        #expect(h2.stdout == "200 1.1", "\(h2.stderr)")
         let plain = try await run(["-s", "--http1.1", "-o", "/dev/null", "-w", "%{http_code}", s.scripted + "/echo"])
         #expect(plain.stdout == "200")
     }

@@ -44,7 +44,7 @@ struct CLIScriptHabitsTests {
             #expect(r.status == 0 && r.stderr.contains("SSL connection using TLSv1.3"), "\(flag): \(r.stderr)")
         }
         let offered = try await verboseHandshake([])
-        #expect(offered.stderr.contains("ALPN: offers http/1.1") && offered.stderr.contains("ALPN: server accepted http/1.1"))
+        #expect(offered.stderr.contains("ALPN: offers h2,http/1.1") && offered.stderr.contains("ALPN: server accepted http/1.1"))
         let none = try await verboseHandshake(["--no-alpn"])
         #expect(none.status == 0, "\(none.stderr)")
         #expect(!none.stderr.contains("ALPN"), "no ALPN offered, none accepted: \(none.stderr)")

@@ -301,11 +301,22 @@ struct InteropCheck: Sendable {
         return .pass
     }
 
+    /// ALPN offers h2 and http/1.1 by default: the server's choice is what the response came
+    /// over; offering http/1.1 alone gets http/1.1 from every server.
     static func alpn(_ server: InteropServer) async -> InteropOutcome {
         let seen = await send(server.url("/small", host: "localhost", tls: true)) { $0.tls = trusting(server) }
         if let problem = problem(seen) { return .fail(problem) }
+        let http1 = await send(server.url("/small", host: "localhost", tls: true)) {
+            $0.tls = trusting(server)
+            $0.httpVersion = .http1Only
+        }
+        if let problem = problem(http1) { return .fail("http1Only: \(problem)") }
+        guard http1.transfer.head?.versionMajor == 1, http1.tls?.alpn == "http/1.1" || http1.tls?.alpn == "" else {
+            return .fail("http1Only got ALPN \(http1.tls?.alpn ?? "unknown")")
+        }
         switch seen.tls?.alpn {
-        case "http/1.1"?: return .pass
+        case "h2"?: return seen.transfer.head?.versionMajor == 2 ? .pass : .fail("ALPN h2 but an HTTP/1 response")
+        case "http/1.1"?: return seen.transfer.head?.versionMajor == 1 ? .pass : .fail("ALPN http/1.1 but an HTTP/2 response")
         case ""?: return .notApplicable("\(server.kind) negotiates no ALPN")
         case let other: return .fail("ALPN \(other ?? "unknown")")
         }

@@ -18,7 +18,8 @@ final class TestServers: @unchecked Sendable {
     private var processes: [Process] = []
     /// Test certificates (Tests/Servers/make_certs.sh).
     let certs: String
-    /// nginx TLS servers by name: valid, selfsigned, wronghost, expired, notyet, ip, clientauth, tls12, tls13.
+    /// nginx TLS servers by name: valid, selfsigned, wronghost, expired, notyet, ip, clientauth, tls12, tls13,
+    /// and h2 / h2clientauth (HTTP/2 by ALPN).
     let tlsPorts: [String: Int]
     /// The scripted TLS server (close_notify, truncation) and a port that answers TLS with plaintext.
     let scriptedTLSPort: Int
@@ -270,14 +271,14 @@ final class TestServers: @unchecked Sendable {
     private static func startNginx(root: String, certs: String, processes: inout [Process]) -> (Int, [String: Int]) {
         for _ in 0..<10 {
             let port = freePort()
-            let names = ["valid", "selfsigned", "wronghost", "expired", "notyet", "ip", "clientauth", "tls12", "tls13"]
+            let names = ["valid", "selfsigned", "wronghost", "expired", "notyet", "ip", "clientauth", "tls12", "tls13", "h2", "h2clientauth"]
             var tls: [String: Int] = [:]
             for name in names { tls[name] = freePort() }
             guard Set(tls.values).count == names.count, !tls.values.contains(port) else { continue }
-            func tlsServer(_ name: String, cert: String, key: String, extra: String = "") -> String {
+            func tlsServer(_ name: String, cert: String, key: String, extra: String = "", http2: Bool = false) -> String {
                 """
                     server {
-                        listen 127.0.0.1:\(tls[name]!) ssl;
+                        listen 127.0.0.1:\(tls[name]!) ssl\(http2 ? " http2" : "");
                         ssl_certificate \(certs)/\(cert);
                         ssl_certificate_key \(certs)/\(key);
                         \(extra)
@@ -327,6 +328,9 @@ final class TestServers: @unchecked Sendable {
                         extra: "ssl_verify_client on; ssl_client_certificate \(certs)/ca.pem;"))
             \(tlsServer("tls12", cert: "server-chain.pem", key: "server.key", extra: "ssl_protocols TLSv1.2;"))
             \(tlsServer("tls13", cert: "server-chain.pem", key: "server.key", extra: "ssl_protocols TLSv1.3;"))
+            \(tlsServer("h2", cert: "server-chain.pem", key: "server.key", http2: true))
+            \(tlsServer("h2clientauth", cert: "server-chain.pem", key: "server.key",
+                       extra: "ssl_client_certificate \(certs)/ca.pem; ssl_verify_client on;", http2: true))
             }
             """
             try! config.write(toFile: root + "/nginx.conf", atomically: false, encoding: .utf8)

@@ -23,7 +23,7 @@ class _RequestBuilding:
                rate_limit=None, retry=None, cookies=None, auth=None, proxy=None, no_proxy=None, freeze=None,
                resolve=None, connect_to=None, ip_family=None, cert=None, auto_referer=False, tls_version=None,
                ciphers=None, tls13_ciphers=None, curves=None, alpn=True, happy_eyeballs=None, continue_timeout=None,
-               max_header_bytes=None, max_header_fields=None, proxy_tunnel=None):
+               max_header_bytes=None, max_header_fields=None, proxy_tunnel=None, http_version=None):
         """Options beyond httpx's: ``files=`` a multipart form streamed from disk (see
         ``apply_files``); ``content=`` bytes, a str, a path-backed file (streamed from disk), any
         iterable of bytes, or an async iterable with ``fetch``/``stream_async`` (sent chunked
@@ -42,7 +42,9 @@ class _RequestBuilding:
         ``curves`` ("X25519:P-256"), ``alpn=False`` (--no-alpn); ``happy_eyeballs`` and
         ``continue_timeout`` in seconds (--happy-eyeballs-timeout-ms, --expect100-timeout);
         ``max_header_bytes``/``max_header_fields``, the response head's bounds (300 KiB and
-        10000 by default); ``proxy_tunnel=True`` sends http URLs through a CONNECT tunnel too."""
+        10000 by default); ``proxy_tunnel=True`` sends http URLs through a CONNECT tunnel too;
+        ``http_version`` "1.1", "2" (HTTP/2 where an https server agrees: the library's default) or
+        "2-only" (h2c with prior knowledge on http://, curl's --http2-prior-knowledge)."""
         if not self._handle:
             raise CourierError(_native.E_MISUSE, "the engine is closed")
         handle = _native.request_p()
@@ -172,6 +174,11 @@ class _RequestBuilding:
                 apply(lib.courier_request_set_tls_curves(handle, curves.encode()))
             if not alpn:
                 apply(lib.courier_request_set_tls_alpn(handle, 0))
+            if http_version is not None:
+                versions = {"1.1": 1, "2": 2, "2-only": 3}
+                if http_version not in versions:
+                    raise ValueError("http_version must be '1.1', '2' or '2-only', not %r" % (http_version,))
+                apply(lib.courier_request_set_http_version(handle, versions[http_version]))
             if happy_eyeballs is not None:
                 apply(lib.courier_request_set_happy_eyeballs(handle, int(happy_eyeballs * 1000)))
             if continue_timeout is not None:

@@ -142,7 +142,12 @@ class _Settings:
 
 class _Base:
     def __init__(self, base_url, headers, params, cookies, auth, timeout, follow_redirects, max_redirects, verify,
-                 cert, proxy, trust_env, engine_options):
+                 cert, proxy, trust_env, engine_options, http1=True, http2=False):
+        if not http1 and not http2:
+            raise ValueError("http1 and http2 cannot both be False")
+        # httpx's switches: HTTP/1.1 only unless http2=True (then h2 where the server agrees by
+        # ALPN; with http1=False, HTTP/2 or nothing).
+        self._http_version = ("2" if http1 else "2-only") if http2 else "1.1"
         jar = cookies if isinstance(cookies, CookieJar) else CookieJar()
         initial = cookies if isinstance(cookies, dict) else None
         #: The client's CookieJar: what responses set is sent back, as a browser would.
@@ -163,6 +168,7 @@ class _Base:
             raise UsageError(_native.E_MISUSE, "the client is closed")
 
     def _options(self, headers, cookies, auth, timeout, follow_redirects, extra):
+        extra.setdefault("http_version", self._http_version)
         return self._settings.options(headers, cookies, auth, timeout, follow_redirects, extra)
 
     def _url(self, url, params):
@@ -189,9 +195,9 @@ class Client(_Base):
 
     def __init__(self, *, base_url=None, headers=None, params=None, cookies=None, auth=None, timeout=_UNSET,
                  follow_redirects=False, max_redirects=None, verify=True, cert=None, proxy=None, trust_env=True,
-                 **engine_options):
+                 http1=True, http2=False, **engine_options):
         super().__init__(base_url, headers, params, cookies, auth, timeout, follow_redirects, max_redirects, verify,
-                         cert, proxy, trust_env, engine_options)
+                         cert, proxy, trust_env, engine_options, http1, http2)
         self._engine = self._make_engine()
 
     def request(self, method, url, *, params=None, headers=None, cookies=None, auth=_UNSET, timeout=_UNSET,
@@ -253,9 +259,9 @@ class AsyncClient(_Base):
 
     def __init__(self, *, base_url=None, headers=None, params=None, cookies=None, auth=None, timeout=_UNSET,
                  follow_redirects=False, max_redirects=None, verify=True, cert=None, proxy=None, trust_env=True,
-                 **engine_options):
+                 http1=True, http2=False, **engine_options):
         super().__init__(base_url, headers, params, cookies, auth, timeout, follow_redirects, max_redirects, verify,
-                         cert, proxy, trust_env, engine_options)
+                         cert, proxy, trust_env, engine_options, http1, http2)
         self._engines = {}
         self._lock = threading.Lock()
 

@@ -149,6 +149,7 @@ _SIGNATURES = {
     "courier_request_set_tls_ciphers": (c_int, [request_p, c_char_p, c_char_p]),
     "courier_request_set_tls_curves": (c_int, [request_p, c_char_p]),
     "courier_request_set_tls_alpn": (c_int, [request_p, c_int]),
+    "courier_request_set_http_version": (c_int, [request_p, c_int]),
     "courier_request_set_happy_eyeballs": (c_int, [request_p, c_int64]),
     "courier_request_set_continue_timeout": (c_int, [request_p, c_int64]),
     "courier_request_set_header_limits": (c_int, [request_p, c_int64, c_int]),

@@ -140,7 +140,7 @@ class Response:
         self.reason_phrase = (lib.courier_response_reason(handle) or b"").decode("latin-1")
         version = lib.courier_response_http_version(handle)
         #: "HTTP/1.1" or "HTTP/1.0".
-        self.http_version = "HTTP/%d.%d" % divmod(version, 10) if version else ""
+        self.http_version = ("HTTP/2" if version == 20 else "HTTP/%d.%d" % divmod(version, 10)) if version else ""
         self.trailers = Headers(_trailers_of(handle))
         self.timings = {key: lib.courier_response_timing(handle, which) for key, which in TIMINGS.items()}
         self.reused_connection = bool(lib.courier_response_reused_connection(handle))

@@ -29,7 +29,7 @@ class ConnectionOptions(unittest.TestCase):
     def test_cipher_lists_versions_and_alpn(self):
         text = self.handshake(tls_version=("1.0", "1.2"), ciphers="ECDHE-RSA-AES128-GCM-SHA256", curves="P-384")
         self.assertIn("SSL connection using TLSv1.2 / ECDHE-RSA-AES128-GCM-SHA256 / secp384r1", text)
-        self.assertIn("ALPN: offers http/1.1", text)
+        self.assertIn("ALPN: offers h2,http/1.1", text)
         self.assertNotIn("ALPN", self.handshake(alpn=False))
         with courier.Engine(HTTPS) as engine:
             for options in ({"ciphers": "NOT-A-CIPHER"}, {"tls13_ciphers": "TLS_NOPE"}, {"curves": "no-curve"}):

@@ -1,0 +1,96 @@
+import CNGHTTP2
+
+/// What nghttp2 reports while it reads, turned into the streams' and the machine's events.
+extension HTTP2Connection: HTTP2SessionEvents {
+    /// Most CONTINUATION frames one header block may take (CVE-2024-27316's flood is bounded
+    /// here, whatever the library's version does).
+    static let maxContinuations = 32
+
+    package func frameBegins(type: UInt8, length: Int, streamID: Int32) -> Bool {
+        switch Int(type) {
+        case Int(NGHTTP2_HEADERS.rawValue), Int(NGHTTP2_PUSH_PROMISE.rawValue):
+            headerBlockFrames = 1
+            headerBlockBytes = length
+        case Int(NGHTTP2_CONTINUATION.rawValue):
+            headerBlockFrames += 1
+            headerBlockBytes += length
+            if headerBlockFrames > Self.maxContinuations || headerBlockBytes > maxHeaderBytes + 16 << 10 {
+                sentGoAwayError = nil
+                perform(machine.connectionLost(CourierError(.http2Protocol,
+                    "a header block of more than \(Self.maxContinuations) frames or \(maxHeaderBytes) bytes (CONTINUATION flood)")))
+                return false
+            }
+        default:
+            break
+        }
+        return true
+    }
+
+    package func headerField(streamID: Int32, name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> Bool {
+        guard let carrier = streams[streamID] else { return true }
+        return carrier.headerField(name: name, value: value)
+    }
+
+    package func headersEnded(streamID: Int32, endStream: Bool) {
+        guard let carrier = streams[streamID] else { return }
+        carrier.headersEnded(endStream: endStream, now: nowMillis)
+    }
+
+    package func dataReceived(streamID: Int32, bytes: UnsafeRawBufferPointer) {
+        session.consumedOnConnection(bytes.count)
+        guard let carrier = streams[streamID] else { return }
+        carrier.dataReceived(bytes, now: nowMillis)
+    }
+
+    package func dataEndedStream(streamID: Int32) {
+        streams[streamID]?.responseEnded()
+    }
+
+    package func resetReceived(streamID: Int32, errorCode: UInt32) {
+        streams[streamID]?.resetByServer = errorCode
+    }
+
+    package func streamClosed(streamID: Int32, errorCode: UInt32) {
+        guard let carrier = streams.removeValue(forKey: streamID) else { return }
+        carrier.closed(errorCode: errorCode)
+    }
+
+    package func settingsReceived() {
+        perform(machine.settingsReceived(maxConcurrentStreams: session.peerMaxConcurrentStreams))
+    }
+
+    package func goAwayReceived(lastStreamID: Int32, errorCode: UInt32) {
+        goAwayError = errorCode == 0 ? nil : errorCode
+        perform(machine.goAwayReceived(lastStreamID: lastStreamID, error: errorCode))
+    }
+
+    package func goAwaySent(errorCode: UInt32) {
+        if errorCode != 0 { sentGoAwayError = errorCode }
+    }
+
+    package func pingAcknowledged() {
+        machine.pingAcknowledged(now: nowMillis)
+    }
+
+    package func bodyPull(streamID: Int32, into buffer: UnsafeMutableRawBufferPointer) -> HTTP2BodyPull {
+        guard let carrier = streams[streamID] else { return .failed }
+        return carrier.pullBody(into: buffer)
+    }
+
+    // MARK: - From the streams
+
+    /// A stream ended: the machine counts it, the owner hears how.
+    func streamEnded(_ carrier: HTTP2Stream, _ transfer: Transfer, outcome: ExchangeOutcome) {
+        let action = machine.streamClosed(now: nowMillis)
+        owner.http2StreamFinished(self, transfer, outcome: outcome)
+        perform(action)
+        rearmTimer()
+    }
+
+    /// A paused stream's consumer can take more.
+    func resume(_ carrier: HTTP2Stream) {
+        carrier.resumed(now: nowMillis)
+        flush()
+        rearmTimer()
+    }
+}

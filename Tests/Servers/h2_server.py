@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""A scripted HTTP/2 server (h2c, prior knowledge) whose behaviour, good or hostile, is chosen by
+the request path. Built on Debian's python3-h2 for the framing, with raw frames written straight
+to the socket where a hostile server breaks the protocol (the library would refuse to).
+
+Prints three ports: the scripted server; one that announces SETTINGS_MAX_CONCURRENT_STREAMS 1;
+one that accepts and never sends a byte (no SETTINGS). Runs until its parent test process goes.
+"""
+import socket
+import struct
+import sys
+import threading
+import time
+
+import h2.config
+import h2.connection
+import h2.errors
+import h2.events
+import h2.settings
+
+import parent_guard
+
+SEEN_LOCK = threading.Lock()
+SEEN = {}  # key -> requests seen (refuse-once, goaway-once)
+PEAK = {"streams": 0}
+
+
+def frame(kind, flags, stream, payload):
+    return struct.pack(">I", len(payload))[1:] + bytes([kind, flags]) + struct.pack(">I", stream) + payload
+
+
+def first_time(key):
+    with SEEN_LOCK:
+        SEEN[key] = SEEN.get(key, 0) + 1
+        return SEEN[key] == 1
+
+
+def serve(sock, max_streams=None):
+    config = h2.config.H2Configuration(client_side=False, validate_outbound_headers=False,
+                                       normalize_outbound_headers=False, validate_inbound_headers=False)
+    conn = h2.connection.H2Connection(config=config)
+    conn.initiate_connection()
+    if max_streams is not None:
+        conn.update_settings({h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: max_streams})
+    sock.sendall(conn.data_to_send())
+    paths = {}
+    bodies = {}
+    open_streams = set()
+    try:
+        while True:
+            data = sock.recv(65536)
+            if not data:
+                return
+            for event in conn.receive_data(data):
+                if isinstance(event, h2.events.RequestReceived):
+                    headers = {k.decode() if isinstance(k, bytes) else k: v.decode() if isinstance(v, bytes) else v
+                               for k, v in event.headers}
+                    paths[event.stream_id] = headers
+                    bodies[event.stream_id] = b""
+                    open_streams.add(event.stream_id)
+                    PEAK["streams"] = max(PEAK["streams"], len(open_streams))
+                elif isinstance(event, h2.events.DataReceived):
+                    bodies[event.stream_id] = bodies.get(event.stream_id, b"") + event.data
+                    conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+                elif isinstance(event, h2.events.StreamEnded):
+                    open_streams.discard(event.stream_id)
+                    if answer(sock, conn, event.stream_id, paths[event.stream_id], bodies.get(event.stream_id, b"")) == "close":
+                        sock.sendall(conn.data_to_send())
+                        return
+                elif isinstance(event, h2.events.StreamReset):
+                    open_streams.discard(event.stream_id)
+            sock.sendall(conn.data_to_send())
+    except (OSError, h2.exceptions.ProtocolError):
+        return
+    finally:
+        sock.close()
+
+
+def answer(sock, conn, sid, headers, body):
+    path = headers.get(":path", "/")
+    route, _, query = path.partition("?")
+
+    def send(status=200, fields=(), data=b"", end=True):
+        conn.send_headers(sid, [(":status", str(status))] + list(fields), end_stream=end and not data)
+        if data:
+            conn.send_data(sid, data, end_stream=end)
+
+    if route == "/ok":
+        send(fields=[("content-type", "text/plain")], data=b"ok")
+    elif route == "/echo":
+        reply = f"{headers.get(':method')} {headers.get(':authority')} {len(body)}".encode()
+        send(fields=[("x-request-" + k.strip(":"), v) for k, v in headers.items()], data=reply)
+    elif route == "/peak":
+        send(data=str(PEAK["streams"]).encode())
+    elif route == "/trailers":
+        conn.send_headers(sid, [(":status", "200")])
+        conn.send_data(sid, b"body")
+        conn.send_headers(sid, [("grpc-status", "0"), ("grpc-message", "fine")], end_stream=True)
+    elif route == "/big":
+        size = int(query or "1048576")
+        conn.send_headers(sid, [(":status", "200"), ("content-length", str(size))])
+        sent = 0
+        while sent < size:
+            sock.sendall(conn.data_to_send())
+            window = min(conn.local_flow_control_window(sid), conn.max_outbound_frame_size, size - sent)
+            if window <= 0:
+                data = sock.recv(65536)
+                if not data:
+                    return "close"
+                for event in conn.receive_data(data):
+                    if isinstance(event, h2.events.StreamReset) and event.stream_id == sid:
+                        return None
+                continue
+            conn.send_data(sid, b"x" * window, end_stream=sent + window == size)
+            sent += window
+    elif route == "/rst-mid-body":
+        conn.send_headers(sid, [(":status", "200"), ("content-length", "100")])
+        conn.send_data(sid, b"x" * 10)
+        conn.reset_stream(sid, h2.errors.ErrorCodes.INTERNAL_ERROR)
+    elif route == "/refuse-once":
+        if first_time("refuse" + query):
+            conn.reset_stream(sid, h2.errors.ErrorCodes.REFUSED_STREAM)
+        else:
+            send(data=b"second")
+    elif route == "/http11-required":
+        conn.reset_stream(sid, h2.errors.ErrorCodes.HTTP_1_1_REQUIRED)
+    elif route == "/goaway-once":
+        # A GOAWAY whose last stream id does not cover this stream: never processed, retried.
+        if first_time("goaway" + query):
+            conn.close_connection(error_code=h2.errors.ErrorCodes.NO_ERROR, last_stream_id=sid - 2 if sid > 2 else 0)
+            return "close"
+        send(data=b"after goaway")
+    elif route == "/goaway-error-mid":
+        # Covered by the GOAWAY, but the connection ends with an error mid-body.
+        conn.send_headers(sid, [(":status", "200"), ("content-length", "100")])
+        conn.send_data(sid, b"x" * 10)
+        conn.close_connection(error_code=h2.errors.ErrorCodes.INTERNAL_ERROR, last_stream_id=sid)
+        return "close"
+    elif route == "/bad-status":
+        send(status="2x0", data=b"x")
+    elif route == "/uppercase":
+        send(fields=[("X-Upper", "1")], data=b"x")
+    elif route == "/connection-header":
+        send(fields=[("connection", "close")], data=b"x")
+    elif route == "/transfer-encoding":
+        send(fields=[("transfer-encoding", "chunked")], data=b"x")
+    elif route == "/length-mismatch":
+        send(fields=[("content-length", "10")], data=b"short")
+    elif route == "/never-ends":
+        conn.send_headers(sid, [(":status", "200")])
+        conn.send_data(sid, b"some")
+    elif route == "/big-headers":
+        send(fields=[(f"x-fill-{i}", "y" * 1000) for i in range(400)], data=b"x")
+    elif route == "/continuation-flood":
+        sock.sendall(conn.data_to_send())
+        literal = b"\x00\x03x-a\x01b"
+        sock.sendall(frame(1, 0, sid, b"\x88"))  # HEADERS (:status 200), no END_HEADERS
+        try:
+            for _ in range(10000):
+                sock.sendall(frame(9, 0, sid, literal * 100))
+        except OSError:
+            pass
+        return "close"
+    elif route == "/window-overflow":
+        sock.sendall(conn.data_to_send())
+        sock.sendall(frame(8, 0, 0, struct.pack(">I", 0x7FFFFFFF)) * 2)
+        time.sleep(0.5)
+        return "close"
+    elif route == "/oversized-frame":
+        # A DATA frame past SETTINGS_MAX_FRAME_SIZE (16,384 by default).
+        conn.send_headers(sid, [(":status", "200")])
+        sock.sendall(conn.data_to_send())
+        sock.sendall(frame(0, 0, sid, b"z" * 20000))
+        time.sleep(0.5)
+        return "close"
+    elif route == "/ping-flood":
+        sock.sendall(conn.data_to_send())
+        try:
+            sock.sendall(frame(6, 0, 0, b"\x00" * 8) * 2000)
+        except OSError:
+            pass
+        send(data=b"after pings")
+    else:
+        send(status=404, data=b"no such script")
+    return None
+
+
+def silent(sock):
+    try:
+        while sock.recv(65536):
+            pass
+    except OSError:
+        pass
+
+
+def listen(handler):
+    server = socket.socket()
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    server.bind(("127.0.0.1", 0))
+    server.listen(128)
+
+    def loop():
+        while True:
+            client, _ = server.accept()
+            client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            threading.Thread(target=handler, args=(client,), daemon=True).start()
+
+    threading.Thread(target=loop, daemon=True).start()
+    return server.getsockname()[1]
+
+
+def main():
+    parent_guard.start()
+    ports = [listen(serve), listen(lambda s: serve(s, max_streams=1)), listen(silent)]
+    print(" ".join(map(str, ports)), flush=True)
+    threading.Event().wait()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
