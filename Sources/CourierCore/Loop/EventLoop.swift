@@ -109,6 +109,14 @@ package final class EventLoop: @unchecked Sendable {
             let loop = Unmanaged<EventLoop>.fromOpaque(context!).takeRetainedValue()
             loop.loopThread = pthread_self()
             courier_name_thread("courier-loop")
+            // A write to a socket the peer has closed raises SIGPIPE in the thread that wrote,
+            // whose default action ends the process (an HTTP/2 connection writes WINDOW_UPDATEs
+            // and PING ACKs while a server closes it). Blocked on this thread only, the write
+            // returns EPIPE, which the stream reports; the application's own disposition stays.
+            var pipe = sigset_t()
+            sigemptyset(&pipe)
+            sigaddset(&pipe, SIGPIPE)
+            pthread_sigmask(SIG_BLOCK, &pipe, nil)
             loop.startHook?()
             loop.startHook = nil
             uv_run(loop.uvLoop, UV_RUN_DEFAULT)

@@ -117,6 +117,27 @@ struct HTTP2Tests {
         #expect(r.status == exit && r.stderr.contains(words), "\(path): exit \(r.status) \(r.stderr)")
     }
 
+    /// In this process: a server that closes while Courier still writes (PING ACKs, WINDOW_UPDATEs,
+    /// RST_STREAMs) fails the request, never the process (SIGPIPE is blocked on the loop thread).
+    @Test func hostileServersFailRequestsNotTheProcess() async throws {
+        var configuration = Engine.Configuration()
+        configuration.options.httpVersion = .http2Only
+        configuration.options.timeouts.total = .seconds(10)
+        // (An origin of its own: a connection error fails every stream on that connection, and
+        // other tests' requests to the scripted server must not share it.)
+        let engine = Engine(host: "http://localhost:\(h2.scriptedPort)", configuration: configuration)
+        for round in 0..<3 {
+            for path in ["/ping-flood", "/continuation-flood", "/goaway-error-mid", "/window-overflow"] {
+                do {
+                    let response = try await engine.get(path: path)
+                    Issue.record("\(path) round \(round): a response \(response.status)")
+                } catch {
+                    #expect([.http2, .connectionReset, .sendFailed, .emptyReply].contains(error.code.primary), "\(path): \(error)")
+                }
+            }
+        }
+    }
+
     @Test func aServerThatNeverSendsSettingsTimesOut() async throws {
         let r = try await courier(["-s", "--http2-prior-knowledge", "--max-time", "2", "http://127.0.0.1:\(h2.silentPort)/"])
         #expect(r.status == 28, "\(r.status) \(r.stderr)")
