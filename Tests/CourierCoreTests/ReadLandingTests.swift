@@ -74,6 +74,14 @@ struct ReadLandingTests {
         return box.value!
     }
 
+    /// Waits (up to 10 s) until the array keeper holds `count` body bytes.
+    static func waitForArrays(holding count: Int, in keeper: ArrayKeeper, rig: Rig) {
+        for _ in 0..<10_000 {
+            if onLoop(rig, { keeper.body.count }) >= count { return }
+            usleep(1_000)
+        }
+    }
+
     /// Waits (up to 10 s) until the keeper holds `count` bytes.
     static func wait(for count: Int, in keeper: Keeper, rig: Rig) {
         for _ in 0..<10_000 {
@@ -190,9 +198,12 @@ struct ReadLandingTests {
             _ = rig.readRequestHead()
             let parts = [Self.piece(1000, 1), Self.piece(30_000, 2), Self.piece(20_000, 3), Self.piece(150_000, 4)]
             rig.send("HTTP/1.1 200 OK\r\nContent-Length: 201000\r\n\r\n" + parts[0])
+            // Each part once the one before it has landed: a read of its own, whatever the load.
+            var sent = parts[0].utf8.count
             for part in parts.dropFirst() {
-                usleep(20_000)
+                Self.waitForArrays(holding: sent, in: keeper, rig: rig)
                 rig.send(part)
+                sent += part.utf8.count
             }
             #expect(rig.owner.next() == .finished(success: true, reusable: true, replay: false, code: nil))
             let facts = Self.onLoop(rig) { (body: keeper.body, arrays: keeper.arrays, largest: keeper.largestArray,
