@@ -20,6 +20,7 @@ package enum FuzzTargets {
         ("json", JSONReading.run),
         ("certinfo", CertificateReading.run),
         ("leasedbody", LeasedBodyDecoding.run),
+        ("h2response", HTTP2ResponsePath.run),
     ]
 
     package static func named(_ name: String) -> (@Sendable (UnsafeRawBufferPointer) -> Void)? {
