@@ -3,8 +3,9 @@ import CNGHTTP2
 /// What nghttp2 reports while it reads, turned into the streams' and the machine's events.
 extension HTTP2Connection: HTTP2SessionEvents {
     /// Most CONTINUATION frames one header block may take (CVE-2024-27316's flood is bounded
-    /// here, whatever the library's version does).
-    static let maxContinuations = 32
+    /// here, whatever the library's version does; the block's bytes are bounded by the head
+    /// limit too, so large frames cannot carry it further).
+    static let maxContinuations = 100
 
     package func frameBegins(type: UInt8, length: Int, streamID: Int32) -> Bool {
         switch Int(type) {
@@ -84,13 +85,13 @@ extension HTTP2Connection: HTTP2SessionEvents {
         let action = machine.streamClosed(now: nowMillis)
         owner.http2StreamFinished(self, transfer, outcome: outcome)
         perform(action)
-        rearmTimer()
+        arm(machine.nextDeadline)
     }
 
     /// A paused stream's consumer can take more.
     func resume(_ carrier: HTTP2Stream) {
         carrier.resumed(now: nowMillis)
         flush()
-        rearmTimer()
+        arm(carrier.machine.nextDeadline)
     }
 }

@@ -71,7 +71,7 @@ package final class HTTP2Connection: ByteStreamDelegate {
         session = HTTP2Session(events: self, settings: settings)
         stream.handOver(to: self)
         flush()
-        rearmTimer()
+        arm(machine.nextDeadline)
     }
 
     var nowMillis: UInt64 { uv_now(uvLoop) }
@@ -109,7 +109,7 @@ package final class HTTP2Connection: ByteStreamDelegate {
         streams[streamID] = carrier
         transfer.metrics.streamID = streamID
         flush()
-        rearmTimer()
+        arm(min(carrier.machine.nextDeadline, machine.nextDeadline))
     }
 
     /// Serves no new stream and closes once the open ones are done (a request forbade reuse).
@@ -172,7 +172,9 @@ package final class HTTP2Connection: ByteStreamDelegate {
             return
         }
         flush()
-        rearmTimer()
+        // (Reads only move deadlines later, except the connection's own: a timer armed for an
+        // earlier one fires, finds nothing due and re-arms, as HTTP/1's does.)
+        arm(machine.nextDeadline)
     }
 
     package func streamDidEnd(_ end: StreamEnd) {
@@ -218,11 +220,16 @@ package final class HTTP2Connection: ByteStreamDelegate {
 
     // MARK: - Deadlines
 
+    /// Arms the timer for every deadline (the connection's and each stream's): after it fired.
     func rearmTimer() {
-        guard !closeRequested else { return }
         var deadline = machine.nextDeadline
         for carrier in streams.values { deadline = min(deadline, carrier.machine.nextDeadline) }
-        guard deadline != .max else { return }
+        arm(deadline)
+    }
+
+    /// Makes sure the timer fires by `deadline` (an earlier one already armed stays).
+    func arm(_ deadline: UInt64) {
+        guard deadline != .max, !closeRequested else { return }
         if timerDeadline == 0 || deadline < timerDeadline {
             let now = nowMillis
             uv_timer_start(timer, Self.onTimer, deadline > now ? deadline - now : 0, 0)

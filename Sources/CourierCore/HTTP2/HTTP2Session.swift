@@ -73,7 +73,8 @@ package final class HTTP2Session {
         nghttp2_option_new(&options)
         // Windows open as the consumer takes the bytes, not as they arrive (`consumed`).
         nghttp2_option_set_no_auto_window_update(options, 1)
-        nghttp2_option_set_max_continuations(options, 16)
+        // (As many as Courier's own bound: a 300 KiB head in 4 KiB frames must pass.)
+        nghttp2_option_set_max_continuations(options, HTTP2Connection.maxContinuations)
         var made: OpaquePointer?
         let status = nghttp2_session_client_new2(&made, callbacks, Unmanaged.passUnretained(self).toOpaque(), options)
         nghttp2_option_del(options)

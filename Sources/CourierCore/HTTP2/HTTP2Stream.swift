@@ -217,6 +217,8 @@ package final class HTTP2Stream: ExchangeCarrier {
         } else {
             finalHeadSeen = true
             machine.headReceived(now: now)
+            // (The silence limit now applies: it may fall before the first-byte deadline armed.)
+            connection.arm(machine.nextDeadline)
             var head = ResponseHead(status: status, versionMinor: 0, reason: "", headers: fields)
             head.versionMajor = 2
             let contentLength = fields.combinedValue(for: "content-length").flatMap { UInt64($0) }
