@@ -150,14 +150,28 @@ def answer(sock, conn, sid, headers, body):
         conn.send_headers(sid, [(":status", "200")])
         conn.send_data(sid, b"some")
     elif route == "/big-headers":
-        send(fields=[(f"x-fill-{i}", "y" * 1000) for i in range(400)], data=b"x")
+        # 400 fields of 1,000 bytes (400 KB) as raw HPACK literals in HEADERS + CONTINUATION
+        # frames of 16 KiB: the library's Huffman coder in Python is too slow for a loaded run.
+        sock.sendall(conn.data_to_send())
+        block = b"\x88" + b"".join(b"\x00\x0bx-fill-%04d" % i + b"\x7f\xe9\x06" + b"y" * 1000 for i in range(400))
+        pieces = [block[i:i + 16384] for i in range(0, len(block), 16384)]
+        try:
+            for index, piece in enumerate(pieces):
+                kind = 1 if index == 0 else 9
+                flags = 4 if index == len(pieces) - 1 else 0
+                sock.sendall(frame(kind, flags, sid, piece))
+        except OSError:
+            pass
+        time.sleep(0.5)
+        return "close"
     elif route == "/continuation-flood":
         sock.sendall(conn.data_to_send())
-        literal = b"\x00\x03x-a\x01b"
+        # CVE-2024-27316's shape: a header block that never ends, in empty CONTINUATION frames
+        # (no field ever completes, so only a bound on the frames themselves stops it).
         sock.sendall(frame(1, 0, sid, b"\x88"))  # HEADERS (:status 200), no END_HEADERS
         try:
             for _ in range(10000):
-                sock.sendall(frame(9, 0, sid, literal * 100))
+                sock.sendall(frame(9, 0, sid, b""))
         except OSError:
             pass
         return "close"
