@@ -39,18 +39,35 @@ def send(conn, status, body=b"", extra=()):
     conn.sendall(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
 
 
+# Sockets held for the life of the process (the IPv4 twin of an IPv6-only listener's port).
+HELD = []
+
+
 def serve(answer, port=0, host="127.0.0.1"):
     """Listens on `host` (127.0.0.1; an IPv6 address such as ::1 listens there only) at `port`
     (by default an ephemeral one, printed with a 0 as the other scripted servers print theirs),
     and for each request of each connection calls answer(conn, method, target, headers, body),
     which writes the response and returns False when the connection is done."""
-    listener = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    if port:
-        # The test reserved the port with a bound, never listening SO_REUSEPORT socket (refused
-        # until this server listens, and taken by nothing else meanwhile).
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-    listener.bind((host, port))
+    for _ in range(100):
+        listener = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if port:
+            # The test reserved the port with a bound, never listening SO_REUSEPORT socket (refused
+            # until this server listens, and taken by nothing else meanwhile).
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        listener.bind((host, port))
+        if host != "::1":
+            break
+        # IPv6 loopback only: the same port on 127.0.0.1 is held too (bound, never listening), so
+        # a test may count on nothing answering there, whatever other servers the run starts.
+        ipv4 = socket.socket(socket.AF_INET)
+        try:
+            ipv4.bind(("127.0.0.1", listener.getsockname()[1]))
+            HELD.append(ipv4)
+            break
+        except OSError:
+            ipv4.close()
+            listener.close()
     listener.listen(256)
     print(listener.getsockname()[1], 0, flush=True)
 
