@@ -11,18 +11,30 @@ enum NetworkWatch {
     static func run(seconds: Double?, urls: [String]) -> Never {
         let hosts = urls.compactMap { (try? CourierURL(parsing: $0))?.host }
         let ready = DispatchSemaphore(value: 0)
+        // The observer first, then the status: a change between the two is in the status, and
+        // none is lost (a link that went down right after the first line was once missed).
+        // Both run on the loop thread, so the flag needs no lock.
+        let started = LoopFlag()
+        _ = Runtime.shared.addNetworkObserver { status in
+            if started.on { report(status, hosts: hosts) }
+        }
         Runtime.shared.networkStatus { status in
             report(status, hosts: hosts)
+            started.on = true
             ready.signal()
         }
         ready.wait()
-        _ = Runtime.shared.addNetworkObserver { status in report(status, hosts: hosts) }
         if let seconds {
             usleep(UInt32(min(seconds, 4000) * 1_000_000))
             Runtime.shared.shutdown()
             exit(0)
         }
         while true { pause() }
+    }
+
+    /// A flag only the loop thread reads and writes.
+    private final class LoopFlag: @unchecked Sendable {
+        var on = false
     }
 
     /// The status line, then the hosts' lines, one host after the other (each answer may wait
