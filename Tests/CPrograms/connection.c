@@ -1,10 +1,11 @@
 /*
  * connection: curl's connection options from C (since 0.4): cipher lists, TLS 1.3 suites and
  * curves, ALPN off, minimum versions, the Happy Eyeballs delay, the 100-continue wait, the
- * response head's limits and an http URL through a proxy's CONNECT tunnel; exits 0 when every
- * check holds.
+ * response head's limits and an http URL through a proxy's CONNECT tunnel; the HTTP version
+ * (since 0.6: HTTP/2 by ALPN against an nginx with http2, HTTP/1.1 when asked, a bad value
+ * refused); exits 0 when every check holds.
  *
- *   connection SCRIPTED_URL HTTPS13_URL CA_FILE STREAM_URL PROXY_URL
+ *   connection SCRIPTED_URL HTTPS13_URL CA_FILE STREAM_URL PROXY_URL H2_URL
  */
 #define _GNU_SOURCE  /* memmem */
 #include <courier.h>
@@ -59,11 +60,11 @@ static courier_request *tls_request(const char *url, const char *ca) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 6) {
-        fprintf(stderr, "usage: connection SCRIPTED_URL HTTPS13_URL CA_FILE STREAM_URL PROXY_URL\n");
+    if (argc != 7) {
+        fprintf(stderr, "usage: connection SCRIPTED_URL HTTPS13_URL CA_FILE STREAM_URL PROXY_URL H2_URL\n");
         return 2;
     }
-    const char *scripted = argv[1], *https = argv[2], *ca = argv[3], *stream = argv[4], *proxy = argv[5];
+    const char *scripted = argv[1], *https = argv[2], *ca = argv[3], *stream = argv[4], *proxy = argv[5], *h2 = argv[6];
     char url[512];
     int status = 0;
     courier_request *request = NULL;
@@ -146,6 +147,24 @@ int main(int argc, char **argv) {
     CHECK(memmem(text, length, "\"CONNECT 127.0.0.1:", 19) != NULL, "the proxy saw CONNECT");
     CHECK(memmem(text, length, "\"GET http://", 12) == NULL, "and no forwarded GET");
     courier_response_free(log);
+    courier_request_free(request);
+
+    /* The HTTP version: h2 by ALPN by default, 1.1 when asked, 20 / 11 in the response. */
+    int versions[] = {COURIER_HTTP_VERSION_DEFAULT, COURIER_HTTP_VERSION_1_1, COURIER_HTTP_VERSION_2_ONLY};
+    int expected[] = {20, 11, 20};
+    for (int i = 0; i < 3; i++) {
+        request = tls_request(h2, ca);
+        CHECK(courier_request_set_http_version(request, versions[i]) == COURIER_OK, "http version %d", versions[i]);
+        courier_response *answer = NULL;
+        CHECK(courier_request_perform(request, &answer) == COURIER_OK, "h2 request %d: %s", i, courier_request_errmsg(request));
+        CHECK(answer && courier_response_http_version(answer) == expected[i], "version %d: %d", versions[i],
+              answer ? courier_response_http_version(answer) : -1);
+        courier_response_free(answer);
+        courier_request_free(request);
+    }
+    CHECK(courier_request_create(NULL, "GET", h2, &request) == COURIER_OK, "create");
+    CHECK(courier_request_set_http_version(request, 9) == COURIER_E_INVALID_ARGUMENT, "a bad version is refused");
+    CHECK(courier_request_set_http_version(NULL, COURIER_HTTP_VERSION_2) != COURIER_OK, "NULL is refused");
     courier_request_free(request);
 
     if (failures) {

@@ -212,7 +212,7 @@ struct CABITests {
     @Test func connectionOptions() async throws {
         let bin = try await CExamples.shared.directory()
         let arguments = [await s.privateScripted(), "https://localhost:\(s.tlsPorts["tls13"]!)/small", s.certs + "/ca.pem",
-                         s.stream, await s.privateProxy()]
+                         s.stream, await s.privateProxy(), "https://localhost:\(s.tlsPorts["h2"]!)/small"]
         let run = try await runProcess(bin + "/connection", arguments)
         #expect(run.status == 0, "\(run.stderr)")
         if let valgrindPath {
@@ -302,6 +302,7 @@ struct CABITests {
                                                         "COURIER_TEST_SCRIPTED": await s.privateScripted(),
                                                         "COURIER_TEST_HTTPS": s.https, "COURIER_TEST_SELFSIGNED": "https://localhost:\(s.tlsPorts["selfsigned"]!)",
                                                         "COURIER_TEST_CLIENTAUTH": "https://localhost:\(s.tlsPorts["clientauth"]!)",
+                                                        "COURIER_TEST_H2": "https://localhost:\(s.tlsPorts["h2"]!)",
                                                         "COURIER_TEST_CERTS": s.certs, "COURIER_TEST_STREAM": s.stream,
                                                         "COURIER_TEST_RETRY": await s.privateRetryServer(),
                                                         "COURIER_TEST_COOKIES": await s.privateCookieServer(),
