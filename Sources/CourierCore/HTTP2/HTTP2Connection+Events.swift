@@ -28,23 +28,23 @@ extension HTTP2Connection: HTTP2SessionEvents {
     }
 
     package func headerField(streamID: Int32, name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> Bool {
-        guard let carrier = streams[streamID] else { return true }
+        guard let carrier = stream(streamID) else { return true }
         return carrier.headerField(name: name, value: value)
     }
 
     package func headersEnded(streamID: Int32, endStream: Bool) {
-        guard let carrier = streams[streamID] else { return }
+        guard let carrier = stream(streamID) else { return }
         carrier.headersEnded(endStream: endStream, now: nowMillis)
     }
 
     package func dataReceived(streamID: Int32, bytes: UnsafeRawBufferPointer) {
         session.consumedOnConnection(bytes.count)
-        guard let carrier = streams[streamID] else { return }
+        guard let carrier = stream(streamID) else { return }
         carrier.dataReceived(bytes, now: nowMillis)
     }
 
     package func dataEndedStream(streamID: Int32) {
-        streams[streamID]?.responseEnded()
+        stream(streamID)?.responseEnded()
     }
 
     package func resetReceived(streamID: Int32, errorCode: UInt32) {
@@ -53,6 +53,7 @@ extension HTTP2Connection: HTTP2SessionEvents {
 
     package func streamClosed(streamID: Int32, errorCode: UInt32) {
         guard let carrier = streams.removeValue(forKey: streamID) else { return }
+        if lastStream === carrier { lastStream = nil }
         carrier.closed(errorCode: errorCode)
     }
 
@@ -74,8 +75,18 @@ extension HTTP2Connection: HTTP2SessionEvents {
     }
 
     package func bodyPull(streamID: Int32, into buffer: UnsafeMutableRawBufferPointer) -> HTTP2BodyPull {
-        guard let carrier = streams[streamID] else { return .failed }
+        guard let carrier = stream(streamID) else { return .failed }
         return carrier.pullBody(into: buffer)
+    }
+
+    /// The open stream `id`: the one asked for last when it is that one again (nghttp2 reports
+    /// a response's fields, head and body one after the other), else the table's.
+    @inline(__always)
+    func stream(_ id: Int32) -> HTTP2Stream? {
+        if let last = lastStream, last.id == id { return last }
+        let found = streams[id]
+        lastStream = found
+        return found
     }
 
     // MARK: - From the streams

@@ -19,31 +19,96 @@ package struct HTTP2RequestHeaders {
     ///   - acceptEncoding: whether Courier asks for compressed bodies itself.
     package init(method: HTTPMethod, scheme: String, authority: String, path: String, query: String?,
                  headers: HTTPHeaders, contentLength: UInt64?, acceptEncoding: Bool) {
-        let host = headers.combinedValue(for: "Host")
+        encode(method: method, scheme: scheme, authority: authority, path: path, query: query, headers: headers,
+               contentLength: contentLength, acceptEncoding: acceptEncoding)
+    }
+
+    /// An empty block, to be filled by `encode` again and again (a connection keeps one: its
+    /// arrays' capacity serves every request, and nghttp2 copies what it is given).
+    package init() {}
+
+    /// Replaces the block with a request's (see `init(method:...)`).
+    package mutating func encode(method: HTTPMethod, scheme: String, authority: String, path: String, query: String?,
+                                 headers: HTTPHeaders, contentLength: UInt64?, acceptEncoding: Bool) {
+        bytes.removeAll(keepingCapacity: true)
+        fields.removeAll(keepingCapacity: true)
         add(":method", method.rawValue)
         add(":scheme", scheme)
-        add(":authority", host ?? authority)
-        add(":path", query.map { path + "?" + $0 } ?? path)
-        for (name, value) in headers {
-            let lower = name.lowercased()
-            if Self.connectionSpecific.contains(lower) { continue }
-            if lower == "host" { continue }
-            if lower == "te", value.lowercased() != "trailers" { continue }
-            if lower == "content-length", contentLength != nil { continue }
-            add(lower, value)
+        if let index = headers.firstFieldIndex("host") {
+            headers.withFieldBytes(at: index) { _, value in add(Self.authorityName, value) }
+        } else {
+            add(":authority", authority)
+        }
+        let pathStart = bytes.count
+        bytes.append(contentsOf: ":path".utf8)
+        let pathValue = bytes.count
+        bytes.append(contentsOf: path.utf8)
+        if let query {
+            bytes.append(UInt8(ascii: "?"))
+            bytes.append(contentsOf: query.utf8)
+        }
+        fields.append((pathStart, pathValue - pathStart, pathValue, bytes.count - pathValue))
+        for index in 0..<headers.count {
+            headers.withFieldBytes(at: index) { name, value in
+                switch Self.rule(for: name, contentLengthSent: contentLength != nil) {
+                case .send: addLowercased(name, value)
+                case .drop: break
+                case .onlyTrailers:
+                    if value.count == 8, Self.equalsIgnoringCase(value, "trailers") { addLowercased(name, value) }
+                }
+            }
         }
         if acceptEncoding { add("accept-encoding", "gzip, deflate, br, zstd") }
         if let contentLength { add("content-length", String(contentLength)) }
     }
 
-    /// Fields HTTP/2 forbids in any message (RFC 9113 section 8.2.2).
-    package static let connectionSpecific: Set<String> = ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"]
+    private static let authorityName = Array(":authority".utf8)
 
-    private mutating func add(_ name: String, _ value: String) {
+    private enum Rule { case send, drop, onlyTrailers }
+
+    /// What RFC 9113 section 8.2.2 (and `:authority`) make of a caller's field.
+    private static func rule(for name: UnsafeRawBufferPointer, contentLengthSent: Bool) -> Rule {
+        switch name.count {
+        case 2 where equalsIgnoringCase(name, "te"): return .onlyTrailers
+        case 4 where equalsIgnoringCase(name, "host"): return .drop
+        case 7 where equalsIgnoringCase(name, "upgrade"): return .drop
+        case 10 where equalsIgnoringCase(name, "connection") || equalsIgnoringCase(name, "keep-alive"): return .drop
+        case 14 where contentLengthSent && equalsIgnoringCase(name, "content-length"): return .drop
+        case 16 where equalsIgnoringCase(name, "proxy-connection"): return .drop
+        case 17 where equalsIgnoringCase(name, "transfer-encoding"): return .drop
+        default: return .send
+        }
+    }
+
+    private static func equalsIgnoringCase(_ bytes: UnsafeRawBufferPointer, _ lower: StaticString) -> Bool {
+        guard bytes.count == lower.utf8CodeUnitCount else { return false }
+        let expected = lower.utf8Start
+        for index in 0..<bytes.count where bytes[index] | 0x20 != expected[index] | 0x20 { return false }
+        return true
+    }
+
+    private mutating func add(_ name: StaticString, _ value: String) {
         let nameStart = bytes.count
-        bytes.append(contentsOf: name.utf8)
+        bytes.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
         let valueStart = bytes.count
         bytes.append(contentsOf: value.utf8)
+        fields.append((nameStart, valueStart - nameStart, valueStart, bytes.count - valueStart))
+    }
+
+    private mutating func add(_ name: [UInt8], _ value: UnsafeRawBufferPointer) {
+        let nameStart = bytes.count
+        bytes.append(contentsOf: name)
+        let valueStart = bytes.count
+        bytes.append(contentsOf: value.bindMemory(to: UInt8.self))
+        fields.append((nameStart, valueStart - nameStart, valueStart, bytes.count - valueStart))
+    }
+
+    /// A caller's field, its name lower-cased (HTTP/2 requires it; RFC 9113 section 8.2.1).
+    private mutating func addLowercased(_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) {
+        let nameStart = bytes.count
+        for byte in name { bytes.append(byte >= 65 && byte <= 90 ? byte | 0x20 : byte) }
+        let valueStart = bytes.count
+        bytes.append(contentsOf: value.bindMemory(to: UInt8.self))
         fields.append((nameStart, valueStart - nameStart, valueStart, bytes.count - valueStart))
     }
 

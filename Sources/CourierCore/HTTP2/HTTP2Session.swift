@@ -45,6 +45,8 @@ package enum HTTP2BodyPull {
 /// `produce`. It does no I/O; its owner moves the bytes over the connection's stream.
 package final class HTTP2Session {
     private var session: OpaquePointer!
+    /// The name/value list of the request being submitted.
+    private var nameValues: [nghttp2_nv] = []
     private unowned(unsafe) let events: HTTP2SessionEvents
 
     /// What the session announces to the server.
@@ -130,12 +132,14 @@ package final class HTTP2Session {
         provider.read_callback = Self.onBodyRead
         let id: Int32 = headers.bytes.withUnsafeBufferPointer { raw in
             let base = UnsafeMutablePointer(mutating: raw.baseAddress ?? UnsafePointer(bitPattern: 1)!)
-            var list = headers.fields.map { field in
-                nghttp2_nv(name: base + field.0, value: base + field.2, namelen: field.1, valuelen: field.3,
-                           flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+            // (The name/value list is reused too: nghttp2 copies the fields it is handed.)
+            nameValues.removeAll(keepingCapacity: true)
+            for field in headers.fields {
+                nameValues.append(nghttp2_nv(name: base + field.0, value: base + field.2, namelen: field.1, valuelen: field.3,
+                                             flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
             }
-            return hasBody ? nghttp2_submit_request(session, nil, &list, list.count, &provider, nil)
-                           : nghttp2_submit_request(session, nil, &list, list.count, nil, nil)
+            return hasBody ? nghttp2_submit_request(session, nil, &nameValues, nameValues.count, &provider, nil)
+                           : nghttp2_submit_request(session, nil, &nameValues, nameValues.count, nil, nil)
         }
         return id > 0 ? id : nil
     }

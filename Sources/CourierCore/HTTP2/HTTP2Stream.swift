@@ -62,6 +62,7 @@ package final class HTTP2Stream: ExchangeCarrier {
             connection.heldEnds.removeAll { $0 === self }
         } else if id > 0, connection.streams[id] === self {
             connection.streams[id] = nil
+            if connection.lastStream === self { connection.lastStream = nil }
             connection.session.reset(streamID: id, errorCode: UInt32(NGHTTP2_CANCEL.rawValue))
         }
         finish(.failure(reason, replay: false))
@@ -108,11 +109,11 @@ package final class HTTP2Stream: ExchangeCarrier {
             }
         }
         let length = transfer.requestBodyChunked ? nil : RequestEncoder.contentLength(for: method, bodyLength: transfer.requestBodyLength)
-        let headers = HTTP2RequestHeaders(method: method, scheme: transfer._authority.scheme == .https ? "https" : "http",
-                                          authority: connection.authority, path: transfer._path, query: transfer._query,
-                                          headers: transfer._headers, contentLength: length,
-                                          acceptEncoding: transfer._options.decompress && !transfer.userSetAcceptEncoding)
-        guard let streamID = connection.session.submitRequest(headers, hasBody: hasBody) else { return nil }
+        connection.requestBlock.encode(method: method, scheme: transfer._authority.scheme == .https ? "https" : "http",
+                                       authority: connection.authority, path: transfer._path, query: transfer._query,
+                                       headers: transfer._headers, contentLength: length,
+                                       acceptEncoding: transfer._options.decompress && !transfer.userSetAcceptEncoding)
+        guard let streamID = connection.session.submitRequest(connection.requestBlock, hasBody: hasBody) else { return nil }
         id = streamID
         if !hasBody { requestSent() }
         return streamID
@@ -221,7 +222,7 @@ package final class HTTP2Stream: ExchangeCarrier {
             connection.arm(machine.nextDeadline)
             var head = ResponseHead(status: status, versionMinor: 0, reason: "", headers: fields)
             head.versionMajor = 2
-            let contentLength = fields.combinedValue(for: "content-length").flatMap { UInt64($0) }
+            let contentLength = fields.withValueBytes(of: "content-length") { Self.decimal($0) } ?? nil
             fields = HTTPHeaders()
             if let error = transfer.receiveHead(head, contentLength: contentLength, nowMillis: now, approval: connection.owner) {
                 abort(error)
@@ -271,6 +272,20 @@ package final class HTTP2Stream: ExchangeCarrier {
             connection.heldEnds.removeAll { $0 === self }
             finishClosed(errorCode: 0)
         }
+    }
+
+    /// A Content-Length value's number (nghttp2 has checked that it is one), nil past UInt64.
+    private static func decimal(_ bytes: UnsafeRawBufferPointer) -> UInt64? {
+        guard !bytes.isEmpty else { return nil }
+        var value: UInt64 = 0
+        for byte in bytes {
+            guard byte >= 48, byte <= 57 else { return nil }
+            let (times, overflow) = value.multipliedReportingOverflow(by: 10)
+            let (sum, carry) = times.addingReportingOverflow(UInt64(byte - 48))
+            guard !overflow, !carry else { return nil }
+            value = sum
+        }
+        return value
     }
 
     // MARK: - The end
