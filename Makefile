@@ -25,7 +25,7 @@ TEST_PACKAGES  := nginx openssl valgrind python3 python3-venv python3-setuptools
 INTEROP_PACKAGES := apache2 caddy h2o lighttpd lighttpd-mod-deflate lighttpd-mod-openssl libnginx-mod-http-brotli-filter golang-go
 INTEROP_PYPI     := uvicorn==0.55.0 starlette==1.10.0
 DEMO_PACKAGES  := nginx python3
-BENCH_PACKAGES := nginx wrk libcurl4-openssl-dev gnuplot-nox valgrind strace python3
+BENCH_PACKAGES := nginx wrk libcurl4-openssl-dev gnuplot-nox valgrind strace python3 nghttp2-client
 
 .PHONY: api interop-deps python-wheel bench-bulk soak test-asan test-tsan fuzz install-files all deps core-packages test-deps demo-deps bench-deps llhttp build test demo bench install clean
 
@@ -154,6 +154,7 @@ bench: bench-deps
 	cc -O2 -Wall -shared -fPIC benchmarks/alloc_counter.c -o benchmarks/out/alloc_counter.so
 	$(SWIFT)c -O benchmarks/urlsession_bench.swift -o benchmarks/out/urlsession_bench
 	python3 benchmarks/run.py
+	python3 benchmarks/h2.py
 	$(MAKE) --no-print-directory bench-bulk
 
 # 1 GiB up and down through each API beside curl (benchmarks/BULK.md); part of `make bench`.

@@ -39,11 +39,12 @@ static long resident_kib(void) {
 int main(int argc, char **argv) {
     const char *url = NULL, *cacert = NULL;
     long total = 0, concurrency = 0;
-    int close_each = 0, hold = 0, positional = 0, no_resume = 0;
+    int close_each = 0, hold = 0, positional = 0, no_resume = 0, http2 = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--close")) close_each = 1;
         else if (!strcmp(argv[i], "--hold")) hold = 1;
         else if (!strcmp(argv[i], "--no-resume")) no_resume = 1;
+        else if (!strcmp(argv[i], "--http2")) http2 = 1;
         else if (!strcmp(argv[i], "--cacert") && i + 1 < argc) cacert = argv[++i];
         else if (!strcmp(argv[i], "--output") && i + 1 < argc) {
             output_file = fopen(argv[++i], "wb");
@@ -54,7 +55,7 @@ int main(int argc, char **argv) {
         else if (positional == 2) { concurrency = atol(argv[i]); positional++; }
     }
     if (!url || total <= 0 || concurrency <= 0) {
-        fprintf(stderr, "usage: curl_bench URL N C [--close] [--cacert FILE] [--no-resume] [--hold] [--output PATH]\n");
+        fprintf(stderr, "usage: curl_bench URL N C [--close] [--cacert FILE] [--no-resume] [--hold] [--output PATH] [--http2]\n");
         return 2;
     }
     struct rlimit limit;
@@ -81,6 +82,11 @@ int main(int argc, char **argv) {
         if (close_each) curl_easy_setopt(easy[i], CURLOPT_FORBID_REUSE, 1L);
         if (cacert) curl_easy_setopt(easy[i], CURLOPT_CAINFO, cacert);
         if (no_resume) curl_easy_setopt(easy[i], CURLOPT_SSL_SESSIONID_CACHE, 0L);
+        /* HTTP/2 by ALPN, streams waiting for the first connection's answer (multiplexed on it). */
+        if (http2) {
+            curl_easy_setopt(easy[i], CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+            curl_easy_setopt(easy[i], CURLOPT_PIPEWAIT, 1L);
+        }
         curl_multi_add_handle(multi, easy[i]);
         started++;
     }

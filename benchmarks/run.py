@@ -478,7 +478,8 @@ def ratio(summary, key, field, a="Courier (Swift API)", b="libcurl (multi)"):
 
 def write_results(summary, results, counting, scenarios, clients, facts):
     lines = ["# Benchmark results", "",
-             "Bulk transfers (1 GiB up and down through each API beside curl): [BULK.md](BULK.md).", "",
+             "Bulk transfers (1 GiB up and down through each API beside curl): [BULK.md](BULK.md). "
+             "HTTP/2 (S6-S8, beside h2load and libcurl): [H2.md](H2.md).", "",
              "Written by `make bench` (benchmarks/run.py); every figure below is a median over "
              f"{REPEAT} interleaved runs in the same session. CPU is user + system time of the client "
              "process per request; on a 2-core machine shared with nginx that is the fair figure. "

@@ -6,7 +6,7 @@ import CUV
 import CourierHeader
 
 // courier-bench URL N C [--api swift|c] [--close] [--cacert FILE] [--no-resume] [--hold] [--output PATH]
-//               [--cache memory|disk] [--cache-dir DIR] [--unique]
+//               [--cache memory|disk] [--cache-dir DIR] [--unique] [--http 1.1|2|2-only]
 //
 // N GET requests with at most C in flight through Courier's shared queue; every status and body
 // size is checked, and one JSON line is printed:
@@ -18,7 +18,8 @@ import CourierHeader
 // --cache memory|disk gives the engine an HTTP cache (disk: in --cache-dir, with no memory tier,
 // so every hit reads a file); one request before the clock starts stores the response, so a
 // fresh one makes every timed request a hit. --unique adds ?n=<i> to each request (every request
-// a miss of its own, stored).
+// a miss of its own, stored). --http chooses the HTTP version (default: HTTP/2 where the server
+// agrees by ALPN); the JSON then says how many connections the requests opened ("connections").
 
 struct Arguments {
     var url = ""
@@ -34,6 +35,9 @@ struct Arguments {
     var cache: String?
     var cacheDirectory: String?
     var unique = false
+    /// The HTTP version preference (COURIER_HTTP_VERSION_* for the C driver).
+    var httpVersion = HTTPVersionPreference.http2Preferred
+    var versionGiven = false
 }
 
 func parseArguments() -> Arguments {
@@ -52,6 +56,17 @@ func parseArguments() -> Arguments {
         case "--cache": i += 1; args.cache = argv[i]
         case "--cache-dir": i += 1; args.cacheDirectory = argv[i]
         case "--unique": args.unique = true
+        case "--http":
+            i += 1
+            args.versionGiven = true
+            switch argv[i] {
+            case "1.1": args.httpVersion = .http1Only
+            case "2": args.httpVersion = .http2Preferred
+            case "2-only": args.httpVersion = .http2Only
+            default:
+                writeError("courier-bench: --http 1.1, 2 or 2-only\n")
+                exit(2)
+            }
         default: positional.append(argv[i])
         }
         i += 1
@@ -109,6 +124,10 @@ final class SwiftDriver: @unchecked Sendable {
     @exclusivity(unchecked) private(set) var ok = 0
     @exclusivity(unchecked) private(set) var bytes = 0
     @exclusivity(unchecked) private(set) var firstError: CourierError?
+    /// Connections the requests opened (HTTP/2: how many the stream limit forced), counted only
+    /// when `--http` was given (reading the metrics copies them: the counting mode runs without).
+    @exclusivity(unchecked) private(set) var connections = 0
+    let countsConnections: Bool
     let done = DispatchSemaphore(value: 0)
 
     init(args: Arguments) {
@@ -118,6 +137,8 @@ final class SwiftDriver: @unchecked Sendable {
         configuration.options.retryStaleConnection = true
         if let caFile = args.caFile { configuration.options.tls.caFile = caFile }
         if args.noResume { configuration.options.tls.sessionResumption = false }
+        configuration.options.httpVersion = args.httpVersion
+        countsConnections = args.versionGiven
         if let mode = args.cache {
             configuration.cache = try! mode == "disk" ? Cache(directory: args.cacheDirectory!, memoryCapacity: 0) : Cache()
         }
@@ -166,6 +187,7 @@ final class SwiftDriver: @unchecked Sendable {
                     ok += 1
                     bytes += output == nil ? response.body.count : Int(response.metrics.bodyBytesDecoded)
                 }
+                if countsConnections { connections += response.metrics.connectionsOpened }
             case .failure(let error):
                 if firstError == nil { firstError = error }
             }
@@ -192,6 +214,7 @@ final class CDriver: @unchecked Sendable {
     let output: UnsafeMutablePointer<CChar>?
     let caFile: UnsafeMutablePointer<CChar>?
     let cache: OpaquePointer?
+    let httpVersion: Int32
     @exclusivity(unchecked) private var started = 0
     @exclusivity(unchecked) private var finished = 0
     @exclusivity(unchecked) private(set) var ok = 0
@@ -222,6 +245,11 @@ final class CDriver: @unchecked Sendable {
         close = args.close
         output = args.output.map { strdup($0) }
         caFile = args.caFile.map { strdup($0) }
+        switch args.httpVersion {
+        case .http1Only: httpVersion = COURIER_HTTP_VERSION_1_1
+        case .http2Preferred: httpVersion = COURIER_HTTP_VERSION_2
+        case .http2Only: httpVersion = COURIER_HTTP_VERSION_2_ONLY
+        }
         if args.close || args.noResume {
             writeError("courier-bench: --api c supports neither --close nor --no-resume\n")
             exit(2)
@@ -251,6 +279,7 @@ final class CDriver: @unchecked Sendable {
         courier_request_set_decompress(request, 0)
         if let output { courier_request_set_output_file(request, output) }
         if let caFile { courier_request_set_tls_ca(request, caFile, nil) }
+        if httpVersion != COURIER_HTTP_VERSION_2 { courier_request_set_http_version(request, httpVersion) }
         let user = Unmanaged.passUnretained(self).toOpaque()
         precondition(courier_request_send(request, { request, response, code, user in
             Unmanaged<CDriver>.fromOpaque(user!).takeUnretainedValue().finish(request, response, code)
@@ -309,6 +338,7 @@ if args.hold {
     let rssAfter = residentKiB()
     line += ",\"rss_before_kib\":\(rssBefore),\"rss_idle_kib\":\(rssAfter)"
 }
+if let swiftDriver, swiftDriver.countsConnections { line += ",\"connections\":\(swiftDriver.connections)" }
 if let error = swiftDriver?.firstError?.message ?? cDriver?.firstError { line += ",\"first_error\":\"\(error)\"" }
 print(line + "}")
 exit(ok == args.total ? 0 : 1)
