@@ -214,7 +214,6 @@ final class CDriver: @unchecked Sendable {
     let output: UnsafeMutablePointer<CChar>?
     let caFile: UnsafeMutablePointer<CChar>?
     let cache: OpaquePointer?
-    let httpVersion: Int32
     @exclusivity(unchecked) private var started = 0
     @exclusivity(unchecked) private var finished = 0
     @exclusivity(unchecked) private(set) var ok = 0
@@ -228,6 +227,14 @@ final class CDriver: @unchecked Sendable {
         precondition(courier_engine_create("\(parsed.scheme.rawValue)://\(parsed.hostHeader)", &created) == COURIER_OK)
         engine = created
         precondition(courier_engine_set_accepted_status(engine, 200, 400) == COURIER_OK)
+        // The HTTP version is the engine's default (nothing per request, as for the counting mode).
+        let version: Int32
+        switch args.httpVersion {
+        case .http1Only: version = COURIER_HTTP_VERSION_1_1
+        case .http2Preferred: version = COURIER_HTTP_VERSION_2
+        case .http2Only: version = COURIER_HTTP_VERSION_2_ONLY
+        }
+        precondition(courier_engine_set_http_version(engine, version) == COURIER_OK)
         if let mode = args.cache {
             var cache: OpaquePointer?
             precondition(courier_cache_create(mode == "disk" ? args.cacheDirectory : nil, mode == "disk" ? 0 : -1, 0, &cache) == COURIER_OK)
@@ -245,11 +252,6 @@ final class CDriver: @unchecked Sendable {
         close = args.close
         output = args.output.map { strdup($0) }
         caFile = args.caFile.map { strdup($0) }
-        switch args.httpVersion {
-        case .http1Only: httpVersion = COURIER_HTTP_VERSION_1_1
-        case .http2Preferred: httpVersion = COURIER_HTTP_VERSION_2
-        case .http2Only: httpVersion = COURIER_HTTP_VERSION_2_ONLY
-        }
         if args.close || args.noResume {
             writeError("courier-bench: --api c supports neither --close nor --no-resume\n")
             exit(2)
@@ -279,7 +281,6 @@ final class CDriver: @unchecked Sendable {
         courier_request_set_decompress(request, 0)
         if let output { courier_request_set_output_file(request, output) }
         if let caFile { courier_request_set_tls_ca(request, caFile, nil) }
-        if httpVersion != COURIER_HTTP_VERSION_2 { courier_request_set_http_version(request, httpVersion) }
         let user = Unmanaged.passUnretained(self).toOpaque()
         precondition(courier_request_send(request, { request, response, code, user in
             Unmanaged<CDriver>.fromOpaque(user!).takeUnretainedValue().finish(request, response, code)

@@ -45,6 +45,8 @@ package struct PoolKeys {
     /// Origins whose server answered HTTP_1_1_REQUIRED: `.http2Preferred` goes over HTTP/1.1
     /// to them from then on.
     package private(set) var http1Origins: Set<Origin> = []
+    /// `!http1Origins.isEmpty`, as one load (every request asks).
+    private var remembersHTTP1 = false
     private var lastPoolVersion = HTTPVersionPreference.http2Preferred
     package private(set) var routes: [ConnectRoute?] = []
     private var lastOrigin = Origin(scheme: .http, host: "", port: 0)
@@ -92,7 +94,7 @@ package struct PoolKeys {
         var tlsID = -1
         if transfer._authority.scheme == .https { tlsID = try tlsConfigurationID(transfer._options.tls) }
         var version = transfer._options.httpVersion
-        if _slowPath(!http1Origins.isEmpty), version == .http2Preferred, http1Origins.contains(transfer._authority.origin) {
+        if _slowPath(remembersHTTP1), version == .http2Preferred, http1Origins.contains(transfer._authority.origin) {
             version = .http1Only
         }
         if transfer._options.hasComposition || environmentProxies {
@@ -110,6 +112,7 @@ package struct PoolKeys {
     /// HTTP_1_1_REQUIRED).
     package mutating func rememberHTTP1(_ origin: Origin) {
         http1Origins.insert(origin)
+        remembersHTTP1 = true
         lastPoolKey = -1
     }
 
