@@ -170,8 +170,10 @@ struct BodyPipeTests {
     /// end before it takes the buffer back, and returns its bytes (not AGAIN, and nothing written
     /// into the buffer once it has returned).
     @Test func aReaderWhoseTimeIsUpWaitsForTheReadLandingInItsBuffer() throws {
-        let (bench, zone) = try Self.lending(timeout: 50)
-        // The reader's 50 ms run out while the read lands: it says so, and waits.
+        // (Half a second: the zone is taken after the reader lent it and before its time runs
+        // out, which 50 ms did not leave room for on a loaded machine.)
+        let (bench, zone) = try Self.lending(timeout: 500)
+        // The reader's time runs out while the read lands: it says so, and waits.
         #expect(bench.waitingForLanding.wait(timeout: .now() + 10) == .success, "the reader's time never ran out")
         #expect(bench.outcome.peek() == nil, "the reader returned while a read was landing in its buffer")
         let sent = Self.bytes(1000, 2)
