@@ -65,14 +65,21 @@ class Harness:
         certs = os.path.join(self.work, "certs")
         subprocess.run(["sh", os.path.join(ROOT, "Tests", "Servers", "make_certs.sh"), certs], check=True, capture_output=True)
         self.ca = os.path.join(certs, "ca.pem")
-        tls_port = free_port()
+        tls_port, h2_port = free_port(), free_port()
         extra = (f"server {{ listen 127.0.0.1:{tls_port} ssl; root {html}; ssl_certificate {certs}/server-chain.pem; "
-                 f"ssl_certificate_key {certs}/server.key; ssl_session_cache shared:sanitize:1m; }}")
+                 f"ssl_certificate_key {certs}/server.key; ssl_session_cache shared:sanitize:1m; }} "
+                 f"server {{ listen 127.0.0.1:{h2_port} ssl http2; root {html}; ssl_certificate {certs}/server-chain.pem; "
+                 f"ssl_certificate_key {certs}/server.key; }}")
         env = dict(os.environ, NGINX_WORKERS="1", NGINX_EXTRA_SERVER=extra)
         port = subprocess.run([os.path.join(ROOT, "benchmarks", "nginx.sh"), "start", self.work], capture_output=True,
                               text=True, env=env, check=True).stdout.strip()
         self.nginx = f"http://127.0.0.1:{port}"
         self.https = f"https://localhost:{tls_port}"
+        self.h2 = f"https://localhost:{h2_port}"
+        # The scripted HTTP/2 server runs on Debian's interpreter, where python3-h2 is installed.
+        self.h2_process = subprocess.Popen(["/usr/bin/python3", os.path.join(ROOT, "Tests", "Servers", "h2_server.py")],
+                                           stdout=subprocess.PIPE, text=True)
+        self.h2_scripted = f"http://127.0.0.1:{self.h2_process.stdout.readline().split()[0]}"
         self.scripted_process = subprocess.Popen([sys.executable, os.path.join(ROOT, "Tests", "Servers", "scripted_server.py")],
                                                  stdout=subprocess.PIPE, text=True)
         ports = self.scripted_process.stdout.readline().split()
@@ -103,7 +110,7 @@ class Harness:
         self.scripted_process.terminate()
         self.stream_process.terminate()
         for process in self.retry_processes + [self.cookie_process, self.proxy_process, self.token_process,
-                                               self.idempotency_process]:
+                                               self.idempotency_process, self.h2_process]:
             process.terminate()
         self.scripted_process.wait()
 
@@ -200,8 +207,29 @@ def scenarios(h):
     h.run("c cancel from a thread", [scenario, "cancel", h.scripted + "/silence?s=10"])
     h.run("c downloads", [scenario, "download", h.nginx + "/small", h.nginx + "/no-such-file", os.path.join(h.work, "downloads")])
     streams(h)
+    http2(h)
     retries(h)
     bindings(h)
+
+
+def http2(h):
+    """HTTP/2: multiplexed streams from each front end, a large body, and every hostile server's
+    path ending in its exit code."""
+    cli = os.path.join(h.build, "courier")
+    bench = os.path.join(h.build, "courier-bench")
+    h.run("cli h2 parallel", [cli, "-s", "-Z", "--parallel-max", "50", "--cacert", h.ca, "-o", "/dev/null",
+                              h.h2 + "/small?n=[1-300]"])
+    h.run("cli h2 large", [cli, "-s", "--cacert", h.ca, "-o", os.path.join(h.work, "h2-large.out"), h.h2 + "/large"])
+    for api in ("swift", "c"):
+        h.run(f"bench {api} h2 100 streams", [bench, h.h2 + "/small", "3000", "100", "--cacert", h.ca, "--http", "2", "--api", api])
+    h.run("cli h2c upload", [cli, "-s", "--http2-prior-knowledge", "-d", "x" * 5000, "-o", "/dev/null", h.h2_scripted + "/echo"])
+    for path, code in [("/rst-mid-body", 92), ("/bad-status", 16), ("/big-headers", 100), ("/continuation-flood", 16),
+                       ("/window-overflow", 16), ("/ping-flood", 16), ("/refuse-once?s", 0),
+                       ("/goaway-once?s", 0), ("/trailers", 0)]:
+        h.run(f"cli h2 {path}", [cli, "-s", "--http2-prior-knowledge", "-m", "20", "-o", "/dev/null", h.h2_scripted + path],
+              expect=code)
+    h.run("cli h2 never ends", [cli, "-s", "--http2-prior-knowledge", "-m", "1", "-o", "/dev/null", h.h2_scripted + "/never-ends"],
+          expect=28)
 
 
 def bindings(h):
