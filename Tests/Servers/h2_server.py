@@ -4,9 +4,15 @@ the request path. Built on Debian's python3-h2 for the framing, with raw frames 
 to the socket where a hostile server breaks the protocol (the library would refuse to).
 
 Prints three ports: the scripted server; one that announces SETTINGS_MAX_CONCURRENT_STREAMS 1;
-one that accepts and never sends a byte (no SETTINGS). Runs until its parent test process goes.
+one that accepts and never sends a byte (no SETTINGS). Given a certificate chain and its key, a
+fourth: TLS offering h2 and http/1.1 by ALPN, the same scripts over h2, and over HTTP/1.1 one
+answer for any path ("via http/1.1 PATH"), for the HTTP_1_1_REQUIRED fallback. Runs until its
+parent test process goes.
+
+  h2_server.py [CERT_CHAIN KEY]
 """
 import socket
+import ssl
 import struct
 import sys
 import threading
@@ -90,6 +96,10 @@ def answer(sock, conn, sid, headers, body):
     elif route == "/echo":
         reply = f"{headers.get(':method')} {headers.get(':authority')} {len(body)}".encode()
         send(fields=[("x-request-" + k.strip(":"), v) for k, v in headers.items()], data=reply)
+    elif route == "/delay":
+        # Answers after MS milliseconds (the connection's other streams wait meanwhile).
+        time.sleep(int(query or "0") / 1000)
+        send(data=b"late")
     elif route == "/peak":
         send(data=str(PEAK["streams"]).encode())
     elif route == "/trailers":
@@ -199,6 +209,40 @@ def answer(sock, conn, sid, headers, body):
     return None
 
 
+def http1(sock):
+    """One HTTP/1.1 answer per request, keep-alive, naming the path it answers."""
+    buffer = b""
+    try:
+        while True:
+            while b"\r\n\r\n" not in buffer:
+                data = sock.recv(65536)
+                if not data:
+                    return
+                buffer += data
+            head, _, buffer = buffer.partition(b"\r\n\r\n")
+            path = head.split(b"\r\n")[0].split(b" ")[1]
+            body = b"via http/1.1 " + path
+            sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+    except OSError:
+        return
+    finally:
+        sock.close()
+
+
+def tls(context):
+    def handle(sock):
+        try:
+            wrapped = context.wrap_socket(sock, server_side=True)
+        except (OSError, ssl.SSLError):
+            sock.close()
+            return
+        if wrapped.selected_alpn_protocol() == "h2":
+            serve(wrapped)
+        else:
+            http1(wrapped)
+    return handle
+
+
 def silent(sock):
     try:
         while sock.recv(65536):
@@ -226,6 +270,11 @@ def listen(handler):
 def main():
     parent_guard.start()
     ports = [listen(serve), listen(lambda s: serve(s, max_streams=1)), listen(silent)]
+    if len(sys.argv) == 3:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(sys.argv[1], sys.argv[2])
+        context.set_alpn_protocols(["h2", "http/1.1"])
+        ports.append(listen(tls(context)))
     print(" ".join(map(str, ports)), flush=True)
     threading.Event().wait()
 

@@ -12,6 +12,8 @@ final class HTTP2Servers: @unchecked Sendable {
     let scriptedPort: Int
     let oneStreamPort: Int
     let silentPort: Int
+    /// TLS offering h2 and http/1.1 (HTTP/1.1 answers "via http/1.1 PATH").
+    let tlsPort: Int
     let root: String
 
     var nghttpd: String { "http://127.0.0.1:\(nghttpdPort)" }
@@ -24,7 +26,8 @@ final class HTTP2Servers: @unchecked Sendable {
         FileManager.default.createFile(atPath: root + "/small", contents: Data("hello over h2\n".utf8))
         FileManager.default.createFile(atPath: root + "/large", contents: Data((0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }))
         // Debian's interpreter: python3-h2 is a Debian package (`make test` installs it).
-        let script = TestServers.guardedServer(TestServers.packageRoot + "/Tests/Servers/h2_server.py", [])
+        let script = TestServers.guardedServer(TestServers.packageRoot + "/Tests/Servers/h2_server.py",
+                                               [base.certs + "/server-chain.pem", base.certs + "/server.key"])
         script.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         let pipe = Pipe()
         script.standardOutput = pipe
@@ -38,7 +41,7 @@ final class HTTP2Servers: @unchecked Sendable {
             line.append(chunk)
         }
         let ports = String(decoding: line, as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { Int($0) }
-        (scriptedPort, oneStreamPort, silentPort) = (ports[0], ports[1], ports[2])
+        (scriptedPort, oneStreamPort, silentPort, tlsPort) = (ports[0], ports[1], ports[2], ports[3])
         nghttpdPort = Self.startNghttpd(root: root)
         let children = [script]
         let previous = TestServers.atExit

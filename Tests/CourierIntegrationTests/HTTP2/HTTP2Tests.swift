@@ -90,6 +90,37 @@ struct HTTP2Tests {
         }
     }
 
+    /// A stream's deadline fails that stream alone (RST_STREAM CANCEL): the one beside it on the
+    /// same connection still gets its answer.
+    @Test func aStreamsTimeoutLeavesItsSiblingRunning() async throws {
+        let format = "%{url_effective} %{exitcode} %{num_connects} %{http_code}\\n"
+        let r = try await courier(["-s", "-Z", "--http2-prior-knowledge", "-m", "1", "-o", "/dev/null", "-w", format,
+                                   h2.scripted + "/never-ends?\(UUID().uuidString)",
+                                   "--next", "-s", "--http2-prior-knowledge", "-m", "20", "-o", "/dev/null", "-w", format,
+                                   h2.scripted + "/delay?2000"])
+        let lines = r.stdout.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+        let ended = try #require(lines.first { $0.first?.contains("never-ends") == true }, "\(r.stdout) \(r.stderr)")
+        let late = try #require(lines.first { $0.first?.contains("delay") == true }, "\(r.stdout) \(r.stderr)")
+        #expect(ended[1] == "28", "the endless stream timed out: \(r.stdout)")
+        #expect(late[1] == "0" && late[3] == "200", "its sibling was answered: \(r.stdout) \(r.stderr)")
+        #expect(Int(ended[2])! + Int(late[2])! == 1, "on one connection: \(r.stdout)")
+    }
+
+    /// A stream reset with HTTP_1_1_REQUIRED is sent again over HTTP/1.1, and the origin stays
+    /// on HTTP/1.1 for the requests after it.
+    @Test func http11RequiredFallsBackAndIsRemembered() async throws {
+        var configuration = Engine.Configuration()
+        configuration.options.tls = s.trustTestCA
+        let engine = Engine(host: "https://localhost:\(h2.tlsPort)", configuration: configuration)
+        let first = try await engine.get(path: "/ok")
+        #expect(first.httpVersion == "HTTP/2" && first.body == Array("ok".utf8))
+        let required = try await engine.get(path: "/http11-required")
+        #expect(required.httpVersion == "HTTP/1.1" && String(decoding: required.body, as: UTF8.self) == "via http/1.1 /http11-required",
+                "\(required.httpVersion) \(String(decoding: required.body, as: UTF8.self))")
+        let after = try await engine.get(path: "/ok")
+        #expect(after.httpVersion == "HTTP/1.1" && String(decoding: after.body, as: UTF8.self) == "via http/1.1 /ok")
+    }
+
     @Test func aOneStreamServerStillServesEveryone() async throws {
         let r = try await courier(["-s", "-Z", "--http2-prior-knowledge", "-o", "/dev/null", "-w", "%{http_code}\\n",
                                    "http://127.0.0.1:\(h2.oneStreamPort)/ok?[1-12]"])
