@@ -114,13 +114,15 @@ package struct ConnectionPoolState<Connection: Hashable, Multiplexed: Hashable, 
     /// happens only once, so it must go out on a connection known to be fresh.
     package mutating func acquire(_ request: Request, key: Int, allowIdle: Bool = true) -> AcquireAction {
         withEntry(key) { entry in
-        if entry.multiplexes, allowIdle, let index = entry.multiplexed.firstIndex(where: \.hasRoom) {
-            entry.multiplexed[index].open += 1
-            return .useMultiplexed(entry.multiplexed[index].connection)
-        }
         if allowIdle, let connection = entry.idle.popLast() {
             entry.leased += 1
             return .use(connection)
+        }
+        // (After the idle stack: a key that multiplexes keeps no idle HTTP/1 connections, and the
+        // HTTP/1 keep-alive path pays nothing for HTTP/2.)
+        if entry.multiplexes, allowIdle, let index = entry.multiplexed.firstIndex(where: \.hasRoom) {
+            entry.multiplexed[index].open += 1
+            return .useMultiplexed(entry.multiplexed[index].connection)
         }
         entry.waiting.append(request)
         if !allowIdle, !entry.idle.isEmpty {

@@ -17,6 +17,13 @@ package struct SchedulerState<Item: Hashable> {
         /// Operations one connection carries at once: 1 for HTTP/1, the stream limit once the
         /// host speaks HTTP/2 (the host limit counts connections, so streams = limit x this).
         package var streamsPerConnection = 1
+
+        /// Room for another operation beyond one per connection (HTTP/2's streams); asked only
+        /// when the connection count alone says no, so HTTP/1 hosts never multiply.
+        @inline(__always)
+        func hasStreamRoom(_ defaultLimit: Int) -> Bool {
+            streamsPerConnection > 1 && running < (limit ?? defaultLimit) * streamsPerConnection
+        }
         /// One FIFO per priority, index = `Priority.rawValue`.
         package var queued: [Deque<Entry>] = Array(repeating: Deque<Entry>(), count: Priority.allCases.count)
         package var queuedCount = 0
@@ -68,7 +75,8 @@ package struct SchedulerState<Item: Hashable> {
         let (start, becameQueued) = withHost(host) { queue -> (Bool, Bool) in
         // If there is room, nothing queued can be ahead of it: by the invariant, queued work is
         // only ever blocked by the width (not the case here) or by its own host's limit.
-        if running < width, queue.running < (queue.limit ?? defaultHostLimit) * queue.streamsPerConnection, queue.queuedCount == 0 {
+        if running < width, queue.running < (queue.limit ?? defaultHostLimit) || queue.hasStreamRoom(defaultHostLimit),
+           queue.queuedCount == 0 {
             queue.running += 1
             return (true, false)
         }
@@ -168,7 +176,8 @@ package struct SchedulerState<Item: Hashable> {
         var best: (host: Int, entry: Entry)?
         for host in hostsWithQueued {
             let queue = hosts[host]
-            guard queue.running < (queue.limit ?? defaultHostLimit) * queue.streamsPerConnection, let head = queue.head() else { continue }
+            guard queue.running < (queue.limit ?? defaultHostLimit) || queue.hasStreamRoom(defaultHostLimit),
+                  let head = queue.head() else { continue }
             if let current = best {
                 if head.priority > current.entry.priority
                     || (head.priority == current.entry.priority && head.sequence < current.entry.sequence) {
