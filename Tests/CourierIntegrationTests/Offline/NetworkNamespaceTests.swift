@@ -131,7 +131,13 @@ struct NetworkNamespaceTests {
         try await ip(["-n", client, "link", "set", clientLink, "name", "wwan0"])
         try await ip(["-n", client, "link", "set", "wwan0", "up"])
         try await ip(["-n", client, "route", "add", "default", "via", "198.51.100.2"])
-        let modem = try await runProcess("/usr/sbin/ip", inClient + [bin + "/outbox", "network"])
+        // (The kernel brings a veth's carrier up after the command returns: the status is asked
+        // until the link is up, for at most ten seconds.)
+        var modem = try await runProcess("/usr/sbin/ip", inClient + [bin + "/outbox", "network"])
+        for _ in 0..<200 where modem.stdout != "3 wwan0 2\n" {
+            try await Task.sleep(for: .milliseconds(50))
+            modem = try await runProcess("/usr/sbin/ip", inClient + [bin + "/outbox", "network"])
+        }
         #expect(modem.stdout == "3 wwan0 2\n", "cellular, width 2: \(modem.stdout)\(modem.stderr)")
         try await ip(["-n", client, "link", "set", "wwan0", "down"])
         let nothing = try await runProcess("/usr/sbin/ip", inClient + [bin + "/outbox", "network"])
