@@ -26,11 +26,11 @@ package enum CacheFileReading {
     /// Files as the cache writes them (a plain response, one with Vary and validators, a vary
     /// index), each whole and framed, with the mode byte in front.
     package static func seeds() -> [[UInt8]] {
-        let plain = StoredResponse(key: "http://example.com/a", varyNames: [], variantKey: "", status: 200, versionMinor: 1,
+        let plain = StoredResponse(key: "http://example.com/a", varyNames: [], variantKey: "", status: 200, version: 1,
                                    reason: "OK", headers: ["Cache-Control": "max-age=60", "Content-Length": "5"],
                                    body: Array("hello".utf8), requestTime: 1_700_000_000, responseTime: 1_700_000_001, bodyDecoded: false)
         let varied = StoredResponse(key: "https://example.com/b?q=1", varyNames: ["accept-encoding"], variantKey: "gzip",
-                                    status: 404, versionMinor: 0, reason: "Not Found",
+                                    status: 404, version: 0, reason: "Not Found",
                                     headers: HTTPHeaders([("ETag", "\"v1\""), ("Last-Modified", "Sun, 06 Nov 1994 08:49:37 GMT"),
                                                           ("Vary", "Accept-Encoding"), ("Age", "30"), ("Date", "Sun, 06 Nov 1994 08:49:40 GMT")]),
                                     body: [0, 1, 2, 255], requestTime: 784_111_777, responseTime: 784_111_780, bodyDecoded: true)
@@ -126,7 +126,7 @@ package enum CacheFieldReading {
         _ = CacheRules.varyNames(response)
         let kept = CacheRules.storedFields(response, directives: directives)
         precondition(kept.firstInvalidField() == nil, "stored fields that could not be sent")
-        let stored = StoredResponse(key: "http://h/", varyNames: [], variantKey: "", status: status, versionMinor: 1, reason: "R",
+        let stored = StoredResponse(key: "http://h/", varyNames: [], variantKey: "", status: status, version: 1, reason: "R",
                                     headers: kept, body: [], requestTime: requestTime, responseTime: responseTime, bodyDecoded: false)
         CacheFileReading.exercise(stored)
         for policy in CachePolicy.allCases {

@@ -242,7 +242,7 @@ package final class CacheExchange: @unchecked Sendable {
         guard body.count <= cache.configuration.maxEntryBytes, let varyNames = CacheRules.varyNames(head.headers) else { return }
         let variantKey = CacheKey.variant(names: varyNames, authorization: request.authorization) { transfer.requestValue($0) }
         let response = StoredResponse(key: CacheKey.primary(transfer.url), varyNames: varyNames, variantKey: variantKey,
-                                      status: head.status, versionMinor: head.versionMinor, reason: head.reason,
+                                      status: head.status, version: head.versionMajor == 2 ? 2 : head.versionMinor, reason: head.reason,
                                       headers: CacheRules.storedFields(head.headers, directives: directives), body: body,
                                       requestTime: requestTime, responseTime: cache.now,
                                       bodyDecoded: transfer._options.decompress && head.headers.contains("Content-Encoding"))

@@ -60,7 +60,7 @@ package enum CacheFileFormat {
         meta.u16(UInt16(response.varyNames.count))
         for name in response.varyNames { meta.string(name) }
         meta.u16(UInt16(response.status))
-        meta.bytes.append(response.versionMinor)
+        meta.bytes.append(response.version)
         meta.bytes.append(response.bodyDecoded ? 1 : 0)
         meta.u64(UInt64(bitPattern: response.requestTime))
         meta.u64(UInt64(bitPattern: response.responseTime))
@@ -150,7 +150,7 @@ package enum CacheFileFormat {
             guard let name = meta.string() else { return nil }
             varyNames.append(name)
         }
-        guard let status = meta.u16(), (100...999).contains(status), let versionMinor = meta.u8(), versionMinor <= 1,
+        guard let status = meta.u16(), (100...999).contains(status), let version = meta.u8(), version <= 2,
               let flags = meta.u8(), flags <= 1,
               let requestTime = meta.u64(), let responseTime = meta.u64(), let reason = meta.string(),
               let fieldCount = meta.u32() else { return nil }
@@ -175,7 +175,7 @@ package enum CacheFileFormat {
         }
         headers = HTTPHeaders(laidOut: Array(storage.bindMemory(to: UInt8.self)), fields: fields)
         return StoredResponse(key: key, varyNames: varyNames, variantKey: variantKey, status: Int(status),
-                              versionMinor: versionMinor, reason: reason, headers: headers, body: body,
+                              version: version, reason: reason, headers: headers, body: body,
                               requestTime: Int64(bitPattern: requestTime), responseTime: Int64(bitPattern: responseTime),
                               bodyDecoded: flags == 1)
     }

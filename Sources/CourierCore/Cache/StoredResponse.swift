@@ -18,7 +18,9 @@ package final class StoredResponse: @unchecked Sendable {
     /// The request's values of `varyNames` (and of Authorization), normalised (`CacheKey.variant`).
     package let variantKey: String
     package let status: Int
-    package let versionMinor: UInt8
+    /// The HTTP version it came over: 0 for HTTP/1.0, 1 for HTTP/1.1, 2 for HTTP/2 (the cache
+    /// file's byte, which once held only the minor version).
+    package let version: UInt8
     package let reason: String
     package let headers: HTTPHeaders
     package let body: [UInt8]
@@ -39,14 +41,14 @@ package final class StoredResponse: @unchecked Sendable {
     /// The last head served and the age it carries (hits are served from several threads).
     private let lastServed = Mutex<(age: Int64, head: ResponseHead?)>((-1, nil))
 
-    package init(key: String, varyNames: [String], variantKey: String, status: Int, versionMinor: UInt8, reason: String,
+    package init(key: String, varyNames: [String], variantKey: String, status: Int, version: UInt8, reason: String,
                  headers: HTTPHeaders, body: [UInt8], requestTime: Int64, responseTime: Int64, bodyDecoded: Bool) {
         self.key = key
         keyHash = CacheKey.stableHash(key)
         self.varyNames = varyNames
         self.variantKey = variantKey
         self.status = status
-        self.versionMinor = versionMinor
+        self.version = version
         self.reason = reason
         self.headers = headers
         self.body = body
@@ -94,19 +96,24 @@ package final class StoredResponse: @unchecked Sendable {
         var served = headers
         if served.contains("Age") { served.remove(name: "Age") }
         served.add(name: "Age", value: String(age))
-        let head = ResponseHead(status: status, versionMinor: versionMinor, reason: reason, headers: served)
+        let head = makeHead(served)
         lastServed.withLock { $0 = (age, head) }
         return head
     }
 
     /// The head as stored, without a generated Age (a response just validated by the origin).
-    package var storedHead: ResponseHead {
-        ResponseHead(status: status, versionMinor: versionMinor, reason: reason, headers: headers)
+    package var storedHead: ResponseHead { makeHead(headers) }
+
+    /// A head with these fields, in the version the response came over.
+    private func makeHead(_ fields: HTTPHeaders) -> ResponseHead {
+        var head = ResponseHead(status: status, versionMinor: version == 2 ? 0 : version, reason: reason, headers: fields)
+        if version == 2 { head.versionMajor = 2 }
+        return head
     }
 
     /// The same response with the header fields and times of a validation that confirmed it.
     package func freshened(headers updated: HTTPHeaders, requestTime: Int64, responseTime: Int64) -> StoredResponse {
-        StoredResponse(key: key, varyNames: varyNames, variantKey: variantKey, status: status, versionMinor: versionMinor,
+        StoredResponse(key: key, varyNames: varyNames, variantKey: variantKey, status: status, version: version,
                        reason: reason, headers: updated, body: body, requestTime: requestTime, responseTime: responseTime,
                        bodyDecoded: bodyDecoded)
     }

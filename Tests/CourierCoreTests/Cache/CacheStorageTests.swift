@@ -56,6 +56,20 @@ struct CacheStorageTests {
         #expect(decoded.freshnessLifetime == 60)
     }
 
+    /// A response that came over HTTP/2 is served from the cache as HTTP/2 ("HTTP/2 200"), from
+    /// memory and from its file.
+    @Test func anHTTP2ResponseKeepsItsVersion() throws {
+        let response = StoredResponse(key: "https://h/", varyNames: [], variantKey: "", status: 200, version: 2, reason: "",
+                                      headers: ["Cache-Control": "max-age=60"], body: Array("x".utf8), requestTime: 1, responseTime: 2,
+                                      bodyDecoded: false)
+        #expect(response.storedHead.versionMajor == 2 && response.storedHead.statusLine == "HTTP/2 200")
+        guard case .response(let decoded)? = CacheFileFormat.decode(CacheFileFormat.encode(response)) else {
+            Issue.record("did not decode")
+            return
+        }
+        #expect(decoded.storedHead.versionText == "2")
+    }
+
     @Test func aVaryIndexRoundTrips() {
         let index = CacheFileFormat.VaryIndex(key: "http://a/x", names: ["accept", "accept-language"], nonce: 42)
         guard case .varyIndex(let decoded)? = CacheFileFormat.decode(CacheFileFormat.encode(index)) else {

@@ -4,7 +4,7 @@
 func storedResponse(_ fields: [(String, String)] = [], status: Int = 200, body: String = "body",
                     requestTime: Int64 = 1_000_000, responseTime: Int64 = 1_000_000, key: String = "http://a.example/x",
                     varyNames: [String] = [], variantKey: String = "", bodyDecoded: Bool = false) -> StoredResponse {
-    StoredResponse(key: key, varyNames: varyNames, variantKey: variantKey, status: status, versionMinor: 1, reason: "OK",
+    StoredResponse(key: key, varyNames: varyNames, variantKey: variantKey, status: status, version: 1, reason: "OK",
                    headers: HTTPHeaders(fields), body: Array(body.utf8), requestTime: requestTime, responseTime: responseTime,
                    bodyDecoded: bodyDecoded)
 }

@@ -54,7 +54,7 @@ struct MemoryPressureTests {
 
 /// A stored response for tests that fill a cache directly.
 func storedResponse(key: String, body: String = "b") -> StoredResponse {
-    StoredResponse(key: key, varyNames: [], variantKey: "", status: 200, versionMinor: 1, reason: "OK",
+    StoredResponse(key: key, varyNames: [], variantKey: "", status: 200, version: 1, reason: "OK",
                    headers: ["Cache-Control": "max-age=60"], body: Array(body.utf8), requestTime: HTTPDate.now(),
                    responseTime: HTTPDate.now(), bodyDecoded: false)
 }
