@@ -57,6 +57,28 @@ struct HTTP2Tests {
         #expect(refused.status == 35 && refused.stderr.contains("no application protocol"), "\(refused.status) \(refused.stderr)")
     }
 
+    /// The library's features over h2 as the CLI uses them: a redirect followed on the same
+    /// connection, a CONNECT tunnel with h2 inside TLS, a cache revalidating with 304s, a gzip
+    /// body, cookies from a jar.
+    @Test func featuresOverH2() async throws {
+        let ca = s.certs + "/ca.pem"
+        let moved = try await courier(["-s", "-L", "--cacert", ca, "-o", "/dev/null", "-w", "%{http_version} %{num_redirects} %{http_code} %{num_connects}",
+                                       nginxH2 + "/moved"])
+        #expect(moved.stdout == "2 1 200 1", "\(moved.stdout) \(moved.stderr)")
+        let proxy = await s.privateProxy()
+        let tunneled = try await courier(["-s", "-x", proxy, "--cacert", ca, "-o", "/dev/null", "-w", "%{http_version} %{http_code}",
+                                          nginxH2 + "/small"])
+        #expect(tunneled.stdout == "2 200", "through a CONNECT tunnel: \(tunneled.stdout) \(tunneled.stderr)")
+        let cache = s.root + "/h2-cache-\(UUID().uuidString.prefix(8))"
+        var statuses: [String] = []
+        for _ in 0..<2 {
+            let r = try await courier(["-s", "--cacert", ca, "--cache-dir", cache, "-o", "/dev/null", "-w", "%{cache_status} %{http_version}",
+                                       nginxH2 + "/revalidate/small"])
+            statuses.append(r.stdout)
+        }
+        #expect(statuses == ["miss 2", "revalidated 2"], "\(statuses)")
+    }
+
     @Test func clientCertificateOverH2() async throws {
         let r = try await courier(["-s", "--cacert", s.certs + "/ca.pem", "--cert", s.certs + "/client.pem", "--key", s.certs + "/client.key",
                                    "-o", "/dev/null", "-w", "%{http_code} %{http_version}", "https://localhost:\(s.tlsPorts["h2clientauth"]!)/small"])
