@@ -112,10 +112,18 @@ package final class HTTP2Connection: ByteStreamDelegate {
         if case .sendPing = machine.reuseRequested(now: nowMillis, quietLimit: Self.quietBeforePing) { session.ping() }
         machine.streamOpened()
         guard let streamID = carrier.submit() else {
-            // nghttp2 refused (stream ids used up): the request goes elsewhere, unprocessed.
             _ = machine.streamClosed(now: nowMillis)
             transfer.carrier = nil
+            if let error = carrier.submitFailure {
+                // The body could not be opened (a missing file): the request's own error.
+                owner.http2StreamFinished(self, transfer, outcome: .failure(error, replay: false))
+                return
+            }
+            // nghttp2 has no stream ids left: the request goes elsewhere, unprocessed, and this
+            // connection takes no new streams (it closes once the open ones are done).
+            owner.http2ConnectionDraining(self)
             owner.http2StreamFinished(self, transfer, outcome: .failure(CourierError(.http2Protocol, "no stream ids left"), replay: true))
+            perform(machine.drainRequested())
             return
         }
         streams[streamID] = carrier

@@ -83,6 +83,9 @@ package final class HTTP2Stream: ExchangeCarrier {
 
     // MARK: - The request
 
+    /// Why `submit` sent nothing, when the request itself is at fault (its body cannot be read).
+    var submitFailure: CourierError? { id == 0 ? failure : nil }
+
     /// Submits the request; its stream id, or nil when nghttp2 has none left.
     func submit() -> Int32? {
         let method = transfer._method
@@ -127,6 +130,11 @@ package final class HTTP2Stream: ExchangeCarrier {
     /// nghttp2 wants body bytes: from memory, or from the source (a piece it gave that does not
     /// fit waits in `leftover`).
     func pullBody(into buffer: UnsafeMutableRawBufferPointer) -> HTTP2BodyPull {
+        // A body of announced length ends at that length, and is an error when its source ends
+        // before it or would give more (the Content-Length sent would be a lie).
+        let announced = transfer.requestBodyChunked ? nil : transfer.requestBodyLength
+        let room = announced.map { Int(min(UInt64(buffer.count), $0 - bodySent)) } ?? buffer.count
+        let buffer = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<room])
         var written = 0
         if bytesBody.count > 0 {
             written = min(buffer.count, bytesBody.count - bytesOffset)
@@ -161,6 +169,10 @@ package final class HTTP2Stream: ExchangeCarrier {
         case .end:
             source.close()
             self.source = nil
+            if let announced, bodySent < announced {
+                failure = CourierError(.fileRead, "the body ended \(announced - bodySent) bytes before its announced length")
+                return .failed
+            }
             return bodyProgress(0, end: true)
         case .pending:
             return .deferred
@@ -176,8 +188,13 @@ package final class HTTP2Stream: ExchangeCarrier {
         transfer.requestBodyBytesSent = bodySent
         transfer.requestBodyWireBytes = bodySent
         if transfer.reportsProgress, count > 0 || end { transfer.sentRequestBytes(count, nowMillis: connection.nowMillis, isLast: end) }
-        if end { requestSent() }
-        return .bytes(count, end: end)
+        let complete = end || (!transfer.requestBodyChunked && bodySent == transfer.requestBodyLength && count > 0)
+        if complete {
+            source?.close()
+            source = nil
+            requestSent()
+        }
+        return .bytes(count, end: complete)
     }
 
     // MARK: - The response

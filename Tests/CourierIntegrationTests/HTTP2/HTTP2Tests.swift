@@ -105,6 +105,33 @@ struct HTTP2Tests {
         #expect(trailers.trailers.combinedValue(for: "grpc-status") == "0" && trailers.body == Array("body".utf8))
     }
 
+    /// A request body that is not what its length says, or cannot be read, ends the request in
+    /// its own error: never a short body sent as complete, never a retry elsewhere.
+    @Test func aBodyUnlikeItsLengthIsRefused() async throws {
+        var configuration = Engine.Configuration()
+        configuration.options.httpVersion = .http2Only
+        let engine = Engine(host: h2.scripted, configuration: configuration)
+        // 10 bytes from a source announced as 100.
+        let short = RequestBody.stream(BodyStream(length: 100, replayable: false) { BytesBodySource(Array(repeating: 1, count: 10), pieceSize: 4) })
+        do {
+            let response = try await engine.post(path: "/echo", body: short)
+            Issue.record("a short body was sent as complete: \(response.status)")
+        } catch {
+            #expect(error.code == .fileRead && error.message.contains("90 bytes before its announced length"), "\(error)")
+        }
+        // 100 bytes from a source announced as 10: the first 10 go, and the length holds.
+        let long = RequestBody.stream(BodyStream(length: 10, replayable: true) { BytesBodySource(Array(repeating: 2, count: 100), pieceSize: 7) })
+        let trimmed = try await engine.post(path: "/echo", body: long)
+        #expect(String(decoding: trimmed.body, as: UTF8.self).hasSuffix(" 10"), "\(String(decoding: trimmed.body, as: UTF8.self))")
+        // A file that is not there: the file's error, not a retry.
+        do {
+            let response = try await engine.post(path: "/echo", body: .file(path: s.root + "/no-such-file-\(UUID().uuidString)"))
+            Issue.record("a missing file was sent: \(response.status)")
+        } catch {
+            #expect(error.code.primary == .fileError, "\(error)")
+        }
+    }
+
     @Test func unprocessedStreamsAreRetriedTransparently() async throws {
         for path in ["/refuse-once?\(UUID().uuidString)", "/goaway-once?\(UUID().uuidString)"] {
             let r = try await courier(["-s", "--http2-prior-knowledge", "-X", "POST", "-d", "x", "-w", "|%{http_code}", h2.scripted + path])
