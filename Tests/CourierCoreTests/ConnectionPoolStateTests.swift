@@ -175,8 +175,6 @@ struct ConnectionPoolStateTests {
                 case .wait(let n):
                     waiting.insert(request)
                     connecting += n
-                case .useMultiplexed:
-                    Issue.record("an HTTP/1 key handed out a multiplexed connection")
                 case .waitAfterEvicting(let evicted, let n):
                     #expect(Set(evicted) == idle, "evicted \(evicted), idle \(idle)")
                     idle.removeAll()

@@ -117,7 +117,7 @@ struct HTTP2MachineTests {
         #expect(raised == ["d"])
         let (none, _) = pool.connectedMultiplexed(8, key: 0, limit: 100)
         #expect(none.isEmpty)
-        #expect(pool.acquire("e", key: 0) == .useMultiplexed(8))
+        #expect(pool.acquireStream(key: 0) == 8)
         #expect(pool.multiplexedGone(8, key: 0) == 0)
         #expect(pool.streamEnded(on: 8, key: 0) == .none, "a gone connection's streams are not counted")
     }

@@ -46,6 +46,18 @@ extension ConnectionPoolState {
         }
     }
 
+    /// A stream on one of `key`'s HTTP/2 connections with room, counted as open; nil when none has
+    /// room (then `acquire` queues the request and says what to open). Asked before `acquire`
+    /// only for keys that may multiplex, so HTTP/1's path never pays for it.
+    package mutating func acquireStream(key: Int) -> Multiplexed? {
+        guard entries.indices.contains(key) else { return nil }
+        return withEntry(key) { entry in
+            guard entry.multiplexes, let index = entry.multiplexed.firstIndex(where: \.hasRoom) else { return nil }
+            entry.multiplexed[index].open += 1
+            return entry.multiplexed[index].connection
+        }
+    }
+
     /// What to do after a stream ended on a multiplexed connection.
     package enum StreamEndAction: Equatable {
         /// Nothing (the connection has room, or was already gone).

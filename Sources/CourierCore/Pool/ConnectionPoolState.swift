@@ -56,8 +56,6 @@ package struct ConnectionPoolState<Connection: Hashable, Multiplexed: Hashable, 
     package enum AcquireAction: Equatable {
         /// Use this idle connection now.
         case use(Connection)
-        /// Open a stream on this HTTP/2 connection now.
-        case useMultiplexed(Multiplexed)
         /// The request waits; open `connect` new connections (0 or 1 here).
         case wait(connect: Int)
         /// The request waits; close these idle connections first, then open `connect` new ones.
@@ -117,12 +115,6 @@ package struct ConnectionPoolState<Connection: Hashable, Multiplexed: Hashable, 
         if allowIdle, let connection = entry.idle.popLast() {
             entry.leased += 1
             return .use(connection)
-        }
-        // (After the idle stack: a key that multiplexes keeps no idle HTTP/1 connections, and the
-        // HTTP/1 keep-alive path pays nothing for HTTP/2.)
-        if entry.multiplexes, allowIdle, let index = entry.multiplexed.firstIndex(where: \.hasRoom) {
-            entry.multiplexed[index].open += 1
-            return .useMultiplexed(entry.multiplexed[index].connection)
         }
         entry.waiting.append(request)
         if !allowIdle, !entry.idle.isEmpty {

@@ -226,11 +226,13 @@ final class Executor: HTTP1ConnectionDelegate, HTTP2ConnectionDelegate, RetryApp
             keys.connectChoicesChanged = false
             pool.setOwnAttempts(keys.connectChoices[key]?.waitsForOwnConnection ?? false, for: key)
         }
+        if _slowPath(multiplexCandidates[key]), allowIdle, let ref = pool.acquireStream(key: key) {
+            assignStream(on: ref.connection, to: transfer)
+            return
+        }
         switch pool.acquire(TransferRef(transfer), key: key, allowIdle: allowIdle) {
         case .use(let ref):
             assign(ref.connection, to: transfer, at: now == 0 ? monotonicNanos() : now)
-        case .useMultiplexed(let ref):
-            assignStream(on: ref.connection, to: transfer)
         case .wait(let count):
             waitTimer.arm(transfer.machine.waitDeadline)
             openConnections(count, key: key)
