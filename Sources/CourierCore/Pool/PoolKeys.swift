@@ -47,7 +47,13 @@ package struct PoolKeys {
     package private(set) var http1Origins: Set<Origin> = []
     /// `!http1Origins.isEmpty`, as one load (every request asks).
     private var remembersHTTP1 = false
-    private var lastPoolVersion = HTTPVersionPreference.http2Preferred
+    /// The version the last key's request asked for (before an HTTP/1 origin's override).
+    private var lastRequestedVersion = HTTPVersionPreference.http2Preferred
+    /// Per pool key, whether its connections may turn out to speak HTTP/2 (so a request first
+    /// looks for a stream): https with ALPN offering h2, or http:// with prior knowledge, direct
+    /// (a forwarding proxy speaks HTTP/1).
+    package private(set) var multiplexes: [Bool] = []
+    private var lastPoolMultiplexes = false
     package private(set) var routes: [ConnectRoute?] = []
     private var lastOrigin = Origin(scheme: .http, host: "", port: 0)
     private var lastPoolKey = -1
@@ -90,22 +96,29 @@ package struct PoolKeys {
     /// The pool key of `transfer`'s request; `isNew` when it was just made (the caller applies
     /// its host's limit). Fails when the TLS configuration cannot be used (a CA file or client
     /// key that does not load), or when the proxy settings cannot be used.
-    package mutating func poolKey(for transfer: Transfer) throws(CourierError) -> (key: Int, isNew: Bool) {
+    /// `multiplexes` says whether the key's connections may speak HTTP/2.
+    package mutating func poolKey(for transfer: Transfer) throws(CourierError) -> (key: Int, isNew: Bool, multiplexes: Bool) {
         var tlsID = -1
         if transfer._authority.scheme == .https { tlsID = try tlsConfigurationID(transfer._options.tls) }
-        var version = transfer._options.httpVersion
-        if _slowPath(remembersHTTP1), version == .http2Preferred, http1Origins.contains(transfer._authority.origin) {
-            version = .http1Only
-        }
+        let version = transfer._options.httpVersion
         if transfer._options.hasComposition || environmentProxies {
             return try proxiedPoolKey(for: transfer, tlsID: tlsID, version: version)
         }
-        if lastPoolKey >= 0, lastPoolTLSID == tlsID, lastPoolVersion == version, !lastPoolProxied, transfer.targets(lastOrigin) {
+        // (The requested version decides the same key as last time: remembering an HTTP/1
+        // origin forgets the last key.)
+        if lastPoolKey >= 0, lastPoolTLSID == tlsID, lastRequestedVersion == version, !lastPoolProxied, transfer.targets(lastOrigin) {
             // (No connect choices here: they come with a composition. The last key had none either.)
             connectTimeouts[lastPoolKey] = transfer._options.timeouts.connect
-            return (lastPoolKey, false)
+            return (lastPoolKey, false, lastPoolMultiplexes)
         }
-        return intern(PoolKeyValue(origin: transfer._authority.origin, tls: tlsID, proxy: nil, version: version), for: transfer)
+        return intern(PoolKeyValue(origin: transfer._authority.origin, tls: tlsID, proxy: nil, version: effective(version, transfer)),
+                      requested: version, for: transfer)
+    }
+
+    /// `.http2Preferred` goes over HTTP/1.1 to an origin that required it.
+    private func effective(_ version: HTTPVersionPreference, _ transfer: Transfer) -> HTTPVersionPreference {
+        if remembersHTTP1, version == .http2Preferred, http1Origins.contains(transfer._authority.origin) { return .http1Only }
+        return version
     }
 
     /// From now on `.http2Preferred` requests to `origin` go over HTTP/1.1 (its server answered
@@ -118,7 +131,7 @@ package struct PoolKeys {
 
     /// `poolKey` for a request that may go through a proxy (its settings decide, per origin).
     @inline(never)
-    private mutating func proxiedPoolKey(for transfer: Transfer, tlsID: Int, version: HTTPVersionPreference) throws(CourierError) -> (key: Int, isNew: Bool) {
+    private mutating func proxiedPoolKey(for transfer: Transfer, tlsID: Int, version: HTTPVersionPreference) throws(CourierError) -> (key: Int, isNew: Bool, multiplexes: Bool) {
         // An HTTP/1.0 request does not keep its connection: said here, where the rare options
         // are read anyway, so the request writer tests nothing more for ordinary requests.
         if transfer._options.sendsHTTP10 { transfer.requestAsksToClose = true }
@@ -126,16 +139,17 @@ package struct PoolKeys {
         // Through a proxy the route gives the proxy's addresses (curl's --resolve covers every
         // name it resolves); direct, where the connection goes.
         let route = transfer._options.route
-        if lastPoolKey >= 0, lastPoolTLSID == tlsID, lastPoolVersion == version, transfer.targets(lastOrigin), lastPoolProxy == proxy,
+        if lastPoolKey >= 0, lastPoolTLSID == tlsID, lastRequestedVersion == version, transfer.targets(lastOrigin), lastPoolProxy == proxy,
            routes[lastPoolKey] == route {
             noteConnectSettings(lastPoolKey, transfer)
-            return (lastPoolKey, false)
+            return (lastPoolKey, false, lastPoolMultiplexes)
         }
-        return intern(PoolKeyValue(origin: transfer._authority.origin, tls: tlsID, proxy: proxy, route: route, version: version), for: transfer)
+        return intern(PoolKeyValue(origin: transfer._authority.origin, tls: tlsID, proxy: proxy, route: route, version: effective(version, transfer)),
+                      requested: version, for: transfer)
     }
 
     /// The key of `value`, made when new, and remembered as the last answer.
-    private mutating func intern(_ value: PoolKeyValue, for transfer: Transfer) -> (key: Int, isNew: Bool) {
+    private mutating func intern(_ value: PoolKeyValue, requested: HTTPVersionPreference, for transfer: Transfer) -> (key: Int, isNew: Bool, multiplexes: Bool) {
         var isNew = false
         let key: Int
         if let known = poolKeys[value] {
@@ -154,14 +168,21 @@ package struct PoolKeys {
             routes.append(value.route)
             versions.append(value.version)
             tlsContexts.append(value.tls >= 0 ? (try? builtContexts[value.tls].get()) : nil)
+            switch value.origin.scheme {
+            case .https:
+                multiplexes.append(value.version != .http1Only && (tlsContexts[key]?.configuration.offersALPN ?? false))
+            case .http:
+                multiplexes.append(value.version == .http2Only && value.proxy == nil)
+            }
         }
         lastOrigin = value.origin
         lastPoolKey = key
         lastPoolTLSID = value.tls
         lastPoolProxy = value.proxy
-        lastPoolVersion = value.version
+        lastRequestedVersion = requested
+        lastPoolMultiplexes = multiplexes[key]
         lastPoolProxied = value.proxy != nil || value.route != nil || connectChoices[key] != nil
-        return (key, isNew)
+        return (key, isNew, multiplexes[key])
     }
 
     /// The connect-phase settings of the latest request for `key` (its next connections use them).

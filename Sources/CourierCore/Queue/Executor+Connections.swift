@@ -32,7 +32,7 @@ extension Executor {
 
     func connectionEstablished(_ connection: HTTP1Connection) {
         outcomes.record(.connected, host: keys.hostOfPoolKey[connection.poolKey], nowMillis: loop.nowMillis)
-        if _slowPath(multiplexCandidates[connection.poolKey]) || keys.versions[connection.poolKey] == .http2Only {
+        if _slowPath(keys.multiplexes[connection.poolKey]) || keys.versions[connection.poolKey] == .http2Only {
             guard protocolChosen(connection) else { return }
         }
         switch pool.connected(ConnectionRef(connection), key: connection.poolKey) {

@@ -1,18 +1,6 @@
 /// HTTP/2 in the executor: which connections speak it, handing a negotiated connection's stream
 /// to an `HTTP2Connection`, starting streams on it, and what its connections report.
 extension Executor {
-    /// Whether `key`'s connections may turn out to speak HTTP/2: https with ALPN offering h2, or
-    /// http:// with prior knowledge, direct (a forwarding proxy speaks HTTP/1).
-    func mayMultiplex(key: Int) -> Bool {
-        let version = keys.versions[key]
-        switch keys.origins[key].scheme {
-        case .https:
-            return version != .http1Only && (keys.tlsContexts[key]?.configuration.offersALPN ?? false)
-        case .http:
-            return version == .http2Only && keys.proxies[key] == nil
-        }
-    }
-
     /// A new connection of a key that may speak HTTP/2 is up: it becomes an HTTP/2 connection
     /// when ALPN chose h2 (or prior knowledge says so). Returns true when it stays HTTP/1 and
     /// the caller goes on with it; false when it was handed over or refused.

@@ -21,8 +21,6 @@ final class Executor: HTTP1ConnectionDelegate, HTTP2ConnectionDelegate, RetryApp
     @exclusivity(unchecked) var flights = Flights()
     @exclusivity(unchecked) var connections: [UInt64: HTTP1Connection] = [:]
     @exclusivity(unchecked) var http2Connections: [UInt64: HTTP2Connection] = [:]
-    /// Per pool key, whether its connections may speak HTTP/2 (`mayMultiplex`).
-    @exclusivity(unchecked) var multiplexCandidates: [Bool] = []
     @exclusivity(unchecked) var nextConnectionID: UInt64 = 1
     @exclusivity(unchecked) var waitTimer: WaitDeadlineTimer!
     @exclusivity(unchecked) var shuttingDown = false
@@ -207,14 +205,14 @@ final class Executor: HTTP1ConnectionDelegate, HTTP2ConnectionDelegate, RetryApp
 
     func acquireConnection(for transfer: Transfer, allowIdle: Bool, at now: UInt64 = 0) {
         let key: Int
+        let multiplexes: Bool
         do {
             let found = try keys.poolKey(for: transfer)
             key = found.key
+            multiplexes = found.multiplexes
             if found.isNew {
                 applyPoolLimit(key: key)
-                while multiplexCandidates.count <= key { multiplexCandidates.append(false) }
-                multiplexCandidates[key] = mayMultiplex(key: key)
-                if multiplexCandidates[key] { pool.setMayMultiplex(true, for: key) }
+                if multiplexes { pool.setMayMultiplex(true, for: key) }
             }
         } catch {
             // No connection can ever be made under this TLS configuration.
@@ -226,7 +224,7 @@ final class Executor: HTTP1ConnectionDelegate, HTTP2ConnectionDelegate, RetryApp
             keys.connectChoicesChanged = false
             pool.setOwnAttempts(keys.connectChoices[key]?.waitsForOwnConnection ?? false, for: key)
         }
-        if _slowPath(multiplexCandidates[key]), allowIdle, let ref = pool.acquireStream(key: key) {
+        if _slowPath(multiplexes), allowIdle, let ref = pool.acquireStream(key: key) {
             assignStream(on: ref.connection, to: transfer)
             return
         }
