@@ -22,7 +22,7 @@ final class RequestBodyWriter {
     /// Body bytes handed to the stream so far.
     private var payloadHanded: UInt64 = 0
     /// The send rate's schedule, for a body sent under a rate limit.
-    private var pacer: SendPacer?
+    private var pacer: RatePacer?
 
     init(connection: HTTP1Connection, stream: any ByteStream, resources: HTTP1Resources) {
         self.connection = connection
@@ -42,7 +42,7 @@ final class RequestBodyWriter {
         framingBytes = 0
         payloadHanded = 0
         let rate = transfer._options.sendRateLimit
-        pacer = rate > 0 ? SendPacer(limit: rate) : nil
+        pacer = rate > 0 ? RatePacer(limit: rate) : nil
         switch transfer._body {
         case .empty:
             preconditionFailure("the body writer asked to send an empty body")

@@ -103,6 +103,6 @@ extension HTTP2Connection: HTTP2SessionEvents {
     func resume(_ carrier: HTTP2Stream) {
         carrier.resumed(now: nowMillis)
         flush()
-        arm(carrier.machine.nextDeadline)
+        arm(carrier.nextWake)
     }
 }

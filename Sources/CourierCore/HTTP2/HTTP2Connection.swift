@@ -56,6 +56,9 @@ package final class HTTP2Connection: ByteStreamDelegate {
     @exclusivity(unchecked) package private(set) var streamsBegun = 0
     /// The limit on header bytes every response head on this connection is held to.
     let maxHeaderBytes: Int
+    /// A stream's first window and the one it grows to (`HTTP2Session.Settings`).
+    let firstStreamWindow: Int32
+    let grownStreamWindow: Int32
 
     /// Takes over `stream`, already open, and starts speaking HTTP/2 on it (the preface and
     /// SETTINGS go out at once).
@@ -71,6 +74,8 @@ package final class HTTP2Connection: ByteStreamDelegate {
         authority = origin.authorityField
         machine = HTTP2ConnectionStateMachine(now: uv_now(uvLoop), limits: limits)
         maxHeaderBytes = Int(settings.maxHeaderListSize)
+        firstStreamWindow = settings.streamWindow
+        grownStreamWindow = settings.grownStreamWindow
         let facts = stream.facts
         timings = facts.timings
         remoteEndpoint = facts.timings.remoteEndpoint
@@ -129,7 +134,7 @@ package final class HTTP2Connection: ByteStreamDelegate {
         streams[streamID] = carrier
         transfer.metrics.streamID = streamID
         scheduleFlush()
-        arm(min(carrier.machine.nextDeadline, machine.nextDeadline))
+        arm(min(carrier.nextWake, machine.nextDeadline))
     }
 
     /// Serves no new stream and closes once the open ones are done (a request forbade reuse).
@@ -259,7 +264,8 @@ package final class HTTP2Connection: ByteStreamDelegate {
     /// Arms the timer for every deadline (the connection's and each stream's): after it fired.
     func rearmTimer() {
         var deadline = machine.nextDeadline
-        for carrier in streams.values { deadline = min(deadline, carrier.machine.nextDeadline) }
+        for carrier in streams.values { deadline = min(deadline, carrier.nextWake) }
+        for carrier in heldEnds { deadline = min(deadline, carrier.nextWake) }
         arm(deadline)
     }
 
@@ -281,8 +287,12 @@ package final class HTTP2Connection: ByteStreamDelegate {
 
     private func timerFired(now: UInt64) {
         for carrier in streams.values.sorted(by: { $0.id < $1.id }) {
+            carrier.paceTimerFired(now: now)
             if let error = carrier.machine.deadlinePassed(now: now) { carrier.abort(error) }
         }
+        // (A closed stream whose last bytes wait for the receive rate.)
+        for carrier in heldEnds { carrier.paceTimerFired(now: now) }
+        flush()
         perform(machine.timerFired(now: now))
         rearmTimer()
     }

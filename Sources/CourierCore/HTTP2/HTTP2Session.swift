@@ -51,9 +51,14 @@ package final class HTTP2Session {
 
     /// What the session announces to the server.
     package struct Settings {
-        /// The stream window (SETTINGS_INITIAL_WINDOW_SIZE): what one stream's paused consumer
-        /// may have waiting in memory at most.
-        package var streamWindow: Int32 = 4 << 20
+        /// A stream's first window (SETTINGS_INITIAL_WINDOW_SIZE): small, so a rate-limited
+        /// download never gets more than this ahead of its rate; a stream without a rate
+        /// grows its window to `grownStreamWindow` once half of this arrived (curl does the
+        /// same), which costs small responses nothing.
+        package var streamWindow: Int32 = 64 << 10
+        /// The window of a stream that carries a large body: what one stream's paused consumer
+        /// may have waiting in memory at most, and what one stream needs for GB/s.
+        package var grownStreamWindow: Int32 = 4 << 20
         /// The connection window (what all streams together may have unread).
         package var connectionWindow: Int32 = 64 << 20
         /// SETTINGS_MAX_HEADER_LIST_SIZE: the response head limit.
@@ -158,6 +163,11 @@ package final class HTTP2Session {
     package func consumed(streamID: Int32, count: Int) {
         guard count > 0 else { return }
         _ = nghttp2_session_consume_stream(session, streamID, count)
+    }
+
+    /// Opens a stream's window to `size` bytes (a WINDOW_UPDATE for the difference).
+    package func growWindow(streamID: Int32, to size: Int32) {
+        _ = nghttp2_session_set_local_window_size(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, size)
     }
 
     /// `count` DATA bytes arrived: the connection's window reopens at once (a stream's own

@@ -5,34 +5,46 @@ import CNGHTTP2
 /// holds the stream's window shut while the consumer is paused, and reports how the exchange
 /// ended (once) through its connection.
 package final class HTTP2Stream: ExchangeCarrier {
-    private unowned(unsafe) let connection: HTTP2Connection
+    unowned(unsafe) let connection: HTTP2Connection
     let transfer: Transfer
-    @exclusivity(unchecked) package private(set) var machine: HTTP2StreamStateMachine
+    @exclusivity(unchecked) package internal(set) var machine: HTTP2StreamStateMachine
     /// The stream id, once submitted.
-    @exclusivity(unchecked) package private(set) var id: Int32 = 0
+    @exclusivity(unchecked) package internal(set) var id: Int32 = 0
     // The response head being received.
     @exclusivity(unchecked) private var status = 0
     @exclusivity(unchecked) private var fields = HTTPHeaders()
     @exclusivity(unchecked) private var headBytes = 0
     @exclusivity(unchecked) private var finalHeadSeen = false
     /// The error the stream is reset with on Courier's side (a refused head, a limit, a cancel).
-    @exclusivity(unchecked) private var failure: CourierError?
+    @exclusivity(unchecked) var failure: CourierError?
     /// The error code of the server's RST_STREAM, if it sent one.
     @exclusivity(unchecked) var resetByServer: UInt32?
     /// END_STREAM arrived and the body is complete.
     @exclusivity(unchecked) private var completed = false
     /// The stream closed while the consumer still held back bytes: reported on resume.
     @exclusivity(unchecked) private var endHeld = false
-    @exclusivity(unchecked) private var reported = false
-    /// DATA bytes received while the consumer was paused: their window reopens on resume.
+    @exclusivity(unchecked) private(set) var reported = false
+    /// DATA bytes whose window has not reopened yet: the consumer was paused, or they came
+    /// ahead of the receive rate.
     @exclusivity(unchecked) private var unconsumed = 0
+    /// DATA bytes whose window reopened so far.
+    @exclusivity(unchecked) private var credited: UInt64 = 0
+    /// The window grew past the connection's first stream window (bodies beyond a few KiB).
+    @exclusivity(unchecked) private var windowGrown = false
+    /// The receive and send rates (`TransferOptions.receiveRateLimit`, `.sendRateLimit`), and
+    /// the body bytes that arrived ahead of the receive rate (see `HTTP2Stream+Rates`).
+    @exclusivity(unchecked) var receivePacer: RatePacer?
+    @exclusivity(unchecked) var sendPacer: RatePacer?
+    @exclusivity(unchecked) var paced: [UInt8] = []
+    @exclusivity(unchecked) var pacedOffset = 0
+    @exclusivity(unchecked) var pacedDelivered: UInt64 = 0
     // The request body.
-    @exclusivity(unchecked) private var bytesBody: [UInt8] = []
-    @exclusivity(unchecked) private var bytesOffset = 0
-    @exclusivity(unchecked) private var source: (any BodySource)?
-    @exclusivity(unchecked) private var leftover: [UInt8] = []
-    @exclusivity(unchecked) private var leftoverOffset = 0
-    @exclusivity(unchecked) private var bodySent: UInt64 = 0
+    @exclusivity(unchecked) var bytesBody: [UInt8] = []
+    @exclusivity(unchecked) var bytesOffset = 0
+    @exclusivity(unchecked) var source: (any BodySource)?
+    @exclusivity(unchecked) var leftover: [UInt8] = []
+    @exclusivity(unchecked) var leftoverOffset = 0
+    @exclusivity(unchecked) var bodySent: UInt64 = 0
 
     init(connection: HTTP2Connection, transfer: Transfer, now: UInt64) {
         self.connection = connection
@@ -41,6 +53,14 @@ package final class HTTP2Stream: ExchangeCarrier {
         machine = HTTP2StreamStateMachine(now: now, totalDeadline: transfer.machine.totalDeadline,
                                           firstByteLimit: timeouts.firstByte?.millisecondsRoundedUp ?? .max,
                                           idleLimit: timeouts.idle?.millisecondsRoundedUp ?? .max)
+        let options = transfer._options
+        if options.receiveRateLimit > 0 { receivePacer = RatePacer(limit: options.receiveRateLimit) }
+        if options.sendRateLimit > 0 { sendPacer = RatePacer(limit: options.sendRateLimit) }
+    }
+
+    /// When the connection's timer must wake for this stream: a deadline, or a rate's pause.
+    var nextWake: UInt64 {
+        min(machine.nextDeadline, receivePacer?.resumeAt ?? .max, sendPacer?.resumeAt ?? .max)
     }
 
     // MARK: - ExchangeCarrier
@@ -70,7 +90,7 @@ package final class HTTP2Stream: ExchangeCarrier {
     }
 
     package func pauseReadingForConsumer() {
-        machine.consumerPaused(true, now: connection.nowMillis)
+        machine.windowHeld(true, by: .consumer, now: connection.nowMillis)
     }
 
     package func resumeReadingForConsumer() {
@@ -80,122 +100,6 @@ package final class HTTP2Stream: ExchangeCarrier {
 
     /// Reads land in the loop's buffer and go through nghttp2: nothing to lend.
     package func offerReadLanding(_ landing: ReadLanding, leaseTaker: ReadLeaseTaker?) {}
-
-    // MARK: - The request
-
-    /// Why `submit` sent nothing, when the request itself is at fault (its body cannot be read).
-    var submitFailure: CourierError? { id == 0 ? failure : nil }
-
-    /// Submits the request; its stream id, or nil when nghttp2 has none left.
-    func submit() -> Int32? {
-        let method = transfer._method
-        var hasBody = transfer.requestBodyChunked || transfer.requestBodyLength > 0
-        switch transfer._body {
-        case .empty:
-            hasBody = false
-        case .bytes(let body):
-            bytesBody = body
-        case .file, .multipart, .stream:
-            switch transfer._body.makeSource(length: transfer.requestBodyLength) {
-            case .success(let made)?:
-                source = made
-                made.wake = { [unowned(unsafe) self] in
-                    guard !self.reported, self.id > 0 else { return }
-                    self.connection.session.resumeBody(streamID: self.id)
-                    self.connection.flush()
-                }
-            case .failure(let error)?:
-                failure = error
-                return nil
-            case nil:
-                hasBody = false
-            }
-        }
-        let length = transfer.requestBodyChunked ? nil : RequestEncoder.contentLength(for: method, bodyLength: transfer.requestBodyLength)
-        connection.requestBlock.encode(method: method, scheme: transfer._authority.scheme == .https ? "https" : "http",
-                                       authority: connection.authority, path: transfer._path, query: transfer._query,
-                                       headers: transfer._headers, contentLength: length,
-                                       acceptEncoding: transfer._options.decompress && !transfer.userSetAcceptEncoding)
-        guard let streamID = connection.session.submitRequest(connection.requestBlock, hasBody: hasBody) else { return nil }
-        id = streamID
-        if !hasBody { requestSent() }
-        return streamID
-    }
-
-    private func requestSent() {
-        machine.requestSent(now: connection.nowMillis)
-        transfer.metrics.requestSent = monotonicNanos()
-    }
-
-    /// nghttp2 wants body bytes: from memory, or from the source (a piece it gave that does not
-    /// fit waits in `leftover`).
-    func pullBody(into buffer: UnsafeMutableRawBufferPointer) -> HTTP2BodyPull {
-        // A body of announced length ends at that length, and is an error when its source ends
-        // before it or would give more (the Content-Length sent would be a lie).
-        let announced = transfer.requestBodyChunked ? nil : transfer.requestBodyLength
-        let room = announced.map { Int(min(UInt64(buffer.count), $0 - bodySent)) } ?? buffer.count
-        let buffer = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<room])
-        var written = 0
-        if bytesBody.count > 0 {
-            written = min(buffer.count, bytesBody.count - bytesOffset)
-            bytesBody.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + bytesOffset, byteCount: written) }
-            bytesOffset += written
-            return bodyProgress(written, end: bytesOffset == bytesBody.count)
-        }
-        guard let source else { return bodyProgress(0, end: true) }
-        if leftoverOffset < leftover.count {
-            written = min(buffer.count, leftover.count - leftoverOffset)
-            leftover.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + leftoverOffset, byteCount: written) }
-            leftoverOffset += written
-            return bodyProgress(written, end: false)
-        }
-        switch source.read() {
-        case .bytes(let piece):
-            written = min(buffer.count, piece.count)
-            buffer.baseAddress!.copyMemory(from: piece.baseAddress!, byteCount: written)
-            if written < piece.count {
-                leftover = Array(UnsafeRawBufferPointer(rebasing: piece[written...]))
-                leftoverOffset = 0
-            }
-            return bodyProgress(written, end: false)
-        case .array(let piece):
-            written = min(buffer.count, piece.count)
-            piece.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: written) }
-            if written < piece.count {
-                leftover = Array(piece[written...])
-                leftoverOffset = 0
-            }
-            return bodyProgress(written, end: false)
-        case .end:
-            source.close()
-            self.source = nil
-            if let announced, bodySent < announced {
-                failure = CourierError(.fileRead, "the body ended \(announced - bodySent) bytes before its announced length")
-                return .failed
-            }
-            return bodyProgress(0, end: true)
-        case .pending:
-            return .deferred
-        case .failed(let error):
-            failure = error
-            return .failed
-        }
-    }
-
-    private func bodyProgress(_ count: Int, end: Bool) -> HTTP2BodyPull {
-        bodySent += UInt64(count)
-        transfer.metrics.bytesSent &+= UInt64(count)
-        transfer.requestBodyBytesSent = bodySent
-        transfer.requestBodyWireBytes = bodySent
-        if transfer.reportsProgress, count > 0 || end { transfer.sentRequestBytes(count, nowMillis: connection.nowMillis, isLast: end) }
-        let complete = end || (!transfer.requestBodyChunked && bodySent == transfer.requestBodyLength && count > 0)
-        if complete {
-            source?.close()
-            source = nil
-            requestSent()
-        }
-        return .bytes(count, end: complete)
-    }
 
     // MARK: - The response
 
@@ -252,15 +156,34 @@ package final class HTTP2Stream: ExchangeCarrier {
     func dataReceived(_ bytes: UnsafeRawBufferPointer, now: UInt64) {
         guard failure == nil else { return }
         machine.responseFrame(now: now)
+        if receivePacer != nil {
+            paceReceived(bytes, now: now)
+        } else {
+            deliver(bytes, now: now)
+        }
+    }
+
+    /// Hands body bytes to the transfer; their window reopens once the consumer took them.
+    func deliver(_ bytes: UnsafeRawBufferPointer, now: UInt64) {
         transfer.metrics.completedAt = monotonicNanos()
         if let error = transfer.receiveBody(bytes, nowMillis: now) {
             abort(error)
             return
         }
-        if transfer.pausedByConsumer {
-            unconsumed += bytes.count
-        } else {
-            connection.session.consumed(streamID: id, count: bytes.count)
+        unconsumed += bytes.count
+        if !transfer.pausedByConsumer { reopenWindow() }
+    }
+
+    /// Gives the server back the window of the bytes the consumer took, and grows the window of
+    /// a stream whose body turns out large (not a rate-limited one: its window is its burst).
+    private func reopenWindow() {
+        guard unconsumed > 0, !endHeld, id > 0 else { return }
+        credited += UInt64(unconsumed)
+        connection.session.consumed(streamID: id, count: unconsumed)
+        unconsumed = 0
+        if !windowGrown, receivePacer == nil, credited >= UInt64(connection.firstStreamWindow / 2) {
+            windowGrown = true
+            connection.session.growWindow(streamID: id, to: connection.grownStreamWindow)
         }
     }
 
@@ -268,27 +191,30 @@ package final class HTTP2Stream: ExchangeCarrier {
     func responseEnded() {
         guard failure == nil, !completed else { return }
         completed = true
-        transfer.metrics.completedAt = monotonicNanos()
+        // (Bytes held for the receive rate end the body when they are delivered.)
+        if !holdsPacedBytes { transfer.metrics.completedAt = monotonicNanos() }
     }
 
     /// The consumer can take more: deliver what was held, open the window again, and report an
     /// end that waited for it.
     func resumed(now: UInt64) {
-        machine.consumerPaused(false, now: now)
+        machine.windowHeld(false, by: .consumer, now: now)
         if let error = transfer.deliverHeldBody() {
             abort(error)
             return
         }
         guard !transfer.isHoldingBody else { return }
-        if unconsumed > 0, !endHeld {
-            connection.session.consumed(streamID: id, count: unconsumed)
-        }
-        unconsumed = 0
-        if endHeld {
-            endHeld = false
-            connection.heldEnds.removeAll { $0 === self }
-            finishClosed(errorCode: 0)
-        }
+        reopenWindow()
+        if receivePacer != nil { deliverPaced(now: now) }
+        finishHeldEnd()
+    }
+
+    /// Reports an end that waited for the consumer (or the receive rate) once nothing is held.
+    func finishHeldEnd() {
+        guard endHeld, !transfer.isHoldingBody, !holdsPacedBytes else { return }
+        endHeld = false
+        connection.heldEnds.removeAll { $0 === self }
+        finishClosed(errorCode: 0)
     }
 
     /// A Content-Length value's number (nghttp2 has checked that it is one), nil past UInt64.
@@ -310,7 +236,7 @@ package final class HTTP2Stream: ExchangeCarrier {
     /// nghttp2 closed the stream with `errorCode` (0: both sides ended it).
     func closed(errorCode: UInt32) {
         machine.closed()
-        if errorCode == 0, completed, failure == nil, transfer.isHoldingBody {
+        if errorCode == 0, completed, failure == nil, transfer.isHoldingBody || holdsPacedBytes {
             endHeld = true
             connection.heldEnds.append(self)
             return

@@ -22,8 +22,9 @@ package struct HTTP2StreamStateMachine: Equatable {
     private let idleLimit: UInt64
     private var firstByteDeadline: UInt64
     private var lastReadAt: UInt64
-    /// The consumer paused the body: no silence runs meanwhile (the window stops the server).
-    private var paused = false
+    /// Why the stream's window is held shut (the consumer's pause, the receive rate): no
+    /// silence runs meanwhile (the window stops the server).
+    package private(set) var pauses: ReceiveFlow.Pauses = []
 
     /// A stream begun at `now` with the transfer's limits, in milliseconds (`.max`: none).
     package init(now: UInt64, totalDeadline: UInt64, firstByteLimit: UInt64, idleLimit: UInt64) {
@@ -42,7 +43,7 @@ package struct HTTP2StreamStateMachine: Equatable {
         case .sending, .awaitingHead:
             return min(totalDeadline, responseStarted ? idleDeadline : firstByteDeadline)
         case .receivingBody:
-            return min(totalDeadline, paused ? .max : idleDeadline)
+            return min(totalDeadline, pauses.isEmpty ? idleDeadline : .max)
         }
     }
 
@@ -70,10 +71,15 @@ package struct HTTP2StreamStateMachine: Equatable {
         if phase != .closed { phase = .receivingBody }
     }
 
-    /// The consumer paused or resumed the body.
-    package mutating func consumerPaused(_ isPaused: Bool, now: UInt64) {
-        paused = isPaused
-        if !isPaused { lastReadAt = now }
+    /// The window was held shut for `reason` (the consumer paused, the bytes are ahead of the
+    /// rate), or opened again: the silence clock starts over when nothing holds it any more.
+    package mutating func windowHeld(_ held: Bool, by reason: ReceiveFlow.Pauses, now: UInt64) {
+        if held {
+            pauses.insert(reason)
+        } else if pauses.contains(reason) {
+            pauses.remove(reason)
+            if pauses.isEmpty { lastReadAt = now }
+        }
     }
 
     /// The stream ended.

@@ -133,10 +133,10 @@ struct ReceiveFlowTests {
 }
 
 /// The sending side's rate as a value.
-@Suite("SendPacer")
-struct SendPacerTests {
+@Suite("RatePacer")
+struct RatePacerTests {
     @Test func aPieceGoesWhenItsOwnBytesAreOnSchedule() {
-        var pacer = SendPacer(limit: 1_000)
+        var pacer = RatePacer(limit: 1_000)
         let step36 = pacer.mayGo(size: 500, handed: 0, now: 100)
         #expect(!step36, "500 B at 1000 B/s are due at +500 ms")
         #expect(pacer.resumeAt == 600)

@@ -24,6 +24,7 @@ final class HTTP2Servers: @unchecked Sendable {
         root = base.root + "/h2root"
         try? FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         FileManager.default.createFile(atPath: root + "/small", contents: Data("hello over h2\n".utf8))
+        FileManager.default.createFile(atPath: root + "/medium", contents: Data((0..<400_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }))
         FileManager.default.createFile(atPath: root + "/large", contents: Data((0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }))
         // Debian's interpreter: python3-h2 is a Debian package (`make test` installs it).
         let script = TestServers.guardedServer(TestServers.packageRoot + "/Tests/Servers/h2_server.py",

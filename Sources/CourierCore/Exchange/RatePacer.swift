@@ -1,12 +1,16 @@
-/// When the pieces of a rate-limited upload may go, as a value (curl's `--limit-rate` on the
-/// sending side).
+/// When the pieces of a rate-limited transfer may go, as a value (curl's `--limit-rate`): the
+/// pieces of an upload, and on HTTP/2 the window a download's bytes reopen (HTTP/1's downloads
+/// pause their reads through `ReceiveFlow`).
 ///
 /// A piece goes when the bytes handed so far *and its own* are on schedule, so the upload's
 /// average never exceeds the rate (counting only what was sent before let the last piece of a
 /// short body out early: a body of a few pieces then averaged far above the rate).
-package struct SendPacer: Equatable, Sendable {
+package struct RatePacer: Equatable, Sendable {
     /// Bytes per second.
     package let limit: UInt64
+    /// The bytes one piece should carry at most, so pieces go several times a second (a piece
+    /// waits until its own bytes are on schedule).
+    package var pieceSize: Int { Int(max(1024, min(limit / 8, 1 << 20))) }
     private var windowStart: UInt64 = 0
     /// When the held piece may go (loop clock); `.max` when none is held.
     package private(set) var resumeAt: UInt64 = .max
