@@ -65,6 +65,14 @@ def serve(sock, max_streams=None):
                     bodies[event.stream_id] = b""
                     open_streams.add(event.stream_id)
                     PEAK["streams"] = max(PEAK["streams"], len(open_streams))
+                    route = headers.get(":path", "/").partition("?")[0]
+                    if route == "/continue" and headers.get("expect") == "100-continue":
+                        # Lets the body come (the client waits for this 100).
+                        conn.send_headers(event.stream_id, [(":status", "100")])
+                    elif route == "/refuse-body" and not event.stream_ended:
+                        # Answers before the body (which then must never come), as a 413 would.
+                        conn.send_headers(event.stream_id, [(":status", "413"), ("x-expect", headers.get("expect", ""))],
+                                          end_stream=True)
                 elif isinstance(event, h2.events.DataReceived):
                     bodies[event.stream_id] = bodies.get(event.stream_id, b"") + event.data
                     conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
@@ -93,6 +101,8 @@ def answer(sock, conn, sid, headers, body):
 
     if route == "/ok":
         send(fields=[("content-type", "text/plain")], data=b"ok")
+    elif route == "/continue":
+        send(data=str(len(body)).encode())
     elif route == "/echo":
         reply = f"{headers.get(':method')} {headers.get(':authority')} {len(body)}".encode()
         send(fields=[("x-request-" + k.strip(":"), v) for k, v in headers.items()], data=reply)

@@ -288,6 +288,7 @@ package final class HTTP2Connection: ByteStreamDelegate {
     private func timerFired(now: UInt64) {
         for carrier in streams.values.sorted(by: { $0.id < $1.id }) {
             carrier.paceTimerFired(now: now)
+            carrier.continueTimerFired(now: now)
             if let error = carrier.machine.deadlinePassed(now: now) { carrier.abort(error) }
         }
         // (A closed stream whose last bytes wait for the receive rate.)

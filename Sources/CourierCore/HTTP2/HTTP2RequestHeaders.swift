@@ -17,10 +17,14 @@ package struct HTTP2RequestHeaders {
     ///   - contentLength: the body's length when known (nil: none sent; a stream's DATA frames
     ///     end it instead of chunked framing).
     ///   - acceptEncoding: whether Courier asks for compressed bodies itself.
+    ///   - expectContinue: whether the body waits for a 100 (`expect: 100-continue` is sent).
+    ///   - priority: the operation's priority, said as RFC 9218's `priority` field when it is
+    ///     not the default and the caller set none (see `urgency(of:)`).
     package init(method: HTTPMethod, scheme: String, authority: String, path: String, query: String?,
-                 headers: HTTPHeaders, contentLength: UInt64?, acceptEncoding: Bool) {
+                 headers: HTTPHeaders, contentLength: UInt64?, acceptEncoding: Bool,
+                 expectContinue: Bool = false, priority: Priority = .normal) {
         encode(method: method, scheme: scheme, authority: authority, path: path, query: query, headers: headers,
-               contentLength: contentLength, acceptEncoding: acceptEncoding)
+               contentLength: contentLength, acceptEncoding: acceptEncoding, expectContinue: expectContinue, priority: priority)
     }
 
     /// An empty block, to be filled by `encode` again and again (a connection keeps one: its
@@ -29,7 +33,8 @@ package struct HTTP2RequestHeaders {
 
     /// Replaces the block with a request's (see `init(method:...)`).
     package mutating func encode(method: HTTPMethod, scheme: String, authority: String, path: String, query: String?,
-                                 headers: HTTPHeaders, contentLength: UInt64?, acceptEncoding: Bool) {
+                                 headers: HTTPHeaders, contentLength: UInt64?, acceptEncoding: Bool,
+                                 expectContinue: Bool = false, priority: Priority = .normal) {
         bytes.removeAll(keepingCapacity: true)
         fields.removeAll(keepingCapacity: true)
         add(":method", method.rawValue)
@@ -60,6 +65,21 @@ package struct HTTP2RequestHeaders {
         }
         if acceptEncoding { add("accept-encoding", "gzip, deflate, br, zstd") }
         if let contentLength { add("content-length", String(contentLength)) }
+        if expectContinue { add("expect", "100-continue") }
+        if priority != .normal, headers.firstFieldIndex("priority") == nil { add("priority", Self.urgency(of: priority)) }
+    }
+
+    /// RFC 9218's `priority` field for an operation's priority: urgency 0 (most urgent) to 7,
+    /// 3 being the default that `.normal` leaves unsaid. The server may use it to order its
+    /// responses' bytes; the queue orders the requests themselves.
+    package static func urgency(of priority: Priority) -> String {
+        switch priority {
+        case .veryHigh: return "u=1"
+        case .high: return "u=2"
+        case .normal: return "u=3"
+        case .low: return "u=5"
+        case .veryLow: return "u=7"
+        }
     }
 
     private static let authorityName = Array(":authority".utf8)

@@ -35,9 +35,15 @@ extension HTTP2Stream {
         connection.requestBlock.encode(method: method, scheme: transfer._authority.scheme == .https ? "https" : "http",
                                        authority: connection.authority, path: transfer._path, query: transfer._query,
                                        headers: transfer._headers, contentLength: length,
-                                       acceptEncoding: transfer._options.decompress && !transfer.userSetAcceptEncoding)
+                                       acceptEncoding: transfer._options.decompress && !transfer.userSetAcceptEncoding,
+                                       expectContinue: hasBody && transfer.requestExpectsContinue, priority: transfer._options.priority)
         guard let streamID = connection.session.submitRequest(connection.requestBlock, hasBody: hasBody) else { return nil }
         id = streamID
+        if hasBody, transfer.requestExpectsContinue {
+            // The body waits for the 100, or the continue timeout (curl's --expect100-timeout).
+            continueDeadline = connection.nowMillis &+ transfer._options.continueTimeout.millisecondsRoundedUp
+            connection.arm(continueDeadline)
+        }
         if !hasBody { requestSent() }
         return streamID
     }
@@ -50,6 +56,8 @@ extension HTTP2Stream {
     /// nghttp2 wants body bytes: from memory, or from the source (a piece it gave that does not
     /// fit waits in `leftover`).
     func pullBody(into buffer: UnsafeMutableRawBufferPointer) -> HTTP2BodyPull {
+        // (The body waits for a 100; one refused by a final answer never goes.)
+        if continueDeadline != .max || bodyRefused { return .deferred }
         // A body of announced length ends at that length, and is an error when its source ends
         // before it or would give more (the Content-Length sent would be a lie).
         let announced = transfer.requestBodyChunked ? nil : transfer.requestBodyLength
@@ -125,5 +133,32 @@ extension HTTP2Stream {
             requestSent()
         }
         return .bytes(count, end: complete)
+    }
+
+    // MARK: - 100-continue
+
+    /// An informational head arrived: a 100 lets the waiting body go.
+    func informationalHead(status: Int) {
+        if status == 100, continueDeadline != .max { sendBodyNow() }
+    }
+
+    /// The final head arrived while the body still waited for a 100: the server answered
+    /// without it (a 401, 413, a redirect), so the body is not sent; once the response has
+    /// ended, the stream is reset with NO_ERROR (RFC 9113 section 8.1).
+    func finalHeadBeforeContinue() {
+        guard continueDeadline != .max else { return }
+        continueDeadline = .max
+        bodyRefused = true
+    }
+
+    /// The continue timeout passed without a 100: the body goes (curl's behaviour).
+    func continueTimerFired(now: UInt64) {
+        if continueDeadline != .max, now >= continueDeadline { sendBodyNow() }
+    }
+
+    private func sendBodyNow() {
+        continueDeadline = .max
+        guard id > 0, !reported else { return }
+        connection.session.resumeBody(streamID: id)
     }
 }

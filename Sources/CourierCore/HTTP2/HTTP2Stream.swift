@@ -45,6 +45,10 @@ package final class HTTP2Stream: ExchangeCarrier {
     @exclusivity(unchecked) var leftover: [UInt8] = []
     @exclusivity(unchecked) var leftoverOffset = 0
     @exclusivity(unchecked) var bodySent: UInt64 = 0
+    /// Until when the body waits for a 100 (`.max`: it does not wait).
+    @exclusivity(unchecked) var continueDeadline: UInt64 = .max
+    /// A final answer came before the 100: the body is never sent.
+    @exclusivity(unchecked) var bodyRefused = false
 
     init(connection: HTTP2Connection, transfer: Transfer, now: UInt64) {
         self.connection = connection
@@ -60,7 +64,7 @@ package final class HTTP2Stream: ExchangeCarrier {
 
     /// When the connection's timer must wake for this stream: a deadline, or a rate's pause.
     var nextWake: UInt64 {
-        min(machine.nextDeadline, receivePacer?.resumeAt ?? .max, sendPacer?.resumeAt ?? .max)
+        min(machine.nextDeadline, receivePacer?.resumeAt ?? .max, sendPacer?.resumeAt ?? .max, continueDeadline)
     }
 
     // MARK: - ExchangeCarrier
@@ -132,12 +136,14 @@ package final class HTTP2Stream: ExchangeCarrier {
         if finalHeadSeen {
             transfer.trailers = fields
         } else if status < 200 {
-            // An informational head (103 Early Hints; nghttp2 refuses 101 in HTTP/2).
+            // An informational head (100 Continue, 103 Early Hints; nghttp2 refuses 101).
+            informationalHead(status: status)
             fields = HTTPHeaders()
             headBytes = 0
             return
         } else {
             finalHeadSeen = true
+            finalHeadBeforeContinue()
             machine.headReceived(now: now)
             // (The silence limit now applies: it may fall before the first-byte deadline armed.)
             connection.arm(machine.nextDeadline)
@@ -191,6 +197,11 @@ package final class HTTP2Stream: ExchangeCarrier {
     func responseEnded() {
         guard failure == nil, !completed else { return }
         completed = true
+        if bodyRefused, id > 0 {
+            // The body the server did not wait for: the stream ends here, without error.
+            connection.session.reset(streamID: id, errorCode: UInt32(NGHTTP2_NO_ERROR.rawValue))
+            connection.flush()
+        }
         // (Bytes held for the receive rate end the body when they are delivered.)
         if !holdsPacedBytes { transfer.metrics.completedAt = monotonicNanos() }
     }

@@ -53,4 +53,43 @@ struct HTTP2FeatureTests {
                 "both streams on one connection")
         #expect(slowResponse.metrics.completedAt > fastEnded, "the fast stream waited for the slow one")
     }
+
+    /// `Expect: 100-continue` over h2: the body waits for the server's 100 (with a 30 s
+    /// continue timeout and a 10 s limit, the request fails unless the 100 lets it go), a final
+    /// answer before the 100 ends the request without the body, and a server that says nothing
+    /// gets the body after the timeout.
+    @Test func expectContinueOverH2() async throws {
+        let body = s.root + "/h2-continue-body"
+        try Data(repeating: 3, count: 2 << 20).write(to: URL(fileURLWithPath: body))
+        let base = ["-s", "--http2-prior-knowledge", "--data-binary", "@" + body]
+        let waited = try await courier(base + ["--expect100-timeout", "30", "-m", "10", "-w", "|%{size_upload}", h2.scripted + "/continue"])
+        #expect(waited.status == 0 && waited.stdout == "\(2 << 20)|\(2 << 20)", "\(waited.status) \(waited.stdout) \(waited.stderr)")
+        let refused = try await courier(base + ["--expect100-timeout", "30", "-m", "10", "-D", "-", "-o", "/dev/null",
+                                                "-w", "|%{http_code} %{size_upload}", h2.scripted + "/refuse-body"])
+        #expect(refused.status == 0 && refused.stdout.hasSuffix("|413 0"), "\(refused.status) \(refused.stdout) \(refused.stderr)")
+        #expect(refused.stdout.contains("x-expect: 100-continue"), "the request asked for a 100: \(refused.stdout)")
+        let silent = try await courier(base + ["-D", "-", "-o", "/dev/null", "-w", "|%{size_upload}", h2.scripted + "/echo"])
+        #expect(silent.status == 0 && silent.stdout.contains("x-request-expect: 100-continue") && silent.stdout.hasSuffix("|\(2 << 20)"),
+                "\(silent.stdout) \(silent.stderr)")
+        // Small bodies do not wait (curl's 1 MiB rule), unless asked.
+        let small = try await courier(["-s", "--http2-prior-knowledge", "-d", "x", "-D", "-", "-o", "/dev/null", h2.scripted + "/echo"])
+        #expect(!small.stdout.contains("x-request-expect"), "\(small.stdout)")
+    }
+
+    /// The operation's priority goes with its request as RFC 9218's `priority` field (not for
+    /// the default, and never over a caller's own).
+    @Test func priorityIsSaidAsRFC9218Urgency() async throws {
+        let engine = Engine(host: h2.scripted, configuration: priorKnowledge)
+        var seen: [String?] = []
+        for priority in [Priority.veryHigh, .normal, .veryLow] {
+            let operation = engine.operation(path: "/echo")
+            operation.priority = priority
+            seen.append(try await engine.send(operation).headers.combinedValue(for: "x-request-priority"))
+        }
+        #expect(seen == ["u=1", nil, "u=7"], "\(seen)")
+        let own = engine.operation(path: "/echo")
+        own.priority = .high
+        own.headers.add(name: "Priority", value: "u=0, i")
+        #expect(try await engine.send(own).headers.combinedValue(for: "x-request-priority") == "u=0, i")
+    }
 }
