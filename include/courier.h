@@ -570,6 +570,12 @@ int courier_engine_set_tls_alpn(courier_engine *engine, int enabled);
 #define COURIER_HTTP_VERSION_2_ONLY  3
 int courier_request_set_http_version(courier_request *request, int version);
 int courier_engine_set_http_version(courier_engine *engine, int version);
+/* A PING every interval (milliseconds; 0, the default: none) on the HTTP/2 connections a request
+ * opens, busy or idle; one unanswered within 5 s fails the connection (its unanswered idempotent
+ * requests go again on a new one). For connections kept across NATs and load balancers that drop
+ * silent flows (since 0.6). Without it a PING goes only before reusing a connection silent 30 s. */
+int courier_request_set_http2_ping_interval(courier_request *request, int64_t milliseconds);
+int courier_engine_set_http2_ping_interval(courier_engine *engine, int64_t milliseconds);
 
 /* Connecting and the response head (since 0.4). courier_request_set_happy_eyeballs: how long one
  * address's connect runs before the next address (the other family first) is tried beside it

@@ -39,6 +39,16 @@ public func courier_request_set_http_version(_ handle: OpaquePointer?, _ version
     configure(handle) { r throws(CourierError) in try TransferSetting.httpVersion(&r.draft.options, version) }
 }
 
+@_cdecl("courier_engine_set_http2_ping_interval")
+public func courier_engine_set_http2_ping_interval(_ handle: OpaquePointer?, _ milliseconds: Int64) -> Int32 {
+    configureDefaults(handle) { o throws(CourierError) in try TransferSetting.http2PingInterval(&o, milliseconds) }
+}
+
+@_cdecl("courier_request_set_http2_ping_interval")
+public func courier_request_set_http2_ping_interval(_ handle: OpaquePointer?, _ milliseconds: Int64) -> Int32 {
+    configure(handle) { r throws(CourierError) in try TransferSetting.http2PingInterval(&r.draft.options, milliseconds) }
+}
+
 @_cdecl("courier_request_set_tls_alpn")
 public func courier_request_set_tls_alpn(_ handle: OpaquePointer?, _ enabled: Int32) -> Int32 {
     configure(handle) { r throws(CourierError) in try TransferSetting.tlsALPN(&r.draft.options, enabled) }

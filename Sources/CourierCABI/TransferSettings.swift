@@ -113,6 +113,11 @@ extension TransferSetting {
         options.happyEyeballsDelay = .milliseconds(UInt64(milliseconds))
     }
 
+    static func http2PingInterval(_ options: inout TransferOptions, _ milliseconds: Int64) throws(CourierError) {
+        guard milliseconds >= 0 else { throw invalid("negative interval") }
+        options.http2PingInterval = milliseconds == 0 ? nil : .milliseconds(UInt64(milliseconds))
+    }
+
     static func continueTimeout(_ options: inout TransferOptions, _ milliseconds: Int64) throws(CourierError) {
         guard milliseconds >= 0 else { throw invalid("negative timeout") }
         options.continueTimeout = .milliseconds(UInt64(milliseconds))

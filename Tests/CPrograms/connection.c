@@ -155,6 +155,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 3; i++) {
         request = tls_request(h2, ca);
         CHECK(courier_request_set_http_version(request, versions[i]) == COURIER_OK, "http version %d", versions[i]);
+        CHECK(courier_request_set_http2_ping_interval(request, 50) == COURIER_OK, "ping interval");
         courier_response *answer = NULL;
         CHECK(courier_request_perform(request, &answer) == COURIER_OK, "h2 request %d: %s", i, courier_request_errmsg(request));
         CHECK(answer && courier_response_http_version(answer) == expected[i], "version %d: %d", versions[i],
@@ -165,6 +166,8 @@ int main(int argc, char **argv) {
     CHECK(courier_request_create(NULL, "GET", h2, &request) == COURIER_OK, "create");
     CHECK(courier_request_set_http_version(request, 9) == COURIER_E_INVALID_ARGUMENT, "a bad version is refused");
     CHECK(courier_request_set_http_version(NULL, COURIER_HTTP_VERSION_2) != COURIER_OK, "NULL is refused");
+    CHECK(courier_request_set_http2_ping_interval(request, -1) == COURIER_E_INVALID_ARGUMENT, "a negative interval is refused");
+    CHECK(courier_request_set_http2_ping_interval(NULL, 100) != COURIER_OK, "NULL is refused");
     courier_request_free(request);
 
     if (failures) {

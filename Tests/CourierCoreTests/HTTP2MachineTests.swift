@@ -60,6 +60,24 @@ struct HTTP2MachineTests {
         #expect(error.code == .idleTimeout)
     }
 
+    @Test func keepAlivePingsRunBusyOrIdle() {
+        var m = HTTP2ConnectionStateMachine(now: 0, limits: .init(idle: 100_000, pingTimeout: 200, keepAlivePingInterval: 1_000))
+        _ = m.settingsReceived(maxConcurrentStreams: nil)
+        m.streamOpened()
+        #expect(m.nextDeadline == 1_000)
+        #expect(m.timerFired(now: 999) == .none)
+        #expect(m.timerFired(now: 1_000) == .sendPing && m.pingDeadline == 1_200)
+        m.pingAcknowledged(now: 1_050)
+        #expect(m.nextDeadline == 2_000, "the next PING one interval after the last")
+        _ = m.streamClosed(now: 1_500)
+        #expect(m.timerFired(now: 2_000) == .sendPing, "idle too")
+        let dead = m.timerFired(now: 2_200)
+        guard case .fail(let error) = dead else { Issue.record("\(dead)"); return }
+        #expect(error.code == .idleTimeout)
+        let none = HTTP2ConnectionStateMachine(now: 0, limits: .init(idle: 100_000))
+        #expect(none.keepAlivePingAt == .max, "no interval, no keep-alive PING")
+    }
+
     @Test func drainOnRequestClosesAfterTheLastStream() {
         var m = HTTP2ConnectionStateMachine(now: 0, limits: .init(idle: 1_000))
         m.streamOpened()

@@ -29,6 +29,7 @@ import parent_guard
 SEEN_LOCK = threading.Lock()
 SEEN = {}  # key -> requests seen (refuse-once, goaway-once)
 PEAK = {"streams": 0}
+PINGS = {}  # id(connection) -> PINGs received on it (the client's keep-alive)
 
 
 def frame(kind, flags, stream, payload):
@@ -83,6 +84,8 @@ def serve(sock, max_streams=None):
                         return
                 elif isinstance(event, h2.events.StreamReset):
                     open_streams.discard(event.stream_id)
+                elif isinstance(event, h2.events.PingReceived):
+                    PINGS[id(conn)] = PINGS.get(id(conn), 0) + 1
             sock.sendall(conn.data_to_send())
     except (OSError, h2.exceptions.ProtocolError):
         return
@@ -101,6 +104,8 @@ def answer(sock, conn, sid, headers, body):
 
     if route == "/ok":
         send(fields=[("content-type", "text/plain")], data=b"ok")
+    elif route == "/pings":
+        send(data=str(PINGS.get(id(conn), 0)).encode())
     elif route == "/continue":
         send(data=str(len(body)).encode())
     elif route == "/echo":

@@ -17,6 +17,9 @@ package struct PoolKeys {
         var route: ConnectRoute? = nil
         /// The HTTP versions its connections may speak.
         var version = HTTPVersionPreference.http2Preferred
+        /// The keep-alive PING interval of its HTTP/2 connections (a request that asked for
+        /// PINGs never goes on a connection without them).
+        var pingInterval: Nanoseconds? = nil
     }
 
     private var hostKeys: [String: Int] = [:]
@@ -55,6 +58,8 @@ package struct PoolKeys {
     package private(set) var multiplexes: [Bool] = []
     private var lastPoolMultiplexes = false
     package private(set) var routes: [ConnectRoute?] = []
+    /// Per pool key, the keep-alive PING interval of its HTTP/2 connections.
+    package private(set) var pingIntervals: [Nanoseconds?] = []
     private var lastOrigin = Origin(scheme: .http, host: "", port: 0)
     private var lastPoolKey = -1
     private var lastPoolTLSID = -1
@@ -139,12 +144,14 @@ package struct PoolKeys {
         // Through a proxy the route gives the proxy's addresses (curl's --resolve covers every
         // name it resolves); direct, where the connection goes.
         let route = transfer._options.route
+        let ping = transfer._options.connectChoices?.http2PingInterval
         if lastPoolKey >= 0, lastPoolTLSID == tlsID, lastRequestedVersion == version, transfer.targets(lastOrigin), lastPoolProxy == proxy,
-           routes[lastPoolKey] == route {
+           routes[lastPoolKey] == route, pingIntervals[lastPoolKey] == ping {
             noteConnectSettings(lastPoolKey, transfer)
             return (lastPoolKey, false, lastPoolMultiplexes)
         }
-        return intern(PoolKeyValue(origin: transfer._authority.origin, tls: tlsID, proxy: proxy, route: route, version: effective(version, transfer)),
+        return intern(PoolKeyValue(origin: transfer._authority.origin, tls: tlsID, proxy: proxy, route: route,
+                                   version: effective(version, transfer), pingInterval: ping),
                       requested: version, for: transfer)
     }
 
@@ -166,6 +173,7 @@ package struct PoolKeys {
             connectChoicesChanged = transfer._options.connectChoices != nil
             proxies.append(value.proxy)
             routes.append(value.route)
+            pingIntervals.append(value.pingInterval)
             versions.append(value.version)
             tlsContexts.append(value.tls >= 0 ? (try? builtContexts[value.tls].get()) : nil)
             switch value.origin.scheme {

@@ -34,8 +34,10 @@ extension Executor {
         let key = connection.poolKey
         connections[connection.id] = nil
         let stream = connection.retireForHandOver()
+        let ping = keys.pingIntervals[key]?.millisecondsRoundedUp
+        let limits = HTTP2ConnectionStateMachine.Limits(idle: HTTP2Connection.idleLimitMillis, keepAlivePingInterval: ping.map { max(1, $0) } ?? .max)
         let http2 = HTTP2Connection(id: connection.id, poolKey: key, origin: connection.origin, stream: stream, owner: self,
-                                    uvLoop: loop.uvLoop, limits: HTTP2ConnectionStateMachine.Limits(idle: HTTP2Connection.idleLimitMillis))
+                                    uvLoop: loop.uvLoop, limits: limits)
         http2.trace = connection.trace
         http2Connections[http2.id] = http2
         let limit = http2.machine.peerStreamLimit

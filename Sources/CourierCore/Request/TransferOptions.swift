@@ -97,6 +97,7 @@ package final class ConnectChoices: Hashable, @unchecked Sendable {
         var happyEyeballsDelay = ConnectChoices.defaultDelay
         var traces = false
         var waitsForOwnConnection = false
+        var http2PingInterval: Nanoseconds?
     }
 
     static let defaultDelay = Nanoseconds.milliseconds(AddressRacer.defaultAttemptDelayMillis)
@@ -107,6 +108,7 @@ package final class ConnectChoices: Hashable, @unchecked Sendable {
     package var happyEyeballsDelay: Nanoseconds { values.happyEyeballsDelay }
     package var traces: Bool { values.traces }
     package var waitsForOwnConnection: Bool { values.waitsForOwnConnection }
+    package var http2PingInterval: Nanoseconds? { values.http2PingInterval }
 
     package static func == (a: ConnectChoices, b: ConnectChoices) -> Bool { a === b || a.values == b.values }
     package func hash(into hasher: inout Hasher) { hasher.combine(values) }
@@ -399,6 +401,17 @@ public struct TransferOptions: Sendable, Hashable {
     public var waitsForOwnConnection: Bool {
         get { box.values.composition?.connecting?.waitsForOwnConnection ?? false }
         set { changeConnecting { $0.waitsForOwnConnection = newValue } }
+    }
+
+    /// A PING every interval on the HTTP/2 connections this request opens, busy or idle; one
+    /// unanswered within 5 s fails the connection (and its idempotent, unanswered requests go
+    /// again on a new one). For long-lived connections behind NATs and load balancers that drop
+    /// silent flows, and to find a dead peer while a long response is silent (OkHttp's
+    /// `pingInterval`). nil (the default): a PING goes only before reusing a connection that has
+    /// been silent for 30 s. Requests with different intervals never share a connection.
+    public var http2PingInterval: Nanoseconds? {
+        get { box.values.composition?.connecting?.http2PingInterval }
+        set { changeConnecting { $0.http2PingInterval = newValue } }
     }
 
     /// The connect-phase choices, nil for the defaults.

@@ -92,4 +92,23 @@ struct HTTP2FeatureTests {
         own.headers.add(name: "Priority", value: "u=0, i")
         #expect(try await engine.send(own).headers.combinedValue(for: "x-request-priority") == "u=0, i")
     }
+
+    /// `http2PingInterval` sends a PING every interval on the connection (busy with requests
+    /// here); without it, none.
+    @Test func keepAlivePingsWhenAsked() async throws {
+        var configuration = priorKnowledge
+        configuration.options.http2PingInterval = .milliseconds(50)
+        let pinging = Engine(host: h2.scripted, configuration: configuration)
+        // Asks the server how many PINGs came until three did (bounded: a minute; in a full run
+        // the first request may wait seconds in the shared queue behind the other suites').
+        let started = monotonicNanos()
+        var pings = 0
+        while pings < 3, monotonicNanos() - started < 60_000_000_000 {
+            pings = Int(String(decoding: try await pinging.get(path: "/pings").body, as: UTF8.self)) ?? -1
+        }
+        #expect(pings >= 3, "\(pings) PINGs")
+        let quiet = Engine(host: h2.scripted, configuration: priorKnowledge)
+        _ = try await quiet.get(path: "/delay?300")
+        #expect(try await quiet.get(path: "/pings").body == Array("0".utf8))
+    }
 }

@@ -23,7 +23,8 @@ class _RequestBuilding:
                rate_limit=None, retry=None, cookies=None, auth=None, proxy=None, no_proxy=None, freeze=None,
                resolve=None, connect_to=None, ip_family=None, cert=None, auto_referer=False, tls_version=None,
                ciphers=None, tls13_ciphers=None, curves=None, alpn=True, happy_eyeballs=None, continue_timeout=None,
-               max_header_bytes=None, max_header_fields=None, proxy_tunnel=None, http_version=None):
+               max_header_bytes=None, max_header_fields=None, proxy_tunnel=None, http_version=None,
+               http2_ping_interval=None):
         """Options beyond httpx's: ``files=`` a multipart form streamed from disk (see
         ``apply_files``); ``content=`` bytes, a str, a path-backed file (streamed from disk), any
         iterable of bytes, or an async iterable with ``fetch``/``stream_async`` (sent chunked
@@ -44,7 +45,9 @@ class _RequestBuilding:
         ``max_header_bytes``/``max_header_fields``, the response head's bounds (300 KiB and
         10000 by default); ``proxy_tunnel=True`` sends http URLs through a CONNECT tunnel too;
         ``http_version`` "1.1", "2" (HTTP/2 where an https server agrees: the library's default) or
-        "2-only" (h2c with prior knowledge on http://, curl's --http2-prior-knowledge)."""
+        "2-only" (h2c with prior knowledge on http://, curl's --http2-prior-knowledge);
+        ``http2_ping_interval`` seconds between PINGs on the HTTP/2 connections it opens (none by
+        default; an unanswered one within 5 s fails the connection)."""
         if not self._handle:
             raise CourierError(_native.E_MISUSE, "the engine is closed")
         handle = _native.request_p()
@@ -179,6 +182,8 @@ class _RequestBuilding:
                 if http_version not in versions:
                     raise ValueError("http_version must be '1.1', '2' or '2-only', not %r" % (http_version,))
                 apply(lib.courier_request_set_http_version(handle, versions[http_version]))
+            if http2_ping_interval is not None:
+                apply(lib.courier_request_set_http2_ping_interval(handle, int(http2_ping_interval * 1000)))
             if happy_eyeballs is not None:
                 apply(lib.courier_request_set_happy_eyeballs(handle, int(happy_eyeballs * 1000)))
             if continue_timeout is not None:

@@ -151,6 +151,7 @@ _SIGNATURES = {
     "courier_request_set_tls_alpn": (c_int, [request_p, c_int]),
     "courier_request_set_http_version": (c_int, [request_p, c_int]),
     "courier_request_set_happy_eyeballs": (c_int, [request_p, c_int64]),
+    "courier_request_set_http2_ping_interval": (c_int, [request_p, c_int64]),
     "courier_request_set_continue_timeout": (c_int, [request_p, c_int64]),
     "courier_request_set_header_limits": (c_int, [request_p, c_int64, c_int]),
     "courier_request_set_proxy_tunnel": (c_int, [request_p, c_int]),

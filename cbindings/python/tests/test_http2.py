@@ -46,6 +46,13 @@ class HTTP2(unittest.TestCase):
             with self.assertRaises(ValueError):
                 engine.get("/small", cafile=CA, http_version="3")
 
+    def test_http2_ping_interval(self):
+        with courier.Engine(H2) as engine:
+            response = engine.get("/small", cafile=CA, http2_ping_interval=0.05)
+            self.assertEqual((response.status_code, response.http_version), (200, "HTTP/2"))
+            with self.assertRaises(courier.CourierError):
+                engine.get("/small", cafile=CA, http2_ping_interval=-1)
+
 
 if __name__ == "__main__":
     unittest.main()
