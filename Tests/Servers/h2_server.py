@@ -104,6 +104,14 @@ def answer(sock, conn, sid, headers, body):
 
     if route == "/ok":
         send(fields=[("content-type", "text/plain")], data=b"ok")
+    elif route == "/cookie-set":
+        send(fields=[("set-cookie", "h2c=" + (query or "1") + "; Path=/")], data=b"set")
+    elif route == "/bearer":
+        # 200 for the token "good", else a challenge (an auth refresh's trigger).
+        if headers.get("authorization") == "Bearer good":
+            send(data=b"welcome")
+        else:
+            send(status=401, fields=[("www-authenticate", 'Bearer realm="h2"')], data=b"who?")
     elif route == "/pings":
         send(data=str(PINGS.get(id(conn), 0)).encode())
     elif route == "/continue":

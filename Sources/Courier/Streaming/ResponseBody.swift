@@ -25,6 +25,9 @@ public struct StreamedResponse: Sendable {
     public var status: Int { head.status }
     /// The header fields.
     public var headers: HTTPHeaders { head.headers }
+    /// The HTTP version the response comes over: "HTTP/1.1", "HTTP/1.0" or "HTTP/2" (as
+    /// `Response.httpVersion`).
+    public var httpVersion: String { "HTTP/" + head.versionText }
 
     /// The finished response (metrics, trailers) once the body has been read; throws what the
     /// operation's error handlers get (an unaccepted status included).

@@ -111,4 +111,73 @@ struct HTTP2FeatureTests {
         _ = try await quiet.get(path: "/delay?300")
         #expect(try await quiet.get(path: "/pings").body == Array("0".utf8))
     }
+
+    /// A slow reader of a 32 MiB h2 body: the stream's window stays shut while it is paused,
+    /// so what waits for it is bounded by one stream window, not by the body.
+    @Test func aPausedReaderHoldsAtMostOneWindow() async throws {
+        let size = 32 << 20
+        let name = "/paused-\(UUID().uuidString.prefix(8))"
+        FileManager.default.createFile(atPath: h2.root + name, contents: Data(count: size))
+        defer { try? FileManager.default.removeItem(atPath: h2.root + name) }
+        let api = Engine(host: h2.nghttpd, configuration: priorKnowledge)
+        let response = try await api.stream(api.operation(path: name))
+        #expect(response.httpVersion == "HTTP/2")
+        var total = 0
+        var pieces = 0
+        for try await chunk in response.body {
+            total += chunk.count
+            pieces += 1
+            // A slow reader (the scenario, not synchronisation).
+            if pieces % 8 == 0 { try await Task.sleep(nanoseconds: 2_000_000) }
+        }
+        #expect(total == size)
+        let (peak, pauses, _) = response.body.channel.statistics
+        #expect(pauses > 0, "the reader was slower than loopback")
+        let window = Int(HTTP2Session.Settings().grownStreamWindow)
+        #expect(peak <= BodyChannel.pauseAbove + window + (64 << 10), "at most the threshold and one window: \(peak) bytes")
+    }
+
+    /// Cookies, an auth challenge answered by a refresh, a resumed download and a frozen
+    /// operation of the outbox, each over h2.
+    @Test func cookiesChallengesResumeAndOutboxOverH2() async throws {
+        let jar = CookieJar()
+        var configuration = priorKnowledge
+        configuration.options.cookies = jar
+        let api = Engine(host: h2.scripted, configuration: configuration)
+        _ = try await api.get(path: "/cookie-set?v2")
+        let echoed = try await api.get(path: "/echo")
+        #expect(echoed.httpVersion == "HTTP/2" && echoed.headers.combinedValue(for: "x-request-cookie") == "h2c=v2",
+                "\(echoed.headers)")
+
+        var challenged = priorKnowledge
+        challenged.authenticator = Authenticator(initial: .bearer("expired")) { _ in .bearer("good") }
+        let guarded = Engine(host: h2.scripted, configuration: challenged)
+        let welcome = try await guarded.get(path: "/bearer")
+        #expect(welcome.status == 200 && welcome.body == Array("welcome".utf8) && welcome.httpVersion == "HTTP/2")
+        #expect(challenged.authenticator!.refreshCount == 1)
+
+        // Resume: the first 100,000 bytes are on disk; nginx over h2 sends the rest (206).
+        let ca = s.certs + "/ca.pem"
+        let nginx = "https://localhost:\(s.tlsPorts["h2"]!)"
+        let full = try await courier(["-s", "--cacert", ca, nginx + "/large"])
+        let out = s.root + "/h2-resume-\(UUID().uuidString.prefix(8))"
+        FileManager.default.createFile(atPath: out, contents: Data(full.stdoutBytes.prefix(100_000)))
+        let resumed = try await courier(["-s", "--cacert", ca, "-C", "-", "-o", out, "-w", "%{http_code} %{http_version} %{size_download}",
+                                         nginx + "/large"])
+        #expect(resumed.stdout == "206 2 \(full.stdoutBytes.count - 100_000)", "\(resumed.stdout) \(resumed.stderr)")
+        #expect(FileManager.default.contents(atPath: out) == full.stdoutBytes)
+
+        // The outbox: journaled, sent with its key over h2, forgotten when answered.
+        let outbox = try Outbox(directory: OutboxTestSupport.scratchPath())
+        var frozen = priorKnowledge
+        frozen.outbox = outbox
+        let saving = Engine(host: h2.scripted, configuration: frozen)
+        let save = saving.operation(path: "/echo", method: .post)
+        save.body = .bytes(Array("draft".utf8))
+        save.freeze(kind: "draft")
+        let sent = try await saving.send(save)
+        #expect(sent.httpVersion == "HTTP/2" && sent.headers.combinedValue(for: "x-request-idempotency-key") == save.outboxID,
+                "\(sent.headers)")
+        #expect(outbox.waiting.isEmpty)
+    }
 }
