@@ -12,7 +12,7 @@ own configuration (written under WORKDIR), the way a deployment of it would:
   /upload, /blob/*         the server's reverse proxy in front of Tests/Servers/stream_server.py
                            (uvicorn and Go answer them in their own handlers)
 Listeners: `http`; `https` with two certificates chosen by SNI (localhost and other.test, from
-CERTS/make_certs.sh), TLS 1.2 and 1.3; `mtls` requiring a client certificate from the test CA
+CERTS/make_certs.sh), TLS 1.2 and 1.3, offering h2 by ALPN where the server can; `mtls` requiring a client certificate from the test CA
 (null where the server cannot); `closing`, where the server closes each connection after
 `close_after` requests (its own keep-alive limit, or a handler's `Connection: close`).
 
@@ -127,11 +127,11 @@ http {{
     keepalive_requests 100000;
     server {{ listen 127.0.0.1:{site.http}; {common} }}
     server {{ listen 127.0.0.1:{site.closing}; keepalive_requests {CLOSE_AFTER}; {common} }}
-    server {{ listen 127.0.0.1:{site.https} ssl; server_name localhost; {tls}
+    server {{ listen 127.0.0.1:{site.https} ssl http2; server_name localhost; {tls}
              ssl_certificate {site.cert("server-chain.pem")}; ssl_certificate_key {site.cert("server.key")}; {common} }}
-    server {{ listen 127.0.0.1:{site.https} ssl; server_name other.test; {tls}
+    server {{ listen 127.0.0.1:{site.https} ssl http2; server_name other.test; {tls}
              ssl_certificate {site.cert("other-chain.pem")}; ssl_certificate_key {site.cert("other.key")}; {common} }}
-    server {{ listen 127.0.0.1:{site.mtls} ssl; {tls}
+    server {{ listen 127.0.0.1:{site.mtls} ssl http2; {tls}
              ssl_certificate {site.cert("server-chain.pem")}; ssl_certificate_key {site.cert("server.key")};
              ssl_verify_client on; ssl_client_certificate {site.cert("ca.pem")}; {common} }}
 }}
@@ -148,7 +148,7 @@ def apache(site):
     if not os.path.exists(binary):
         return None, "Apache httpd is not installed (Debian: apache2)"
     modules = ["mpm_event", "authz_core", "mime", "dir", "headers", "deflate", "brotli", "filter", "ssl",
-               "socache_shmcb", "proxy", "proxy_http", "setenvif"]
+               "socache_shmcb", "proxy", "proxy_http", "setenvif", "http2"]
     loads = "".join(f"LoadModule {m}_module /usr/lib/apache2/modules/mod_{m}.so\n" for m in modules)
     fields = "".join(f'Header always set {n} "{v}"\n' for n, v in BIG_FIELDS)
     common = f"""
@@ -168,6 +168,7 @@ def apache(site):
     tls = f"""
     SSLEngine on
     SSLProtocol -all +TLSv1.2 +TLSv1.3
+    Protocols h2 http/1.1
     """
     user = "User www-data\nGroup www-data\n" if os.getuid() == 0 else ""
     config = f"""

@@ -39,7 +39,7 @@ def main():
         cells = []
         for row in rows:
             if "unavailable" in row:
-                cells.append("missing")
+                cells.append(row.get("absent", "missing"))
                 continue
             found = next((c for c in row["checks"] if c["check"] == check), None)
             result = found["result"] if found else "-"
@@ -49,7 +49,7 @@ def main():
         print("| " + check.ljust(width) + " | " + " | ".join(c.ljust(column) for c in cells) + " |")
     for row in rows:
         if "unavailable" in row:
-            notes.append(f"{row['server']}: missing: {row['unavailable']}")
+            notes.append(f"{row['server']}: {row.get('absent', 'missing')}: {row['unavailable']}")
     print()
     for row in rows:
         if row.get("version"):

@@ -36,10 +36,10 @@ extension HTTP2Stream {
                                        authority: connection.authority, path: transfer._path, query: transfer._query,
                                        headers: transfer._headers, contentLength: length,
                                        acceptEncoding: transfer._options.decompress && !transfer.userSetAcceptEncoding,
-                                       expectContinue: hasBody && transfer.requestExpectsContinue, priority: transfer._options.priority)
+                                       expectContinue: hasBody && transfer.requestExpectsContinueOverHTTP2, priority: transfer._options.priority)
         guard let streamID = connection.session.submitRequest(connection.requestBlock, hasBody: hasBody) else { return nil }
         id = streamID
-        if hasBody, transfer.requestExpectsContinue {
+        if hasBody, transfer.requestExpectsContinueOverHTTP2 {
             // The body waits for the 100, or the continue timeout (curl's --expect100-timeout).
             continueDeadline = connection.nowMillis &+ transfer._options.continueTimeout.millisecondsRoundedUp
             connection.arm(continueDeadline)

@@ -125,6 +125,10 @@ extension Transfer {
     package var requestExpectsContinue: Bool {
         !userSetExpect && _options.expectContinue.applies(toLength: requestBodyChunked ? nil : requestBodyLength)
     }
+    /// The same over HTTP/2, where only `.always` asks (see `ExpectContinue`).
+    package var requestExpectsContinueOverHTTP2: Bool {
+        !userSetExpect && _options.expectContinue.appliesOverHTTP2(toLength: requestBodyChunked ? nil : requestBodyLength)
+    }
     /// Whether it ended on the submitting thread rather than the loop thread (a cache answer or a
     /// refusal): a delegate that promises loop-thread callbacks hops there first.
     package var concludedOffLoop: Bool { _concludedOffLoop }

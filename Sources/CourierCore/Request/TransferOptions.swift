@@ -59,13 +59,23 @@ public struct RedirectPolicy: Sendable, Hashable {
 
 /// When a request body waits for `100 Continue` (RFC 9110 section 10.1.1): the server may then
 /// refuse it (413, 401, a redirect) before a byte of it is sent.
+///
+/// Over HTTP/2 only `.always` asks (curl asks over HTTP/1.1 only): there a server's early answer
+/// stops the body without it (the stream is reset), flow control bounds what goes before the
+/// server reads, and servers answer the field unevenly (nginx 1.22 never sends the 100 on h2,
+/// and h2o 2.2 closes a connection whose stream waits past its idle timeout).
 public enum ExpectContinue: Sendable, Hashable {
-    /// For bodies of at least 1 MiB and bodies of unknown length (curl's rule).
+    /// For bodies of at least 1 MiB and bodies of unknown length (curl's rule), over HTTP/1.1.
     case automatic
-    /// For every request with a body.
+    /// For every request with a body, over HTTP/1.1 and HTTP/2.
     case always
     /// Never: the body follows the head at once.
     case never
+
+    /// Whether a body of `length` bytes (nil: unknown) waits over HTTP/2.
+    package func appliesOverHTTP2(toLength length: UInt64?) -> Bool {
+        self == .always && applies(toLength: length)
+    }
 
     /// Whether a body of `length` bytes (nil: unknown) waits.
     package func applies(toLength length: UInt64?) -> Bool {

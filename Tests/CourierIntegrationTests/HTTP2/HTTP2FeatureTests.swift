@@ -54,26 +54,34 @@ struct HTTP2FeatureTests {
         #expect(slowResponse.metrics.completedAt > fastEnded, "the fast stream waited for the slow one")
     }
 
-    /// `Expect: 100-continue` over h2: the body waits for the server's 100 (with a 30 s
-    /// continue timeout and a 10 s limit, the request fails unless the 100 lets it go), a final
-    /// answer before the 100 ends the request without the body, and a server that says nothing
-    /// gets the body after the timeout.
+    /// `Expect: 100-continue` over h2, asked with `.always` (the automatic policy asks over
+    /// HTTP/1.1 only, as curl): the body waits for the server's 100 (with a 30 s continue timeout
+    /// and a 10 s limit, the request fails unless the 100 lets it go), a final answer before the
+    /// 100 ends the request without the body, and a server that says nothing gets the body after
+    /// the timeout.
     @Test func expectContinueOverH2() async throws {
-        let body = s.root + "/h2-continue-body"
-        try Data(repeating: 3, count: 2 << 20).write(to: URL(fileURLWithPath: body))
-        let base = ["-s", "--http2-prior-knowledge", "--data-binary", "@" + body]
-        let waited = try await courier(base + ["--expect100-timeout", "30", "-m", "10", "-w", "|%{size_upload}", h2.scripted + "/continue"])
-        #expect(waited.status == 0 && waited.stdout == "\(2 << 20)|\(2 << 20)", "\(waited.status) \(waited.stdout) \(waited.stderr)")
-        let refused = try await courier(base + ["--expect100-timeout", "30", "-m", "10", "-D", "-", "-o", "/dev/null",
-                                                "-w", "|%{http_code} %{size_upload}", h2.scripted + "/refuse-body"])
-        #expect(refused.status == 0 && refused.stdout.hasSuffix("|413 0"), "\(refused.status) \(refused.stdout) \(refused.stderr)")
-        #expect(refused.stdout.contains("x-expect: 100-continue"), "the request asked for a 100: \(refused.stdout)")
-        let silent = try await courier(base + ["-D", "-", "-o", "/dev/null", "-w", "|%{size_upload}", h2.scripted + "/echo"])
-        #expect(silent.status == 0 && silent.stdout.contains("x-request-expect: 100-continue") && silent.stdout.hasSuffix("|\(2 << 20)"),
-                "\(silent.stdout) \(silent.stderr)")
-        // Small bodies do not wait (curl's 1 MiB rule), unless asked.
-        let small = try await courier(["-s", "--http2-prior-knowledge", "-d", "x", "-D", "-", "-o", "/dev/null", h2.scripted + "/echo"])
-        #expect(!small.stdout.contains("x-request-expect"), "\(small.stdout)")
+        let body = RequestBody.bytes(Array(repeating: 3, count: 2 << 20))
+        let api = Engine(host: h2.scripted, configuration: priorKnowledge)
+        func send(_ path: String, continueTimeout: Nanoseconds, policy: ExpectContinue = .always) async throws -> Response {
+            let operation = api.operation(path: path, method: .post)
+            operation.body = body
+            operation.options.expectContinue = policy
+            operation.options.continueTimeout = continueTimeout
+            operation.options.timeouts.total = .seconds(10)
+            operation.acceptableStatus = 200..<600
+            return try await api.send(operation)
+        }
+        let waited = try await send("/continue", continueTimeout: .seconds(30))
+        #expect(waited.status == 200 && waited.body == Array("\(2 << 20)".utf8) && waited.metrics.bytesSent == 2 << 20)
+        let refused = try await send("/refuse-body", continueTimeout: .seconds(30))
+        #expect(refused.status == 413 && refused.headers.combinedValue(for: "x-expect") == "100-continue")
+        #expect(refused.metrics.bytesSent == 0, "the body never went: \(refused.metrics.bytesSent) bytes")
+        let silent = try await send("/echo", continueTimeout: .milliseconds(300))
+        #expect(silent.headers.combinedValue(for: "x-request-expect") == "100-continue"
+                && String(decoding: silent.body, as: UTF8.self).hasSuffix(" \(2 << 20)"), "\(silent.headers)")
+        // The automatic policy does not ask over h2, whatever the size.
+        let automatic = try await send("/echo", continueTimeout: .seconds(30), policy: .automatic)
+        #expect(automatic.headers.combinedValue(for: "x-request-expect") == nil, "\(automatic.headers)")
     }
 
     /// The operation's priority goes with its request as RFC 9218's `priority` field (not for

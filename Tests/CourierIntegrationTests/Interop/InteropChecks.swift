@@ -3,6 +3,12 @@ import Foundation
 @testable import Courier
 @testable import CourierCore
 
+/// Which wire the checks of the running row use: HTTP/2 (over TLS, `http2Only`) in the HTTP/2
+/// rows, set by the row for the checks it runs.
+enum InteropWire {
+    @TaskLocal static var h2 = false
+}
+
 /// What one check found on one server.
 enum InteropOutcome: Sendable {
     case pass
@@ -70,6 +76,10 @@ struct InteropCheck: Sendable {
                      watch: ((Transfer) -> Void)? = nil) async -> Seen {
         var options = TransferOptions()
         options.timeouts.total = .seconds(60)
+        if InteropWire.h2 {
+            options.httpVersion = .http2Only
+            options.tls = s.trustTestCA
+        }
         configure(&options)
         let transfer = Transfer(url: try! CourierURL(parsing: url), method: method, headers: headers, body: body, options: options)
         transfer.sink = sink
@@ -170,7 +180,7 @@ struct InteropCheck: Sendable {
 
     /// The bytes of stream_server.py's /blob/SIZE, from the suite's own stream server.
     static func blobReference(_ size: Int) async -> [UInt8] {
-        await send(s.stream + "/blob/\(size)").body
+        await InteropWire.$h2.withValue(false) { await send(s.stream + "/blob/\(size)").body }
     }
 
     static func chunkedResponse(_ server: InteropServer) async -> InteropOutcome {
@@ -178,7 +188,8 @@ struct InteropCheck: Sendable {
         let seen = await send(server.url("/blob/\(size)?chunked=4096"))
         if let problem = problem(seen) { return .fail(problem) }
         let framing = seen.transfer.head?.headers["Transfer-Encoding"]?.lowercased()
-        guard framing == "chunked" else { return .fail("not chunked (Transfer-Encoding \(framing ?? "none"))") }
+        // (HTTP/2 has no chunked framing: a body of no announced length ends with its stream.)
+        guard framing == "chunked" || InteropWire.h2 else { return .fail("not chunked (Transfer-Encoding \(framing ?? "none"))") }
         return seen.body == (await blobReference(size)) ? .pass : .fail("the body differs (\(seen.body.count) bytes)")
     }
 
@@ -196,7 +207,11 @@ struct InteropCheck: Sendable {
     static func chunkedUpload(_ server: InteropServer) async -> InteropOutcome {
         let body = bytes(300_000, seed: 3)
         let stream = BodyStream(length: nil, replayable: true) { PiecesSource(body, piece: 7_000) }
-        return judgeUpload(await send(server.url("/upload"), method: .post, body: .stream(stream)), sent: body)
+        let seen = await send(server.url("/upload"), method: .post, body: .stream(stream))
+        if InteropWire.h2, server.kind == .lighttpd, seen.status == 411 {
+            return .notApplicable("lighttpd 1.4.69 answers 411 to an h2 request body of no announced length")
+        }
+        return judgeUpload(seen, sent: body)
     }
 
     static func compressed(_ server: InteropServer, _ coding: String) async -> InteropOutcome {
@@ -260,10 +275,12 @@ struct InteropCheck: Sendable {
 
     static func expectContinue(_ server: InteropServer) async -> InteropOutcome {
         let body = bytes(10 << 20, seed: 4)
-        // A server that never answers 100 would hold the body past the total deadline.
+        // A server that never answers 100 would hold the body past the total deadline. Over h2
+        // the field is answered unevenly (nginx sends no 100 there): the body goes after the
+        // continue timeout, and the check is that it goes and arrives intact.
         let seen = await send(server.url("/upload"), method: .put, body: .bytes(body)) {
             $0.expectContinue = .always
-            $0.continueTimeout = .seconds(120)
+            $0.continueTimeout = InteropWire.h2 ? .seconds(1) : .seconds(120)
         }
         return judgeUpload(seen, sent: body)
     }
@@ -353,6 +370,7 @@ struct InteropCheck: Sendable {
 
     static func serverCloses(_ server: InteropServer) async -> InteropOutcome {
         guard let port = server.closing else { return .notApplicable("\(server.kind) has no way to close after a few requests") }
+        if InteropWire.h2 { return .notApplicable("the closing listener is plain HTTP (h2 is offered over TLS)") }
         var opened = 0
         for i in 0..<10 {
             let seen = await send(server.url("/small", port: port))

@@ -29,13 +29,24 @@ struct InteropServer: Sendable {
         var missing: Bool
     }
 
-    /// Starts `kind` (blocking until its listeners accept or it gave up), kept running until the
-    /// test process exits: its stdin is a pipe only this process holds.
+    /// Starts `kind` once (blocking until its listeners accept or it gave up; the HTTP/1 and
+    /// the HTTP/2 rows share it), kept running until the test process exits: its stdin is a
+    /// pipe only this process holds.
     static func start(_ kind: Kind) async -> Result<InteropServer, Unavailable> {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(returning: launch(kind)) }
+        let launching = launches.withLock { tasks in
+            if let task = tasks[kind] { return task }
+            let task = Task {
+                await withCheckedContinuation { continuation in
+                    Thread.detachNewThread { continuation.resume(returning: launch(kind)) }
+                }
+            }
+            tasks[kind] = task
+            return task
         }
+        return await launching.value
     }
+
+    private static let launches = LockedBox<[Kind: Task<Result<InteropServer, Unavailable>, Never>]>([:])
 
     private static func launch(_ kind: Kind) -> Result<InteropServer, Unavailable> {
         let servers = TestServers.shared
@@ -84,8 +95,11 @@ struct InteropServer: Sendable {
         }
     }
 
+    /// A URL of the site; in the HTTP/2 rows (`InteropWire.h2`) the plain listener's URLs are the
+    /// TLS listener's (h2 is offered by ALPN only, as every server here does).
     func url(_ path: String, port: Int? = nil, host: String = "127.0.0.1", tls: Bool = false) -> String {
-        "\(tls ? "https" : "http")://\(host):\(port ?? (tls ? https : http))\(path)"
+        if InteropWire.h2, !tls, port == nil { return "https://localhost:\(https)\(path)" }
+        return "\(tls ? "https" : "http")://\(host):\(port ?? (tls ? https : http))\(path)"
     }
 }
 

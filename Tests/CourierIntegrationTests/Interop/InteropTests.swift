@@ -29,17 +29,49 @@ struct InteropTests {
         }
         InteropTable.record(kind, version: server.version, cells: cells, unavailable: nil)
     }
+
+    /// The same checks over HTTP/2 (TLS, h2 by ALPN, `http2Only`) against every server that
+    /// offers it; one that does not is "n/a" with the reason, not a failure.
+    @Test(arguments: InteropServer.Kind.allCases)
+    func matrixOverH2(_ kind: InteropServer.Kind) async {
+        let label = "\(kind) h2"
+        guard case .success(let server) = await InteropServer.start(kind) else {
+            InteropTable.record(kind, label: label, version: "", cells: [], unavailable: "not started (see its HTTP/1 row)")
+            return
+        }
+        await InteropWire.$h2.withValue(true) {
+            let probe = await InteropCheck.send(server.url("/small"))
+            if let error = probe.error, error.code == .http2NotNegotiated || error.message.contains("no application protocol") {
+                InteropTable.record(kind, label: label, version: server.version, cells: [], unavailable: "\(kind) offers no h2 by ALPN",
+                                    offersNothing: true)
+                return
+            }
+            var cells: [(String, InteropOutcome)] = []
+            for check in InteropCheck.all {
+                let outcome = await check.run(server)
+                if case .fail(let why) = outcome { Issue.record("\(label) \(check.name): \(why)") }
+                cells.append((check.name, outcome))
+            }
+            InteropTable.record(kind, label: label, version: server.version, cells: cells, unavailable: nil)
+        }
+    }
 }
 
 /// Writes one server's row of the matrix (read back by Tests/Interop/table.py).
 enum InteropTable {
     static var directory: String { TestServers.packageRoot + "/.build/interop" }
 
-    static func record(_ kind: InteropServer.Kind, version: String, cells: [(String, InteropOutcome)], unavailable: String?) {
+    /// `label` names the row (the server's name for its HTTP/1 row, "nginx h2" for its HTTP/2
+    /// one, which follows the HTTP/1 rows).
+    /// `offersNothing`: the server runs but does not offer what the row needs ("n/a"), rather than
+    /// being missing.
+    static func record(_ kind: InteropServer.Kind, label: String? = nil, version: String, cells: [(String, InteropOutcome)],
+                       unavailable: String?, offersNothing: Bool = false) {
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        var row: [String: Any] = ["server": kind.rawValue, "version": version,
-                                  "order": InteropServer.Kind.allCases.firstIndex(of: kind) ?? 0]
+        let order = (InteropServer.Kind.allCases.firstIndex(of: kind) ?? 0) + (label == nil ? 0 : 100)
+        var row: [String: Any] = ["server": label ?? kind.rawValue, "version": version, "order": order]
         if let unavailable { row["unavailable"] = unavailable }
+        if offersNothing { row["absent"] = "n/a" }
         row["checks"] = cells.map { name, outcome -> [String: String] in
             switch outcome {
             case .pass: return ["check": name, "result": "pass"]
@@ -48,7 +80,7 @@ enum InteropTable {
             }
         }
         if let data = try? JSONSerialization.data(withJSONObject: row, options: [.sortedKeys]) {
-            try? data.write(to: URL(fileURLWithPath: directory + "/\(kind.rawValue).json"))
+            try? data.write(to: URL(fileURLWithPath: directory + "/\((label ?? kind.rawValue).replacingOccurrences(of: " ", with: "-")).json"))
         }
     }
 }

@@ -132,7 +132,10 @@ func serve(server *http.Server, port int, config *tls.Config) {
 		log.Fatal(err)
 	}
 	if config != nil {
-		listener = tls.NewListener(listener, config)
+		// ServeTLS (not Serve on a TLS listener) also offers h2 by ALPN, as a Go deployment does.
+		server.TLSConfig = config
+		go server.ServeTLS(listener, "", "")
+		return
 	}
 	go server.Serve(listener)
 }
@@ -151,7 +154,7 @@ func main() {
 		return c
 	}
 	certificates := []tls.Certificate{pair("server-chain.pem", "server.key"), pair("other-chain.pem", "other.key")}
-	secure := &tls.Config{Certificates: certificates, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}}
+	secure := &tls.Config{Certificates: certificates, MinVersion: tls.VersionTLS12}
 	pool := x509.NewCertPool()
 	ca, err := os.ReadFile(filepath.Join(s.Certs, "ca.pem"))
 	if err != nil {
