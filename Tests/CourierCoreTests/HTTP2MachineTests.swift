@@ -146,6 +146,18 @@ struct HTTP2MachineTests {
         #expect(pool.streamEnded(on: 8, key: 0) == .none, "a gone connection's streams are not counted")
     }
 
+    @Test func aServerAllowingNoStreamsIsWaitedFor() {
+        var pool = Pool(defaultLimit: 6)
+        pool.setMayMultiplex(true, for: 0)
+        #expect(pool.acquire("a", key: 0) == .wait(connect: 1))
+        let (served, _) = pool.connectedMultiplexed(7, key: 0, limit: 100)
+        #expect(served == ["a"])
+        #expect(pool.streamLimitChanged(7, key: 0, limit: 0).isEmpty)
+        #expect(pool.acquire("b", key: 0) == .wait(connect: 0), "no second connection to get around the server's 0")
+        #expect(pool.streamEnded(on: 7, key: 0) == .none)
+        #expect(pool.streamLimitChanged(7, key: 0, limit: 5) == ["b"], "served once the server allows streams")
+    }
+
     @Test func aKeyThatLearnsHTTP1OpensTheRest() {
         var pool = Pool(defaultLimit: 6)
         pool.setMayMultiplex(true, for: 0)

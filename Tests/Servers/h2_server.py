@@ -3,10 +3,11 @@
 the request path. Built on Debian's python3-h2 for the framing, with raw frames written straight
 to the socket where a hostile server breaks the protocol (the library would refuse to).
 
-Prints three ports: the scripted server; one that announces SETTINGS_MAX_CONCURRENT_STREAMS 1;
-one that accepts and never sends a byte (no SETTINGS). Given a certificate chain and its key, a
-fourth: TLS offering h2 and http/1.1 by ALPN, the same scripts over h2, and over HTTP/1.1 one
-answer for any path ("via http/1.1 PATH"), for the HTTP_1_1_REQUIRED fallback. Runs until its
+Prints its ports: the scripted server; one that announces SETTINGS_MAX_CONCURRENT_STREAMS 1;
+one that accepts and never sends a byte (no SETTINGS); given a certificate chain and its key,
+TLS offering h2 and http/1.1 by ALPN, the same scripts over h2, and over HTTP/1.1 one answer for
+any path ("via http/1.1 PATH"), for the HTTP_1_1_REQUIRED fallback; then two announcing
+MAX_CONCURRENT_STREAMS 0, one for good, one raising it to 100 after 300 ms. Runs until its
 parent test process goes.
 
   h2_server.py [CERT_CHAIN KEY]
@@ -42,7 +43,9 @@ def first_time(key):
         return SEEN[key] == 1
 
 
-def serve(sock, max_streams=None):
+def serve(sock, max_streams=None, raise_after=None):
+    """`max_streams` announced in the first SETTINGS; with `raise_after` (seconds) a second
+    SETTINGS raises it to 100 that long after the connection began."""
     config = h2.config.H2Configuration(client_side=False, validate_outbound_headers=False,
                                        normalize_outbound_headers=False, validate_inbound_headers=False)
     conn = h2.connection.H2Connection(config=config)
@@ -50,12 +53,20 @@ def serve(sock, max_streams=None):
     if max_streams is not None:
         conn.update_settings({h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: max_streams})
     sock.sendall(conn.data_to_send())
+    if raise_after is not None:
+        sock.settimeout(raise_after)
     paths = {}
     bodies = {}
     open_streams = set()
     try:
         while True:
-            data = sock.recv(65536)
+            try:
+                data = sock.recv(65536)
+            except socket.timeout:
+                sock.settimeout(None)
+                conn.update_settings({h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: 100})
+                sock.sendall(conn.data_to_send())
+                continue
             if not data:
                 return
             for event in conn.receive_data(data):
@@ -220,6 +231,40 @@ def answer(sock, conn, sid, headers, body):
         sock.sendall(frame(0, 0, sid, b"z" * 20000))
         time.sleep(0.5)
         return "close"
+    elif route == "/hpack-bomb":
+        # 4 KB into the dynamic table once, then 200 one-byte references to it: 800 KB of
+        # fields from a 4 KB block.
+        sock.sendall(conn.data_to_send())
+        block = b"\x88" + b"\x40\x06x-bomb\x7f\xa1\x1e" + b"b" * 4000 + b"\xbe" * 200
+        sock.sendall(frame(1, 5, sid, block))
+        time.sleep(0.5)
+        return "close"
+    elif route == "/hpack-table-size":
+        # A dynamic table size update to 65,536, past the 4,096 the client allows.
+        sock.sendall(conn.data_to_send())
+        sock.sendall(frame(1, 5, sid, b"\x3f\xe1\xff\x03\x88"))
+        time.sleep(0.5)
+        return "close"
+    elif route == "/data-past-window":
+        # 70,000 bytes at once, ignoring the client's window (65,536 for a rate-limited stream,
+        # which does not grow).
+        conn.send_headers(sid, [(":status", "200")])
+        sock.sendall(conn.data_to_send())
+        try:
+            for offset in range(0, 70000, 14000):
+                sock.sendall(frame(0, 0, sid, b"w" * 14000))
+        except OSError:
+            pass
+        time.sleep(0.5)
+        return "close"
+    elif route == "/goaway-covering":
+        # A GOAWAY whose last stream id covers this stream, mid-body: the stream still ends well.
+        conn.send_headers(sid, [(":status", "200"), ("content-length", "10")])
+        sock.sendall(conn.data_to_send())
+        sock.sendall(frame(7, 0, 0, struct.pack(">II", sid, 0)))
+        sock.sendall(frame(0, 1, sid, b"0123456789"))
+        time.sleep(0.5)
+        return "close"
     elif route == "/ping-flood":
         sock.sendall(conn.data_to_send())
         try:
@@ -298,6 +343,8 @@ def main():
         context.load_cert_chain(sys.argv[1], sys.argv[2])
         context.set_alpn_protocols(["h2", "http/1.1"])
         ports.append(listen(tls(context)))
+    # SETTINGS_MAX_CONCURRENT_STREAMS 0: for good, and raised to 100 after 300 ms.
+    ports += [listen(lambda s: serve(s, max_streams=0)), listen(lambda s: serve(s, max_streams=0, raise_after=0.3))]
     print(" ".join(map(str, ports)), flush=True)
     threading.Event().wait()
 

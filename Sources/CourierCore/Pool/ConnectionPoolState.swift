@@ -241,6 +241,10 @@ package struct ConnectionPoolState<Connection: Hashable, Multiplexed: Hashable, 
         var wanted = entry.waiting.count - entry.connecting
         // One attempt at a time while a connection may bring a hundred streams.
         if entry.awaitsProtocol || entry.multiplexes { wanted = min(wanted, 1 - entry.connecting) }
+        // A server that allows no streams now (SETTINGS_MAX_CONCURRENT_STREAMS 0) is asked to be
+        // waited for, not worked around with more connections: the requests wait for it to raise
+        // the limit (or for their deadline).
+        if entry.multiplexes, entry.multiplexed.contains(where: { $0.limit == 0 && !$0.draining }) { wanted = 0 }
         let room = entry.limit - entry.total
         return max(0, min(wanted, room))
     }

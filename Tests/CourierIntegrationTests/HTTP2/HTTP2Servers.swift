@@ -12,6 +12,9 @@ final class HTTP2Servers: @unchecked Sendable {
     let scriptedPort: Int
     let oneStreamPort: Int
     let silentPort: Int
+    /// SETTINGS_MAX_CONCURRENT_STREAMS 0 for good, and 0 raised to 100 after 300 ms.
+    let zeroStreamsPort: Int
+    let raisedStreamsPort: Int
     /// TLS offering h2 and http/1.1 (HTTP/1.1 answers "via http/1.1 PATH").
     let tlsPort: Int
     let root: String
@@ -43,6 +46,7 @@ final class HTTP2Servers: @unchecked Sendable {
         }
         let ports = String(decoding: line, as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { Int($0) }
         (scriptedPort, oneStreamPort, silentPort, tlsPort) = (ports[0], ports[1], ports[2], ports[3])
+        (zeroStreamsPort, raisedStreamsPort) = (ports[4], ports[5])
         nghttpdPort = Self.startNghttpd(root: root)
         let children = [script]
         let previous = TestServers.atExit

@@ -190,6 +190,8 @@ struct HTTP2Tests {
         ("/oversized-frame", 16, "FRAME_SIZE_ERROR"),
         ("/ping-flood", 16, "Flooding"),
         ("/never-ends", 28, "time"),
+        ("/hpack-bomb", 100, "response head exceeds the size limit"),
+        ("/hpack-table-size", 16, "COMPRESSION_ERROR"),
     ])
     func hostileServer(_ path: String, _ exit: Int32, _ words: String) async throws {
         // (A stream that never ends is cut by the total time; the others end long before it.)
@@ -217,6 +219,30 @@ struct HTTP2Tests {
                 }
             }
         }
+    }
+
+    /// DATA past the stream's window (a rate-limited stream's does not grow) is the server's
+    /// FLOW_CONTROL_ERROR; a GOAWAY that covers the stream mid-body lets it end well.
+    @Test func flowControlAndACoveringGoAway() async throws {
+        let past = try await courier(["-s", "-S", "--http2-prior-knowledge", "--limit-rate", "1000", "-m", "30", "-o", "/dev/null",
+                                      h2.scripted + "/data-past-window"])
+        #expect(past.status == 16 && past.stderr.contains("FLOW_CONTROL_ERROR"), "\(past.status) \(past.stderr)")
+        let covered = try await courier(["-s", "-S", "--http2-prior-knowledge", "-m", "30", h2.scripted + "/goaway-covering"])
+        #expect(covered.status == 0 && covered.stdout == "0123456789", "\(covered.status) \(covered.stdout) \(covered.stderr)")
+    }
+
+    /// SETTINGS_MAX_CONCURRENT_STREAMS 0: requests wait for the server to allow a stream (and
+    /// go when it does); a server that never does fails them by their deadline, never a hang.
+    @Test func zeroConcurrentStreams() async throws {
+        let raised = try await courier(["-s", "-Z", "--http2-prior-knowledge", "-m", "20", "-w", "%{http_code}\\n", "-o", "/dev/null",
+                                        "http://127.0.0.1:\(h2.raisedStreamsPort)/ok?[1-5]"])
+        #expect(raised.status == 0 && raised.stdout == String(repeating: "200\n", count: 5), "\(raised.stdout) \(raised.stderr)")
+        // (The first request goes with the connection's preface, before the server's SETTINGS
+        // are known, as RFC 9113 allows; the next ones wait on that connection, and no second
+        // connection opens to get around the server's 0.)
+        let never = try await courier(["-s", "--http2-prior-knowledge", "-m", "2", "-w", " %{exitcode} %{num_connects}\\n",
+                                       "http://127.0.0.1:\(h2.zeroStreamsPort)/ok", "http://127.0.0.1:\(h2.zeroStreamsPort)/ok"])
+        #expect(never.status == 28 && never.stdout == "ok 0 1\n 28 0\n", "\(never.status) \(never.stdout) \(never.stderr)")
     }
 
     @Test func aServerThatNeverSendsSettingsTimesOut() async throws {
