@@ -93,6 +93,21 @@ struct TransferStateMachineTests {
                 "only one replay per transfer")
     }
 
+    @Test func unprocessedStreamsGoAgainWithoutSpendingTheReplay() {
+        var m = running()
+        let refused = CourierError(.http2StreamReset, "stream 5 refused by the server")
+        for _ in 0..<10 {
+            #expect(m.exchangeEnded(.failure(refused, replay: true), mayReplay: true, unprocessed: true, shuttingDown: false)
+                    == .replayOnFreshConnection, "a server that answers others and refuses this one: again")
+            m.connectionAssigned()
+        }
+        #expect(!m.replayed)
+        #expect(m.exchangeEnded(.failure(refused, replay: true), mayReplay: true, shuttingDown: false) == .replayOnFreshConnection)
+        m.connectionAssigned()
+        #expect(m.exchangeEnded(.failure(refused, replay: true), mayReplay: true, shuttingDown: false) == .finish(refused, releasing: .slot),
+                "refused where nothing was answered: the one replay only")
+    }
+
     @Test func replayNeedsTheRequestsPermission() {
         var m = running()
         let stale = CourierError(.emptyReply)

@@ -93,6 +93,7 @@ extension HTTP2Connection: HTTP2SessionEvents {
 
     /// A stream ended: the machine counts it, the owner hears how.
     func streamEnded(_ carrier: HTTP2Stream, _ transfer: Transfer, outcome: ExchangeOutcome) {
+        if case .success = outcome { streamsCompleted += 1 }
         let action = machine.streamClosed(now: nowMillis)
         owner.http2StreamFinished(self, transfer, outcome: outcome)
         perform(action)

@@ -54,6 +54,9 @@ package final class HTTP2Connection: ByteStreamDelegate {
     package let remoteEndpoint: RemoteEndpoint
     /// Streams begun on this connection so far (a stream after the first was multiplexed).
     @exclusivity(unchecked) package private(set) var streamsBegun = 0
+    /// Streams that ended with their response: the server made progress here (a stream it
+    /// refused afterwards, or left above a GOAWAY, may go again without counting as a replay).
+    @exclusivity(unchecked) package internal(set) var streamsCompleted = 0
     /// The limit on header bytes every response head on this connection is held to.
     let maxHeaderBytes: Int
     /// A stream's first window and the one it grows to (`HTTP2Session.Settings`).

@@ -91,12 +91,12 @@ extension Executor {
     /// The end of an exchange that failed: a resumable download may continue, a retry policy
     /// may send the request again.
     @inline(never)
-    func exchangeFailed(_ transfer: Transfer, _ outcome: ExchangeOutcome) {
+    func exchangeFailed(_ transfer: Transfer, _ outcome: ExchangeOutcome, unprocessed: Bool = false) {
         var canResume = false
         if case .resumable(let download) = transfer._sink {
             canResume = download.record != nil && download.bytesOnDisk > 0
         }
-        execute(transfer.machine.exchangeEnded(outcome, mayReplay: transfer._options.retryStaleConnection,
+        execute(transfer.machine.exchangeEnded(outcome, mayReplay: transfer._options.retryStaleConnection, unprocessed: unprocessed,
                                                shuttingDown: shuttingDown, resumeLimit: transfer._options.resumeAttempts,
                                                canResume: canResume, retry: retryInput(for: transfer, responseStarted: transfer._status != 0)),
                 for: transfer)

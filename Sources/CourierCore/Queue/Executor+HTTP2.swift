@@ -95,7 +95,12 @@ extension Executor {
                 // HTTP_1_1_REQUIRED: this origin gets HTTP/1.1 from now on.
                 keys.rememberHTTP1(connection.origin)
             }
-            exchangeFailed(transfer, outcome)
+            // A stream the server did not process, on a connection where it answered others
+            // (nginx ending a connection after keepalive_requests with a GOAWAY): it goes again
+            // as often as that happens, without spending the request's one replay; a server
+            // that answers nothing and refuses gets the one replay only.
+            let unprocessed = replay && error.code == .http2StreamReset && connection.streamsCompleted > 0
+            exchangeFailed(transfer, outcome, unprocessed: unprocessed)
         }
     }
 }

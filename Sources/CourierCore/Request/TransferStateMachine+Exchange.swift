@@ -53,11 +53,13 @@ extension TransferStateMachine {
     /// connection; while `shuttingDown` nothing is followed or replayed. `resumeLimit` is how many
     /// times a resumable download may continue after a break; `canResume` says whether this one
     /// has something to continue from (a validator and bytes on disk).
-    /// `retry` is given when the request has a retry policy.
+    /// `retry` is given when the request has a retry policy. `unprocessed`: the server said it
+    /// did not process the request while it processed others (HTTP/2's REFUSED_STREAM or a
+    /// GOAWAY below the stream): replayed without spending the one replay.
     /// (Inlined where the executor hears an exchange end: a call here, taken when the size of the
     /// failure branches tipped the optimizer, cost every request 40 instructions.)
     @inline(__always)
-    package mutating func exchangeEnded(_ outcome: ExchangeOutcome, mayReplay: Bool, shuttingDown: Bool,
+    package mutating func exchangeEnded(_ outcome: ExchangeOutcome, mayReplay: Bool, unprocessed: Bool = false, shuttingDown: Bool,
                                         resumeLimit: Int = 0, canResume: Bool = false, retry: RetryInput? = nil) -> Action {
         switch state {
         case .running:
@@ -103,8 +105,8 @@ extension TransferStateMachine {
                 if let phase = servesStored { return .finishFromStore(phase, releasing: .slot) }
                 return .finish(nil, releasing: .slot)
             case .failure(let error, let replay):
-                if replay, mayReplay, !replayed, goOn {
-                    replayed = true
+                if replay, mayReplay, !replayed || unprocessed, goOn {
+                    if !unprocessed { replayed = true }
                     redirect = nil
                     followsRedirect = false
                     servesStored = nil

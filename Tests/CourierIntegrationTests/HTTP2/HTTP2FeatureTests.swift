@@ -188,4 +188,29 @@ struct HTTP2FeatureTests {
                 "\(sent.headers)")
         #expect(outbox.waiting.isEmpty)
     }
+
+    /// nginx ending each h2 connection after 3 requests (a GOAWAY, keepalive_requests) never
+    /// fails a caller, 30 at once or one after the other; a redirect from h2 to an HTTP/1.1
+    /// server is followed; a multipart form goes over h2.
+    @Test func closingServersRedirectsToHTTP1AndMultipart() async throws {
+        let ca = s.certs + "/ca.pem"
+        let closing = "https://localhost:\(s.tlsPorts["h2closing"]!)"
+        let parallel = try await courier(["-s", "-S", "-Z", "--cacert", ca, "-o", "/dev/null", "-w", "%{http_code} %{http_version} %{num_connects}\\n",
+                                          closing + "/small?[1-30]"])
+        let lines = parallel.stdout.split(separator: "\n")
+        #expect(parallel.status == 0 && lines.count == 30 && lines.allSatisfy { $0.hasPrefix("200 2 ") }, "\(parallel.stdout) \(parallel.stderr)")
+        #expect(lines.map { Int($0.split(separator: " ")[2])! }.reduce(0, +) >= 10, "a connection per 3 requests: \(parallel.stdout)")
+        let sequential = try await courier(["-s", "--cacert", ca, "-o", "/dev/null", "-w", "%{http_code}", closing + "/small?[1-10]"])
+        #expect(sequential.status == 0 && sequential.stdout == String(repeating: "200", count: 10), "\(sequential.stdout) \(sequential.stderr)")
+
+        let hop = try await courier(["-s", "-L", "--cacert", ca, "-o", "/dev/null", "-w", "%{num_redirects} %{http_code} %{http_version} %{url_effective}",
+                                     "https://localhost:\(s.tlsPorts["h2"]!)/to-ip"])
+        #expect(hop.stdout == "1 200 1.1 https://127.0.0.1:\(s.tlsPorts["ip"]!)/small", "h2 to an HTTP/1.1 server: \(hop.stdout) \(hop.stderr)")
+
+        let file = s.root + "/h2-form-file"
+        try Data(repeating: 5, count: 300_000).write(to: URL(fileURLWithPath: file))
+        let form = try await courier(["-s", "--http2-prior-knowledge", "-F", "name=value", "-F", "file=@" + file, h2.scripted + "/echo"])
+        let echoed = form.stdout.split(separator: " ")
+        #expect(form.status == 0 && echoed.first == "POST" && (Int(echoed.last ?? "") ?? 0) > 300_000, "\(form.stdout) \(form.stderr)")
+    }
 }

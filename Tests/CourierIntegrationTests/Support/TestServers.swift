@@ -19,7 +19,8 @@ final class TestServers: @unchecked Sendable {
     /// Test certificates (Tests/Servers/make_certs.sh).
     let certs: String
     /// nginx TLS servers by name: valid, selfsigned, wronghost, expired, notyet, ip, clientauth, tls12, tls13,
-    /// and h2 / h2clientauth (HTTP/2 by ALPN).
+    /// and h2 / h2clientauth / h2closing (HTTP/2 by ALPN; the last ends each connection with a
+    /// GOAWAY after 3 requests, nginx's keepalive_requests).
     let tlsPorts: [String: Int]
     /// The scripted TLS server (close_notify, truncation) and a port that answers TLS with plaintext.
     let scriptedTLSPort: Int
@@ -271,7 +272,7 @@ final class TestServers: @unchecked Sendable {
     private static func startNginx(root: String, certs: String, processes: inout [Process]) -> (Int, [String: Int]) {
         for _ in 0..<10 {
             let port = freePort()
-            let names = ["valid", "selfsigned", "wronghost", "expired", "notyet", "ip", "clientauth", "tls12", "tls13", "h2", "h2clientauth"]
+            let names = ["valid", "selfsigned", "wronghost", "expired", "notyet", "ip", "clientauth", "tls12", "tls13", "h2", "h2clientauth", "h2closing"]
             var tls: [String: Int] = [:]
             for name in names { tls[name] = freePort() }
             guard Set(tls.values).count == names.count, !tls.values.contains(port) else { continue }
@@ -331,6 +332,7 @@ final class TestServers: @unchecked Sendable {
             \(tlsServer("h2", cert: "server-chain.pem", key: "server.key", http2: true))
             \(tlsServer("h2clientauth", cert: "server-chain.pem", key: "server.key",
                        extra: "ssl_client_certificate \(certs)/ca.pem; ssl_verify_client on;", http2: true))
+            \(tlsServer("h2closing", cert: "server-chain.pem", key: "server.key", extra: "keepalive_requests 3;", http2: true))
             }
             """
             try! config.write(toFile: root + "/nginx.conf", atomically: false, encoding: .utf8)
