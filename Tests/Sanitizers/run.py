@@ -225,11 +225,17 @@ def http2(h):
     h.run("cli h2c upload", [cli, "-s", "--http2-prior-knowledge", "-d", "x" * 5000, "-o", "/dev/null", h.h2_scripted + "/echo"])
     for path, code in [("/rst-mid-body", 92), ("/bad-status", 16), ("/big-headers", 100), ("/continuation-flood", 16),
                        ("/window-overflow", 16), ("/ping-flood", 16), ("/refuse-once?s", 0),
-                       ("/goaway-once?s", 0), ("/trailers", 0)]:
+                       ("/goaway-once?s", 0), ("/trailers", 0), ("/hpack-bomb", 100), ("/hpack-table-size", 16),
+                       ("/goaway-covering", 0)]:
         h.run(f"cli h2 {path}", [cli, "-s", "--http2-prior-knowledge", "-m", "20", "-o", "/dev/null", h.h2_scripted + path],
               expect=code)
     h.run("cli h2 never ends", [cli, "-s", "--http2-prior-knowledge", "-m", "1", "-o", "/dev/null", h.h2_scripted + "/never-ends"],
           expect=28)
+    # The rate limits on h2 (held bytes delivered by the timer), a window past which the server
+    # sends, and a 100-continue refused before the body.
+    h.run("cli h2 rate limits", [cli, "-s", "--limit-rate", "4M", "--cacert", h.ca, "-o", "/dev/null", h.h2 + "/large"])
+    h.run("cli h2 data past the window", [cli, "-s", "--http2-prior-knowledge", "--limit-rate", "1000", "-m", "20", "-o", "/dev/null",
+                                          h.h2_scripted + "/data-past-window"], expect=16)
 
 
 def bindings(h):
