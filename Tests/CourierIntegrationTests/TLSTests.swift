@@ -58,6 +58,23 @@ struct TLSTests {
         #expect(untrustedCA.error?.code == .tlsUntrusted, "the test CA is not in the system store")
     }
 
+    /// A server refused by the checks after the handshake leaves no session to resume: a resumed
+    /// session skips those checks, so the second attempt would otherwise succeed (TLS 1.2 makes
+    /// its session during the handshake, before Courier's checks run).
+    @Test func aRefusedServersSessionIsNeverResumed() async {
+        for version in [TLSConfiguration.Version.tls12, .tls13] {
+            var tls = s.trustTestCA
+            if version == .tls12 { tls.maximumVersion = .tls12 } else { tls.minimumVersion = .tls13 }
+            tls.trustEvaluator = TrustEvaluator()  // (a pool key and session cache of this test's own)
+            for name in ["selfsigned", "wronghost"] {
+                for attempt in 1...3 {
+                    let (t, _) = await fetch(url(name)) { $0.tls = tls }
+                    #expect(t.error != nil && t.status == 0, "\(version) \(name) attempt \(attempt): \(String(describing: t.error)) \(t.status)")
+                }
+            }
+        }
+    }
+
     @Test func insecureModeAcceptsAnythingButStillHonoursPins() async throws {
         var insecure = TLSConfiguration()
         insecure.verification = .insecureAcceptAnyCertificate

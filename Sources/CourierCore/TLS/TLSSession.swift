@@ -39,8 +39,15 @@ package final class TLSSession {
     private(set) var receivedCloseNotify = false
     /// The first certificate verification error (X509_V_*), 0 when none.
     package private(set) var verifyResult: Int32 = 0
-    /// Called with each new session (ticket) the server issues, to cache it for resumption.
+    /// Called with each new session (ticket) the server issues, to cache it for resumption;
+    /// only once the server was trusted (a resumed session skips the certificate checks, so one
+    /// from a connection that failed them must never be offered again).
     var onNewSession: ((OpaquePointer) -> Void)?
+    /// The checks after the handshake passed (`evaluateTrust`).
+    private var trusted = false
+    /// Sessions that arrived before the checks ran (TLS 1.2's, made by the handshake itself):
+    /// cached if the checks pass, freed otherwise. Owned references.
+    private var sessionsBeforeTrust: [OpaquePointer] = []
     /// Where handshake messages are recorded (`record(into:)`), when the request asked.
     var trace: ConnectionTrace?
 
@@ -84,6 +91,7 @@ package final class TLSSession {
     }
 
     deinit {
+        for session in sessionsBeforeTrust { SSL_SESSION_free(session) }
         SSL_free(ssl)
         outgoing.free()
     }
@@ -109,7 +117,16 @@ package final class TLSSession {
             handshakeDone = true
             if let error = evaluateTrust() {
                 incoming = UnsafeRawBufferPointer(start: nil, count: 0)
+                dropSessionsBeforeTrust()
                 return .failed(error)
+            }
+            trusted = true
+            if !sessionsBeforeTrust.isEmpty {
+                let held = sessionsBeforeTrust
+                sessionsBeforeTrust = []
+                for session in held {
+                    if let store = onNewSession { store(session) } else { SSL_SESSION_free(session) }
+                }
             }
             return .done
         }
@@ -117,6 +134,11 @@ package final class TLSSession {
         let reason = SSL_get_error(ssl, status)
         if reason == SSL_ERROR_WANT_READ || reason == SSL_ERROR_WANT_WRITE { return .inProgress }
         return .failed(handshakeError())
+    }
+
+    private func dropSessionsBeforeTrust() {
+        for session in sessionsBeforeTrust { SSL_SESSION_free(session) }
+        sessionsBeforeTrust = []
     }
 
     /// The handshake failed: a verification problem when one was recorded, else what OpenSSL says.
@@ -310,7 +332,11 @@ package final class TLSSession {
         guard let ssl, let session, let pointer = SSL_get_ex_data(ssl, TLSContext.sessionIndex) else { return 0 }
         let tls = Unmanaged<TLSSession>.fromOpaque(pointer).takeUnretainedValue()
         guard let store = tls.onNewSession, tls.configuration.sessionResumption else { return 0 }
-        store(session)
+        if tls.trusted {
+            store(session)
+        } else {
+            tls.sessionsBeforeTrust.append(session)
+        }
         return 1
     }
 
