@@ -24,24 +24,30 @@ from . import _errors
 from ._errors import *  # noqa: F401,F403  (the exception classes)
 from ._errors import CourierError, HTTPStatusError, strerror  # noqa: F401
 from ._response import PHASES, TIMINGS, Headers, Response  # noqa: F401
-from ._client import AsyncClient, Client, Timeout, delete, get, head, options, patch, post, put, request
-from ._streams import FilePart, StreamedResponse
+from ._client import AsyncClient, Client
+from ._timeouts import Timeout
+from ._api import delete, get, head, options, patch, post, put, request, stream
+from ._streams import StreamedResponse
+from ._uploads import FilePart
+from ._urls import URL, QueryParams
+from ._status_codes import codes
 from ._retry import Retry, RetryReason
 from ._compose import ChainOutcome
-from ._cookies import CookieJar
+from ._cookies import CookieJar, Cookies
 from ._auth import Bearer, Challenge
 from ._hooks import OutgoingRequest, Completed
 from ._offline import (Outbox, Reachability, follow_network, host_reachability, network_status, set_network_override,
                        unwatch_network, watch_network)
 from ._queue import Observation, activity, observe_activity, queue_width, set_host_limit, set_queue_width, shutdown, version
 from ._cache import Cache
-from ._request import Request
+from ._request import PendingRequest
+from ._models import Request
 from ._engine import Engine
 from ._datacache import DataCache
 from ._settings import CACHE_POLICIES, CACHE_STATS, COALESCING, PRIORITIES, TIMEOUTS  # noqa: F401
 
 __all__ = ["Client", "AsyncClient", "Timeout", "Headers", "request", "get", "head", "options", "delete", "post",
-           "put", "patch"] + list(_errors.__all__) + ["Engine", "Cache", "DataCache", "Request", "Response", "StreamedResponse", "FilePart", "Retry", "RetryReason",
+           "put", "patch", "stream", "URL", "QueryParams", "codes", "Cookies", "PendingRequest"] + list(_errors.__all__) + ["Engine", "Cache", "DataCache", "Request", "Response", "StreamedResponse", "FilePart", "Retry", "RetryReason",
            "ChainOutcome", "CookieJar", "Bearer", "Challenge", "OutgoingRequest", "Completed",
            "E_REJECTED", "E_REDIRECT_REFUSED",
            "Outbox", "network_status", "watch_network", "unwatch_network", "set_network_override", "follow_network",

@@ -9,7 +9,7 @@ from ._errors import CourierError
 from ._native import lib
 from ._request import _bodies, _free_request
 from ._settings import CACHE_POLICIES, COALESCING, PRIORITIES, TIMEOUTS, _tls_version
-from ._streams import AsyncBodyProducer, BodyProducer, apply_files
+from ._uploads import AsyncBodyProducer, BodyProducer, apply_files
 from ._support import _check, _text
 
 
@@ -55,7 +55,7 @@ class _RequestBuilding:
         try:
             def apply(code):
                 _check(code, handle)
-            for name, value in (headers or {}).items():
+            for name, value in (headers.multi_items() if hasattr(headers, "multi_items") else (headers or {}).items()):
                 if value is None:
                     apply(lib.courier_request_remove_header(handle, name.encode()))
                 else:

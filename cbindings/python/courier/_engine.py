@@ -8,7 +8,7 @@ from ._build import _RequestBuilding
 from ._cache import Cache
 from ._errors import CourierError
 from ._native import lib
-from ._request import (Request, _done_trampoline, _free_request, _live_streams, _lookup, _next_key, _progress_trampoline, _requests,
+from ._request import (PendingRequest, _done_trampoline, _free_request, _live_streams, _lookup, _next_key, _progress_trampoline, _requests,
                        _requests_lock)
 from ._response import Response
 from ._settings import _proxy_argument
@@ -217,9 +217,9 @@ class Engine(_RequestBuilding):
         """Sends without waiting. ``callback(response, error)`` and ``progress(direction, done,
         total)`` run on Courier's thread (keep them short). With ``cache="cached_then_fresh"`` the
         callback may run twice: first with the stored response (``response.is_preview``). Returns
-        a Request (whose ``wait()`` gives the final response)."""
+        a PendingRequest (whose ``wait()`` gives the final response)."""
         handle = self._build(method, url, **options)
-        request = Request(self, handle, callback, progress)
+        request = PendingRequest(self, handle, callback, progress)
         with _requests_lock:
             _next_key[0] += 1
             key = _next_key[0]

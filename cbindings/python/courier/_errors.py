@@ -1,27 +1,34 @@
-"""The exception hierarchy: one class per kind of failure, all under CourierError, each carrying
-the library's stable numeric code (``code``, with detail, and ``primary``, its family).
+"""The exception hierarchy: httpx's, with Courier's own classes placed in it. Every class carries
+the library's stable numeric code (``code``, with detail, and ``primary``, its family)::
 
-Shaped like httpx's so ``except httpx.TimeoutException`` habits carry over::
+    HTTPError
+    └── CourierError
+        ├── RequestError
+        │   ├── TransportError
+        │   │   ├── TimeoutException: ConnectTimeout, ReadTimeout, WriteTimeout, PoolTimeout, TotalTimeout
+        │   │   ├── NetworkError: ConnectError (TLSError), ReadError, WriteError, CloseError
+        │   │   ├── ProtocolError: LocalProtocolError, RemoteProtocolError
+        │   │   └── ProxyError, UnsupportedProtocol
+        │   ├── DecodingError (ResponseFormatError), TooManyRedirects, RedirectRefused,
+        │   └── BodyTooLarge, FileError, RangeError, RequestRejected
+        ├── HTTPStatusError (with ``.response``)
+        └── InvalidURL, OutboxError, Cancelled, Closed, UsageError
+    CookieConflict
+    StreamError (RuntimeError): StreamConsumed, StreamClosed, ResponseNotRead, RequestNotRead
 
-    CourierError
-    ├── TransportError
-    │   ├── TimeoutException: PoolTimeout, ConnectTimeout, ReadTimeout, TotalTimeout
-    │   ├── NetworkError: ConnectError, ReadError, WriteError
-    │   ├── ProtocolError: RemoteProtocolError, LocalProtocolError
-    │   ├── ProxyError, TLSError, UnsupportedProtocol
-    ├── InvalidURL, TooManyRedirects, RedirectRefused, DecodingError (ResponseFormatError), BodyTooLarge,
-    ├── FileError, RangeError, RequestRejected, OutboxError, Cancelled, Closed, UsageError
-    └── HTTPStatusError (with ``.response``)
-
-The class is chosen by the code alone, so an error that crossed from C (or was stored in an
-outbox) is raised as the same class whatever path it took.
+``exc.request`` is the request that failed (a ``Request``) wherever a client raised it; a TLS
+failure (a certificate that does not verify) is a ``ConnectError``, as in httpx. The class is
+chosen by the code alone, so an error that crossed from C (or was stored in an outbox) is raised
+as the same class whatever path it took.
 """
 
 from . import _native
 from ._native import lib
 
-__all__ = ["CourierError", "TransportError", "TimeoutException", "PoolTimeout", "ConnectTimeout", "ReadTimeout",
-           "TotalTimeout", "NetworkError", "ConnectError", "ReadError", "WriteError", "ProtocolError",
+__all__ = ["HTTPError", "RequestError", "CourierError", "TransportError", "TimeoutException", "PoolTimeout",
+           "ConnectTimeout", "ReadTimeout", "WriteTimeout", "TotalTimeout", "NetworkError", "ConnectError", "ReadError",
+           "WriteError", "CloseError", "ProtocolError", "CookieConflict", "StreamError", "StreamConsumed",
+           "StreamClosed", "ResponseNotRead", "RequestNotRead",
            "RemoteProtocolError", "LocalProtocolError", "ProxyError", "TLSError", "UnsupportedProtocol",
            "InvalidURL", "TooManyRedirects", "RedirectRefused", "DecodingError", "ResponseFormatError",
            "BodyTooLarge", "FileError", "RangeError", "RequestRejected", "OutboxError", "Cancelled",
@@ -36,25 +43,45 @@ def strerror(code):
     return lib.courier_strerror(code).decode()
 
 
-class CourierError(Exception):
+class HTTPError(Exception):
+    """httpx's base of every request failure and of HTTPStatusError (``except HTTPError``)."""
+
+    @property
+    def request(self):
+        """The request that failed (a ``Request``). As httpx, asking an error that was raised
+        outside a request (a bare ``CourierError(code)``) raises RuntimeError."""
+        request = getattr(self, "_request", None)
+        if request is None:
+            raise RuntimeError("The .request property has not been set.")
+        if isinstance(request, tuple):
+            from ._models import request_of
+            request = self._request = request_of(request)
+        return request
+
+    @request.setter
+    def request(self, request):
+        self._request = request
+
+
+class CourierError(HTTPError):
     """A Courier result code: ``code`` (with detail), ``primary`` (its family), the message, and
     ``response`` when one arrived (a 404 still has a body)."""
 
-    def __init__(self, code, message=None, response=None):
+    def __init__(self, code, message=None, response=None, *, request=None):
         self.code = code
         self.primary = code & 0xFF
         self.response = response
+        self._request = request if request is not None else getattr(response, "_request", None)
         #: The library's words for the failure, without the code.
         self.message = message or strerror(code)
         super().__init__("%s (code %d)" % (self.message, code))
 
-    @property
-    def request(self):
-        """The request that failed, as ``(method, url)`` when known (httpx's ``exc.request``)."""
-        return getattr(self, "_request", None)
+
+class RequestError(CourierError):
+    """The request failed before a response was complete (httpx's RequestError)."""
 
 
-class TransportError(CourierError):
+class TransportError(RequestError):
     """The exchange with the server (or proxy) failed before a complete response."""
 
 
@@ -73,6 +100,11 @@ class ConnectTimeout(TimeoutException):
 class ReadTimeout(TimeoutException):
     """The server was silent too long: before the first byte (the request's sending included, so
     ``Timeout(write=)`` ends here too) or between two (``Timeout(read=)``)."""
+
+
+class WriteTimeout(TimeoutException):
+    """Sending the request took too long (httpx's; Courier's silence limit covers both
+    directions, and a silence while the body was going out is raised as this)."""
 
 
 class TotalTimeout(TimeoutException):
@@ -95,6 +127,11 @@ class WriteError(NetworkError):
     """The connection broke while the request was being sent."""
 
 
+class CloseError(NetworkError):
+    """Closing the connection failed (httpx's; Courier closes connections on its own thread and
+    never raises it, so it exists for ``except`` clauses)."""
+
+
 class ProtocolError(TransportError):
     """HTTP itself went wrong."""
 
@@ -111,7 +148,7 @@ class ProxyError(TransportError):
     """The proxy failed: its name, its connection, or its answer to CONNECT."""
 
 
-class TLSError(TransportError):
+class TLSError(ConnectError):
     """TLS failed, e.g. the certificate did not verify. ``reason`` says why in words (the
     library's message: what did not verify and OpenSSL's explanation); ``kind`` is the same as a
     stable name to test against: ``"handshake"``, ``"untrusted"``, ``"hostname_mismatch"``,
@@ -140,15 +177,15 @@ class InvalidURL(CourierError):
     """The URL could not be parsed."""
 
 
-class TooManyRedirects(CourierError):
+class TooManyRedirects(RequestError):
     """More redirects than allowed (``max_redirects``)."""
 
 
-class RedirectRefused(CourierError):
+class RedirectRefused(RequestError):
     """A redirect was refused: to another scheme, from https to http, or by ``on_redirect``."""
 
 
-class DecodingError(CourierError):
+class DecodingError(RequestError):
     """The body's content coding was corrupt, unsupported or decoded too large; or its text was
     not valid in its charset (``Response.text``)."""
 
@@ -157,19 +194,19 @@ class ResponseFormatError(DecodingError):
     """The body did not fit what was asked of it: its charset, JSON, an expected media type."""
 
 
-class BodyTooLarge(CourierError):
+class BodyTooLarge(RequestError):
     """The body was larger than ``max_body``."""
 
 
-class FileError(CourierError):
+class FileError(RequestError):
     """A file could not be read (an upload) or written (a download)."""
 
 
-class RangeError(CourierError):
+class RangeError(RequestError):
     """A download could not be resumed where it stopped."""
 
 
-class RequestRejected(CourierError):
+class RequestRejected(RequestError):
     """An engine hook (``on_request``, ``on_response``) failed the request."""
 
 
@@ -193,6 +230,31 @@ class HTTPStatusError(CourierError):
     """The status is not one accepted (``raise_for_status()``, or an Engine's accepted range)."""
 
 
+class CookieConflict(Exception):
+    """``Cookies.get(name)`` found the name set for several domains or paths (httpx's)."""
+
+
+class StreamError(RuntimeError):
+    """A streamed body used the wrong way (httpx's): read twice, after closing, or before
+    being read."""
+
+
+class StreamConsumed(StreamError):
+    """The body was already iterated; ``read()`` first to use it again."""
+
+
+class StreamClosed(StreamError):
+    """The response was closed before its body was read."""
+
+
+class ResponseNotRead(StreamError):
+    """``content``, ``text`` or ``json()`` of a streamed response before ``read()``."""
+
+
+class RequestNotRead(StreamError):
+    """``content`` of a request whose body is a stream, before ``read()``."""
+
+
 _BY_PRIMARY = {
     _native.E_MISUSE: UsageError, _native.E_INVALID_ARGUMENT: UsageError, 3: InvalidURL, 4: UnsupportedProtocol,
     5: LocalProtocolError, 6: ConnectError, 7: ConnectError, 9: ReadError, 10: RemoteProtocolError,
@@ -214,6 +276,7 @@ def error_class(code):
     return _BY_PRIMARY.get(code & 0xFF, CourierError)
 
 
-def error_for(code, message=None, response=None):
-    """The exception for a result code, with the library's message and the response if any."""
-    return error_class(code)(code, message, response)
+def error_for(code, message=None, response=None, request=None):
+    """The exception for a result code, with the library's message, the response if any and the
+    request that failed when known."""
+    return error_class(code)(code, message, response, request=request)

@@ -42,7 +42,7 @@ class Completed:
     def __init__(self, code, response):
         self.code = code
         self.status = response.status if response else None
-        self.url = response.url if response else None
+        self.url = response._url if response else None
         self.timings = response.timings if response else None
 
 

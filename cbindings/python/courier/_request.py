@@ -1,4 +1,4 @@
-"""A request sent with ``Engine.send`` (``Request``), and the one C trampoline every request's
+"""A request sent with ``Engine.send`` (``PendingRequest``), and the one C trampoline every request's
 outcome and progress come back through."""
 
 import sys
@@ -21,8 +21,9 @@ def _free_request(handle):
     lib.courier_request_free(handle)
 
 
-class Request:
-    """A request sent with ``Engine.send``: ``wait()`` for its outcome, ``cancel()`` it."""
+class PendingRequest:
+    """A request sent with ``Engine.send``: ``wait()`` for its outcome, ``cancel()`` it. (Named
+    apart from ``Request``, httpx's request object, which a caller builds and a client sends.)"""
 
     def __init__(self, engine, handle, callback, progress):
         self._engine = engine

@@ -7,29 +7,33 @@ ones this package had first (``status``, ``body``, ``header()``).
 """
 
 import ctypes
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 
 from . import _native
 from ._native import lib
 from . import _retry
 from ._errors import ResponseFormatError, error_for
+from ._iterators import BodyIterators
 
 TIMINGS = {"queue": 1, "dns": 2, "connect": 3, "tls": 4, "first_byte": 5, "total": 6}
 #: Where a response came from (``Response.phase``), by COURIER_PHASE_* value.
 PHASES = ["fresh", "cached", "cached_stale", "not_modified", "stale_on_error", "generated"]
 
 
-class Headers(Mapping):
-    """Header fields in the order they came, looked up without regard to case.
+class Headers(MutableMapping):
+    """Header fields in the order they came, looked up without regard to case (httpx's Headers).
 
     ``headers["set-cookie"]`` joins repeated fields with ", " (as httpx does); ``get_list(name)``
     gives each value; ``multi_items()`` the (name, value) pairs as sent. Iterating gives each
-    distinct name once (lower-cased), so ``dict(headers)`` works."""
+    distinct name once (lower-cased), so ``dict(headers)`` works. Setting a name replaces every
+    field of that name; ``del`` removes them; ``update``, ``setdefault`` and ``copy`` as a dict's."""
 
     __slots__ = ("_pairs",)
 
     def __init__(self, pairs=()):
-        if isinstance(pairs, Mapping):
+        if isinstance(pairs, Headers):
+            pairs = pairs.multi_items()
+        elif isinstance(pairs, Mapping):
             pairs = pairs.items()
         self._pairs = [(str(name), str(value)) for name, value in pairs]
 
@@ -52,6 +56,22 @@ class Headers(Mapping):
         if not values:
             raise KeyError(name)
         return ", ".join(values)
+
+    def __setitem__(self, name, value):
+        lowered = str(name).lower()
+        kept = [(key, old) for key, old in self._pairs if key.lower() != lowered]
+        kept.append((str(name), str(value)))
+        self._pairs = kept
+
+    def __delitem__(self, name):
+        lowered = str(name).lower()
+        kept = [(key, value) for key, value in self._pairs if key.lower() != lowered]
+        if len(kept) == len(self._pairs):
+            raise KeyError(name)
+        self._pairs = kept
+
+    def copy(self):
+        return Headers(self._pairs)
 
     def __contains__(self, name):
         if not isinstance(name, str):
@@ -117,7 +137,7 @@ def charset_of(content_type):
     return None
 
 
-class Response:
+class Response(BodyIterators):
     """A finished response.
 
     ``phase`` says where it came from: "fresh" (the origin, now), "cached" (storage, fresh),
@@ -134,7 +154,8 @@ class Response:
         self.body = ctypes.string_at(pointer, length.value) if length.value else b""
         #: Body bytes after decoding, also when the body went to a file (``output=``).
         self.size = lib.courier_response_body_size(handle)
-        self.url = lib.courier_response_url(handle).decode()
+        self._url = lib.courier_response_url(handle).decode()
+        self._url_object = None
         self.headers = Headers(_pairs_of(handle))
         #: The status line's reason phrase ("" when the server sent none).
         self.reason_phrase = (lib.courier_response_reason(handle) or b"").decode("latin-1")
@@ -166,8 +187,7 @@ class Response:
             hop = lib.courier_response_history(handle, index)
             if hop:
                 self.history.append(Response(hop, owned=False, request=request))
-        #: The request as ``(method, url)`` when the caller said (Client does).
-        self.request = request
+        self._request = request
         self._text = None
         if owned:
             lib.courier_response_free(handle)
@@ -189,10 +209,53 @@ class Response:
         import datetime  # (here: see the json import in courier._build)
         return datetime.timedelta(seconds=max(0.0, self.timings["total"]))
 
+    #: The body, for the reading methods (``iter_bytes``, ``iter_lines``...): always read.
+    _content = property(lambda self: self.body)
+
     @property
-    def encoding(self):
-        """The charset the text is decoded with: Content-Type's, else utf-8."""
-        return charset_of(self.headers.get("content-type")) or "utf-8"
+    def request(self):
+        """The request this response answers (a ``Request``), when a client sent it."""
+        if isinstance(self._request, tuple):
+            from ._models import request_of
+            self._request = request_of(self._request)
+        return self._request
+
+    @request.setter
+    def request(self, request):
+        self._request = request
+
+    @property
+    def url(self):
+        """The URL that answered, after redirects (a ``URL``, equal to its string)."""
+        if self._url_object is None:
+            from ._urls import URL
+            self._url_object = URL(self._url)
+        return self._url_object
+
+    @property
+    def num_bytes_downloaded(self):
+        return len(self.body)
+
+    @property
+    def next_request(self):
+        """For a redirect that was not followed: the request that would follow it (httpx's),
+        else None."""
+        location = self.headers.get("location")
+        if self.status not in (301, 302, 303, 307, 308) or not location or self.request is None:
+            return None
+        from ._models import Request
+        method, target = self.request.method, self.url.join(location)
+        if (self.status == 303 and method != "HEAD") or (self.status in (301, 302) and method == "POST"):
+            return Request("GET", target, headers=_without_body_fields(self.request.headers))
+        return Request(method, target, headers=self.request.headers, **self.request._body)
+
+    @property
+    def cookies(self):
+        """The cookies this response sets (its Set-Cookie fields), as ``Cookies``."""
+        from ._cookies import Cookies, from_set_cookie
+        jar = Cookies()
+        jar._replace(from_set_cookie(self.headers.get_list("set-cookie"), self.url.host))
+        return jar
 
     @property
     def text(self):
@@ -250,7 +313,7 @@ class Response:
         response, so ``r.raise_for_status().json()``."""
         if not self.is_success:
             kind = {1: "Informational", 3: "Redirect", 4: "Client error", 5: "Server error"}.get(self.status // 100, "Status")
-            raise error_for(_native.E_HTTP_STATUS, "%s '%d %s' for url '%s'" % (kind, self.status, self.reason_phrase, self.url),
+            raise error_for(_native.E_HTTP_STATUS, "%s '%d %s' for url '%s'" % (kind, self.status, self.reason_phrase, self._url),
                             self)
         return self
 
@@ -294,3 +357,12 @@ class Response:
 
     def __repr__(self):
         return "<Response [%d %s]>" % (self.status, self.reason_phrase) if self.reason_phrase else "<Response [%d]>" % self.status
+
+
+def _without_body_fields(headers):
+    """A redirect that becomes a GET drops the body's fields."""
+    kept = Headers(headers)
+    for name in ("content-length", "content-type", "transfer-encoding"):
+        if name in kept:
+            del kept[name]
+    return kept

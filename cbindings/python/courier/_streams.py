@@ -1,19 +1,18 @@
-"""Streamed bodies for the Python binding: multipart forms, bodies from iterators, and responses
-read piece by piece with back-pressure.
+"""Responses read piece by piece with back-pressure (``StreamedResponse``); the request side
+(multipart forms, bodies from iterators) is in _uploads.py.
 
-Callbacks here run on Courier's loop thread (ctypes takes the GIL for them) and do little. A
-response body is not one of them: it is pulled with ``courier_request_read`` (no GIL held while it
+A response body is not read through callbacks on Courier's loop thread: it is pulled with ``courier_request_read`` (no GIL held while it
 waits), out of a bounded buffer in the library that pauses the socket when full, so a slow reader
 slows the server through TCP instead of filling memory, and no Python code runs per socket read.
 """
 
-import collections
 import ctypes
-import os
 import threading
 
 from . import _native
 from ._native import lib
+from ._errors import StreamClosed
+from ._iterators import BodyIterators
 from ._response import Headers, _pairs_of
 
 
@@ -38,157 +37,11 @@ def _bytes_allocator():
 _new_bytes = _bytes_allocator()
 
 
-class FilePart:
-    """A file for ``files=``, streamed from disk when the request is sent (never read whole)."""
-
-    def __init__(self, path, filename=None, content_type=None):
-        self.path = os.fspath(path)
-        self.filename = filename
-        self.content_type = content_type
-
-
-def apply_files(handle, files, data, apply):
-    """``files=`` (and ``data=`` fields beside them) as a multipart form, httpx's shapes:
-    ``{"f": b"..."}``, ``{"f": open(path, "rb")}`` (streamed from its path), ``{"f": FilePart(path)}``,
-    ``{"f": ("name.txt", content, "text/plain")}`` with content bytes, a file object or a path."""
-    fields = data.items() if isinstance(data, dict) else (data or [])
-    for name, value in fields:
-        values = value if isinstance(value, (list, tuple)) else [value]
-        for item in values:
-            apply(lib.courier_request_add_form_field(handle, str(name).encode(), str(item).encode()))
-    parts = files.items() if isinstance(files, dict) else files
-    for name, value in parts:
-        filename, content_type = None, None
-        if isinstance(value, tuple):
-            filename = value[0]
-            content_type = value[2] if len(value) > 2 else None
-            value = value[1]
-        key = str(name).encode()
-        if isinstance(value, FilePart):
-            apply(lib.courier_request_add_form_file(handle, key, value.path.encode(), _opt(value.content_type or content_type),
-                                                    _opt(value.filename or filename)))
-        elif isinstance(value, (bytes, bytearray, memoryview, str)):
-            body = value.encode() if isinstance(value, str) else bytes(value)
-            apply(lib.courier_request_add_form_data(handle, key, body, len(body), _opt(content_type), _opt(filename or name)))
-        elif isinstance(value, (os.PathLike,)):
-            apply(lib.courier_request_add_form_file(handle, key, os.fspath(value).encode(), _opt(content_type), _opt(filename)))
-        elif hasattr(value, "read"):
-            path = getattr(value, "name", None)
-            if isinstance(path, str) and os.path.isfile(path) and value.tell() == 0:
-                # An open file: streamed from its path, not read into memory.
-                apply(lib.courier_request_add_form_file(handle, key, path.encode(), _opt(content_type),
-                                                        _opt(filename or os.path.basename(path))))
-            else:
-                body = value.read()
-                body = body.encode() if isinstance(body, str) else bytes(body)
-                apply(lib.courier_request_add_form_data(handle, key, body, len(body), _opt(content_type), _opt(filename or name)))
-        else:
-            raise TypeError("files[%r]: bytes, a file, a path, a FilePart or a (filename, content, type) tuple" % name)
-
-
-def _opt(text):
-    return None if text is None else str(text).encode()
-
-
-class BodyProducer:
-    """An iterable of bytes as a request body through a read callback (chunked unless ``length``)."""
-
-    def __init__(self, iterable, length=None):
-        self._iterator = iter(iterable)
-        # The chunk being sent, a pointer to its bytes and how far into it: a chunk larger than
-        # the library's buffer goes out in several reads, each copied from its place in the chunk
-        # (slicing it would copy the rest of the chunk once per read). The pointer object is kept:
-        # CPython points it into the bytes object itself, another implementation may point it at
-        # a converted copy that lives only as long as the pointer object.
-        self._pending = b""
-        self._pointer = None
-        self._offset = 0
-        self.length = -1 if length is None else length
-        self.exception = None
-        self.callback = _native.READ_FN(self._read)
-
-    def _read(self, buffer, capacity, _user):
-        try:
-            while self._offset == len(self._pending):
-                chunk = next(self._iterator, None)
-                if chunk is None:
-                    return 0
-                # bytes as they are; a str encoded, anything else with the buffer protocol copied once.
-                self._pending = chunk.encode() if isinstance(chunk, str) else chunk if type(chunk) is bytes else bytes(chunk)
-                self._pointer = ctypes.c_char_p(self._pending)
-                self._offset = 0
-            n = min(capacity, len(self._pending) - self._offset)
-            ctypes.memmove(buffer, ctypes.cast(self._pointer, ctypes.c_void_p).value + self._offset, n)
-            self._offset += n
-            return n
-        except BaseException as error:  # never into C
-            self.exception = error
-            return _native.READFUNC_ABORT
-
-
-class AsyncBodyProducer:
-    """An async iterable of bytes as a request body (``content=`` with ``fetch`` or
-    ``stream_async``): the read callback pauses while a task on the event loop fetches the next
-    chunk, and the task resumes the request when it has one, so the producer runs at the
-    socket's pace and never on Courier's thread."""
-
-    def __init__(self, iterable, loop, length=None):
-        self._iterator = iterable.__aiter__()
-        self._loop = loop
-        self._lock = threading.Lock()
-        self._ready = collections.deque()
-        self._pending = b""
-        self._done = False
-        self._fetching = False
-        self.handle = None
-        self.length = -1 if length is None else length
-        self.exception = None
-        self.callback = _native.READ_FN(self._read)
-
-    def _read(self, buffer, capacity, _user):
-        with self._lock:
-            while not self._pending and self._ready:
-                self._pending = self._ready.popleft()
-            if not self._pending:
-                if self.exception is not None:
-                    return _native.READFUNC_ABORT
-                if self._done:
-                    return 0
-                if not self._fetching:
-                    self._fetching = True
-                    self._loop.call_soon_threadsafe(self._start_fetch)
-                return _native.READFUNC_PAUSE
-            piece, self._pending = self._pending[:capacity], self._pending[capacity:]
-        ctypes.memmove(buffer, piece, len(piece))
-        return len(piece)
-
-    def _start_fetch(self):
-        self._loop.create_task(self._fetch())
-
-    async def _fetch(self):
-        try:
-            chunk = await self._iterator.__anext__()
-            chunk = chunk.encode() if isinstance(chunk, str) else bytes(chunk)
-            with self._lock:
-                self._ready.append(chunk)
-        except StopAsyncIteration:
-            with self._lock:
-                self._done = True
-        except BaseException as error:  # never into C
-            with self._lock:
-                self.exception = error
-        finally:
-            with self._lock:
-                self._fetching = False
-            if self.handle:
-                lib.courier_request_resume(self.handle)
-
-
 #: What courier_request_read answers when nothing has come yet (never seen by users).
 _AGAIN = object()
 
 
-class StreamedResponse:
+class StreamedResponse(BodyIterators):
     """A response whose body is read as it arrives: ``status``, ``headers`` and ``header()`` as soon
     as the head is in, then ``iter_bytes()`` (or ``async for chunk in aiter_bytes()`` for
     ``Engine.stream_async``). Use as a context manager; leaving early cancels the request.
@@ -221,8 +74,10 @@ class StreamedResponse:
         self.status = 0
         self.headers = Headers()
         self.reason_phrase = ""
-        self.url = ""
+        self._url = ""
         self.error = None
+        self._closed = False
+        self._request = None
         if asynchronous:
             import asyncio
             self._loop = asyncio.get_running_loop()
@@ -262,10 +117,18 @@ class StreamedResponse:
         self.status = lib.courier_response_status(head)
         self.headers = Headers(_pairs_of(head))
         self.reason_phrase = (lib.courier_response_reason(head) or b"").decode("latin-1")
-        self.url = lib.courier_response_url(head).decode()
+        self._url = lib.courier_response_url(head).decode()
         self._head.set()
         if self._loop is not None:
+            self._tell_loop()
+
+    def _tell_loop(self):
+        """Wakes the event loop for the head or the end; a loop already closed (its program
+        left the stream behind) has nobody to tell."""
+        try:
             self._loop.call_soon_threadsafe(self._resolve_head)
+        except RuntimeError:
+            pass
 
     def _resolve_head(self):
         if not self._head_future.done():
@@ -297,7 +160,7 @@ class StreamedResponse:
         self.error = _error(code, message) if code and code != _native.E_HTTP_STATUS else None
         self._head.set()
         if self._loop is not None:
-            self._loop.call_soon_threadsafe(self._resolve_head)
+            self._tell_loop()
 
     # Reader
 
@@ -330,13 +193,23 @@ class StreamedResponse:
     #: handled between calls, never inside one).
     WAIT_MS = 200
 
-    def iter_bytes(self):
+    def _pieces(self):
         """The body in pieces, at the reader's pace; raises the request's error at the end."""
+        if self._closed:
+            raise StreamClosed("Attempted to read or stream content, but the stream has been closed.")
+        return self._raw_pieces()
+
+    def _raw_pieces(self):
         while (piece := self._read(self.WAIT_MS)) is not None:
             if piece is not _AGAIN:
                 yield piece
 
-    async def aiter_bytes(self):
+    def _apieces(self):
+        if self._closed:
+            raise StreamClosed("Attempted to read or stream content, but the stream has been closed.")
+        return self._raw_apieces()
+
+    async def _raw_apieces(self):
         try:
             while True:
                 self._ready.clear()
@@ -351,13 +224,41 @@ class StreamedResponse:
             if self._finished:
                 self._unwatch()
 
-    def read(self):
-        return b"".join(self.iter_bytes())
-
-    async def aread(self):
-        return b"".join([piece async for piece in self.aiter_bytes()])
-
     # httpx's names for the head
+
+    @property
+    def request(self):
+        """The request as the client sent it (a ``Request``), when a client sent it."""
+        if self._request is None and getattr(self, "_request_args", None) is not None:
+            from ._models import request_of
+            self._request = request_of(self._request_args)
+        return self._request
+
+    @request.setter
+    def request(self, request):
+        self._request = request
+
+    @property
+    def url(self):
+        from ._urls import URL
+        return URL(self._url)
+
+    @property
+    def text(self):
+        """The body as text, once read (``read()`` first; ResponseNotRead before)."""
+        return self.content.decode(self.encoding, errors="replace")
+
+    def json(self, **options):
+        import json
+        return json.loads(self.content, **options)
+
+    @property
+    def is_stream_consumed(self):
+        return self._consumed
+
+    @property
+    def is_closed(self):
+        return self._closed
 
     @property
     def status_code(self):
@@ -371,11 +272,13 @@ class StreamedResponse:
         """HTTPStatusError unless the status is 2xx (the body is not read); returns self."""
         if not self.is_success:
             from ._errors import error_for
-            raise error_for(_native.E_HTTP_STATUS, "status '%d %s' for url '%s'" % (self.status, self.reason_phrase, self.url))
+            raise error_for(_native.E_HTTP_STATUS, "status '%d %s' for url '%s'" % (self.status, self.reason_phrase, self._url),
+                            request=self._request or getattr(self, "_request_args", None))
         return self
 
     def close(self):
         """Cancels the request if the body was not read to its end, and waits for it to end."""
+        self._closed = True
         if not self._finished:
             lib.courier_request_cancel(self._handle)
             if self._loop is None:
@@ -384,7 +287,7 @@ class StreamedResponse:
 
     def iter_bytes_quietly(self):
         try:
-            yield from self.iter_bytes()
+            yield from self._raw_pieces()
         except Exception:
             return
 
@@ -399,15 +302,19 @@ class StreamedResponse:
         await self._head_future
         return self
 
-    async def __aexit__(self, *exc):
+    async def aclose(self):
+        self._closed = True
         if not self._finished:
             lib.courier_request_cancel(self._handle)
             try:
-                async for _ in self.aiter_bytes():
+                async for _ in self._raw_apieces():
                     pass
             except Exception:
                 pass
         self._unwatch()
+
+    async def __aexit__(self, *exc):
+        await self.aclose()
 
     def __del__(self):
         # Only once the library is done with the request (the set above holds it until then).

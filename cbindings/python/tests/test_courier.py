@@ -63,7 +63,7 @@ class Blocking(unittest.TestCase):
         self.assertEqual(first.status, 200)
         self.assertEqual(len(first.body), 100)
         self.assertEqual(first.header("content-length"), "100")
-        self.assertTrue(first.url.endswith("/small"))
+        self.assertTrue(str(first.url).endswith("/small"))
         self.assertTrue(second.reused_connection)
         self.assertGreater(first.timings["total"], 0)
 

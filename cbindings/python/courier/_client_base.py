@@ -1,0 +1,209 @@
+"""What ``Client`` and ``AsyncClient`` share: the settings every request carries (httpx's client
+attributes, readable and settable), merging them into a call's arguments, and ``build_request``."""
+
+from ._cookies import CookieJar
+from ._errors import UsageError
+from ._models import Request
+from ._response import Headers
+from ._timeouts import _UNSET, DEFAULT_TIMEOUT_SECONDS, Timeout, _limits, _pairs
+from ._urls import URL, QueryParams
+from . import _native
+
+
+class _Settings:
+    """What a client applies to each request, merged with the request's own arguments."""
+
+    def __init__(self, headers, params, cookies, auth, timeout, follow_redirects, max_redirects, verify, cert):
+        self.headers = Headers(headers or ())
+        self.params = QueryParams(params)
+        self.cookies = cookies
+        self.auth = auth
+        self.timeout = timeout
+        self.follow_redirects = follow_redirects
+        self.max_redirects = max_redirects
+        self.verify = verify
+        self.cert = cert
+
+    def options(self, headers, cookies, auth, timeout, follow_redirects, extra):
+        options = dict(extra)
+        merged = self.headers
+        if headers:
+            merged = Headers(merged)
+            for name, value in (headers.items() if hasattr(headers, "items") else headers):
+                merged[name] = value
+        if isinstance(cookies, dict) and cookies:
+            merged = Headers(merged)
+            merged["Cookie"] = "; ".join("%s=%s" % item for item in cookies.items())
+            cookies = None
+        jar = cookies if cookies is not None else self.cookies
+        if jar is not None:
+            options["cookies"] = jar
+        options["headers"] = merged
+        chosen = self.auth if auth is _UNSET else auth
+        if chosen is not None:
+            options["auth"] = chosen
+        limits = _limits(self.timeout if timeout is _UNSET else timeout)
+        if limits is not None:
+            options["timeouts"] = limits
+        options["follow_redirects"] = self.follow_redirects if follow_redirects is _UNSET else follow_redirects
+        if self.max_redirects is not None:
+            options["max_redirects"] = self.max_redirects
+        verify = options.pop("verify", self.verify)
+        if isinstance(verify, str):
+            options["cafile"] = verify
+        elif not verify:
+            options["verify"] = False
+        cert = options.pop("cert", self.cert)
+        if cert is not None:
+            options["cert"] = cert
+        return options
+
+
+class _Base:
+    def __init__(self, base_url, headers, params, cookies, auth, timeout, follow_redirects, max_redirects, verify,
+                 cert, proxy, trust_env, engine_options, http1=True, http2=False):
+        if not http1 and not http2:
+            raise ValueError("http1 and http2 cannot both be False")
+        # httpx's switches: HTTP/1.1 only unless http2=True (then h2 where the server agrees by
+        # ALPN; with http1=False, HTTP/2 or nothing).
+        self._http_version = ("2" if http1 else "2-only") if http2 else "1.1"
+        jar = cookies if isinstance(cookies, CookieJar) else CookieJar()
+        if cookies is not None and not isinstance(cookies, CookieJar):
+            jar.update(cookies)
+        if timeout is _UNSET:
+            timeout = Timeout(DEFAULT_TIMEOUT_SECONDS)
+        self._settings = _Settings(headers, params, jar, auth, timeout, follow_redirects, max_redirects, verify, cert)
+        self._base_url = URL(base_url) if base_url else None
+        self._engine_arguments = dict(base=str(base_url) if base_url else None, accepted_status=(0, 1000),
+                                      proxy=proxy, trust_env=trust_env, **engine_options)
+        _check_engine_arguments(self._engine_arguments)
+        self._closed = False
+
+    # httpx's client attributes, readable and settable
+
+    @property
+    def headers(self):
+        """The fields every request carries (a mutable ``Headers``)."""
+        return self._settings.headers
+
+    @headers.setter
+    def headers(self, headers):
+        self._settings.headers = Headers(headers or ())
+
+    @property
+    def params(self):
+        """The query parameters every request carries (a ``QueryParams``)."""
+        return self._settings.params
+
+    @params.setter
+    def params(self, params):
+        self._settings.params = QueryParams(params)
+
+    @property
+    def cookies(self):
+        """The client's jar (``Cookies``): what responses set is sent back, as a browser would."""
+        return self._settings.cookies
+
+    @cookies.setter
+    def cookies(self, cookies):
+        jar = cookies if isinstance(cookies, CookieJar) else CookieJar()
+        if not isinstance(cookies, CookieJar):
+            jar.update(cookies or {})
+        self._settings.cookies = jar
+
+    @property
+    def auth(self):
+        return self._settings.auth
+
+    @auth.setter
+    def auth(self, auth):
+        self._settings.auth = auth
+
+    @property
+    def timeout(self):
+        return self._settings.timeout
+
+    @timeout.setter
+    def timeout(self, timeout):
+        self._settings.timeout = timeout if isinstance(timeout, Timeout) or timeout is None else Timeout(timeout)
+
+    @property
+    def base_url(self):
+        return self._base_url or URL("")
+
+    @property
+    def follow_redirects(self):
+        return self._settings.follow_redirects
+
+    @follow_redirects.setter
+    def follow_redirects(self, follow):
+        self._settings.follow_redirects = bool(follow)
+
+    def build_request(self, method, url, *, content=None, data=None, files=None, json=None, params=None, headers=None,
+                      cookies=None, timeout=_UNSET, extensions=None):
+        """A ``Request`` with the client's base URL, parameters and headers merged in, to send
+        with ``send``."""
+        merged = Headers(self._settings.headers)
+        for name, value in (headers.items() if hasattr(headers, "items") else headers or ()):
+            merged[name] = value
+        extensions = dict(extensions or {})
+        if timeout is not _UNSET:
+            extensions["timeout"] = timeout
+        target = self._merge_url(url).copy_merge_params(self._settings.params.merge(params))
+        return Request(method, target, headers=merged, cookies=cookies, content=content, data=data, files=files, json=json,
+                       extensions=extensions)
+
+    def _merge_url(self, url):
+        """``url`` against the base URL as httpx joins them (the base's path is a prefix)."""
+        url = URL(url)
+        if url.is_relative_url and self._base_url is not None:
+            base = str(self._base_url)
+            return URL(base.rstrip("/") + "/" + str(url).lstrip("/"))
+        return url
+
+    def _send_options(self, request, auth, follow_redirects):
+        """The engine call's arguments for a built ``request``."""
+        body = dict(request._body)
+        return self._options(request.headers, None, auth, request.extensions.get("timeout", _UNSET), follow_redirects, body,
+                             str(request.url))
+
+    def _make_engine(self):
+        from . import Engine
+        return Engine(**self._engine_arguments)
+
+    def _checked(self):
+        if self._closed:
+            raise UsageError(_native.E_MISUSE, "the client is closed")
+
+    def _options(self, headers, cookies, auth, timeout, follow_redirects, extra, target=None):
+        extra.setdefault("http_version", self._http_version)
+        options = self._settings.options(headers, cookies, auth, timeout, follow_redirects, extra)
+        jar = options.get("cookies")
+        if jar is not None and jar._anywhere and target is not None:
+            # Cookies set without a domain go to this request's host through the jar.
+            jar._seed(self._merge_url(target).host)
+        return options
+
+    def _url(self, url, params):
+        """The URL with the client's and the call's parameters appended in order (repeated keys
+        kept, as httpx sends them)."""
+        pairs = self._settings.params.multi_items() + _pairs(params)
+        url = str(url)
+        if not pairs:
+            return url
+        from urllib.parse import urlencode
+        base, _, fragment = url.partition("#")
+        joined = base + ("&" if "?" in base else "?") + urlencode(pairs)
+        return joined + ("#" + fragment if fragment else "")
+
+    @property
+    def is_closed(self):
+        return self._closed
+
+
+def _check_engine_arguments(arguments):
+    """A keyword no client or engine takes is a TypeError at once (httpx's), not at the first
+    request, and before anything that needs closing was made."""
+    import inspect
+    from ._engine import Engine
+    inspect.signature(Engine).bind(**arguments)

@@ -1,0 +1,203 @@
+"""httpx's ways of reading a body, shared by ``Response`` (the body already in memory) and
+``StreamedResponse`` (the body as it arrives): ``iter_bytes(chunk_size=)``, ``iter_text``,
+``iter_lines``, ``iter_raw`` and their ``aiter_*`` forms, ``num_bytes_downloaded``, and
+``content``/``text``/``json()`` once the body was read.
+
+A class using it gives ``_pieces()`` (and ``_apieces()``): the body's pieces, once. Read twice
+without ``read()`` in between, a stream raises StreamConsumed, as in httpx."""
+
+import codecs
+
+from ._errors import ResponseNotRead, StreamConsumed
+
+
+def _rechunk(pieces, chunk_size):
+    """``pieces`` as chunks of exactly ``chunk_size`` bytes (the last one shorter), or as they
+    come when ``chunk_size`` is None."""
+    if not chunk_size:
+        for piece in pieces:
+            if piece:
+                yield piece
+        return
+    held = bytearray()
+    for piece in pieces:
+        held += piece
+        while len(held) >= chunk_size:
+            yield bytes(held[:chunk_size])
+            del held[:chunk_size]
+    if held:
+        yield bytes(held)
+
+
+class _Lines:
+    """Text in, whole lines out (httpx's line splitting: \\n, \\r\\n and \\r end a line; the ends
+    are not kept)."""
+
+    def __init__(self):
+        self.held = ""
+
+    def feed(self, text):
+        text = self.held + text
+        self.held = ""
+        lines = text.splitlines(keepends=True)
+        # A line not ended yet, or a "\r" whose "\n" may follow, waits for more.
+        if lines and (not lines[-1].endswith(("\n", "\r")) or lines[-1].endswith("\r")):
+            self.held = lines.pop()
+        return [line.rstrip("\r\n") for line in lines]
+
+    def flush(self):
+        held, self.held = self.held, ""
+        return [line.rstrip("\r\n") for line in held.splitlines()] if held else []
+
+
+class BodyIterators:
+    """The reading methods; see the module's notes."""
+
+    #: The body once read (``read()``, or a response that was never streamed).
+    _content = None
+    _consumed = False
+    _encoding = None
+    #: Body bytes handed out so far (after Courier's decoding of content codings).
+    num_bytes_downloaded = 0
+
+    # What a class gives
+
+    def _pieces(self):
+        raise NotImplementedError
+
+    async def _apieces(self):
+        raise NotImplementedError
+        yield b""
+
+    # The text's charset
+
+    @property
+    def encoding(self):
+        """The charset the text is decoded with: the one set here, else Content-Type's, else
+        utf-8. Settable, as httpx's (``r.encoding = "latin-1"`` before ``r.text``)."""
+        if self._encoding is not None:
+            return self._encoding
+        from ._response import charset_of
+        return charset_of(self.headers.get("content-type")) or "utf-8"
+
+    @encoding.setter
+    def encoding(self, value):
+        self._encoding = value
+        self._text = None
+
+    def _decoder(self):
+        try:
+            return codecs.getincrementaldecoder(self.encoding)(errors="replace")
+        except LookupError:
+            return codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    # Bytes
+
+    def _source(self):
+        if self._content is not None:
+            return [self._content]
+        if self._consumed:
+            raise StreamConsumed("Attempted to read or stream content, but the content has already been streamed.")
+        self._consumed = True
+        return self._counted(self._pieces())
+
+    def _counted(self, pieces):
+        for piece in pieces:
+            self.num_bytes_downloaded += len(piece)
+            yield piece
+
+    def iter_bytes(self, chunk_size=None):
+        """The body in pieces as they arrive, or of ``chunk_size`` bytes each."""
+        yield from _rechunk(self._source(), chunk_size)
+
+    def iter_raw(self, chunk_size=None):
+        """The body's bytes as iter_bytes gives them: Courier decodes content codings (gzip, br,
+        zstd, deflate) in the library; a request made with ``decompress=False`` gets them as sent."""
+        yield from self.iter_bytes(chunk_size)
+
+    def iter_text(self, chunk_size=None):
+        """The body as text in ``encoding``, piece by piece (a character split between two pieces
+        is decoded whole)."""
+        decoder = self._decoder()
+        for piece in self.iter_bytes(chunk_size):
+            text = decoder.decode(piece)
+            if text:
+                yield text
+        tail = decoder.decode(b"", final=True)
+        if tail:
+            yield tail
+
+    def iter_lines(self):
+        lines = _Lines()
+        for text in self.iter_text():
+            yield from lines.feed(text)
+        yield from lines.flush()
+
+    # The same for asyncio
+
+    async def _asource(self):
+        if self._content is not None:
+            yield self._content
+            return
+        if self._consumed:
+            raise StreamConsumed("Attempted to read or stream content, but the content has already been streamed.")
+        self._consumed = True
+        async for piece in self._apieces():
+            self.num_bytes_downloaded += len(piece)
+            yield piece
+
+    async def aiter_bytes(self, chunk_size=None):
+        if not chunk_size:
+            async for piece in self._asource():
+                if piece:
+                    yield piece
+            return
+        held = bytearray()
+        async for piece in self._asource():
+            held += piece
+            while len(held) >= chunk_size:
+                yield bytes(held[:chunk_size])
+                del held[:chunk_size]
+        if held:
+            yield bytes(held)
+
+    async def aiter_raw(self, chunk_size=None):
+        async for piece in self.aiter_bytes(chunk_size):
+            yield piece
+
+    async def aiter_text(self, chunk_size=None):
+        decoder = self._decoder()
+        async for piece in self.aiter_bytes(chunk_size):
+            text = decoder.decode(piece)
+            if text:
+                yield text
+        tail = decoder.decode(b"", final=True)
+        if tail:
+            yield tail
+
+    async def aiter_lines(self):
+        lines = _Lines()
+        async for text in self.aiter_text():
+            for line in lines.feed(text):
+                yield line
+        for line in lines.flush():
+            yield line
+
+    # The whole body
+
+    def read(self):
+        """The whole body (kept: ``content``, ``text`` and ``json()`` use it after)."""
+        if self._content is None:
+            self._content = b"".join(self.iter_bytes())
+        return self._content
+
+    async def aread(self):
+        if self._content is None:
+            self._content = b"".join([piece async for piece in self.aiter_bytes()])
+        return self._content
+
+    @property
+    def content(self):
+        if self._content is None:
+            raise ResponseNotRead("Attempted to access streaming response content, without having called `read()`.")
+        return self._content
