@@ -35,6 +35,9 @@ from ._retry import Retry, RetryReason
 from ._compose import ChainOutcome
 from ._cookies import CookieJar, Cookies
 from ._auth import Bearer, Challenge
+from ._auth_flows import Auth, BasicAuth, DigestAuth, FunctionAuth, NetRCAuth
+from ._transports import AsyncBaseTransport, AsyncHTTPTransport, BaseTransport, HTTPTransport, MockTransport
+from ._limits import Limits
 from ._hooks import OutgoingRequest, Completed
 from ._offline import (Outbox, Reachability, follow_network, host_reachability, network_status, set_network_override,
                        unwatch_network, watch_network)
@@ -47,7 +50,9 @@ from ._datacache import DataCache
 from ._settings import CACHE_POLICIES, CACHE_STATS, COALESCING, PRIORITIES, TIMEOUTS  # noqa: F401
 
 __all__ = ["Client", "AsyncClient", "Timeout", "Headers", "request", "get", "head", "options", "delete", "post",
-           "put", "patch", "stream", "URL", "QueryParams", "codes", "Cookies", "PendingRequest"] + list(_errors.__all__) + ["Engine", "Cache", "DataCache", "Request", "Response", "StreamedResponse", "FilePart", "Retry", "RetryReason",
+           "put", "patch", "stream", "URL", "QueryParams", "codes", "Cookies", "PendingRequest", "Auth", "BasicAuth",
+           "DigestAuth", "FunctionAuth", "NetRCAuth", "BaseTransport", "AsyncBaseTransport", "HTTPTransport",
+           "AsyncHTTPTransport", "MockTransport", "Limits"] + list(_errors.__all__) + ["Engine", "Cache", "DataCache", "Request", "Response", "StreamedResponse", "FilePart", "Retry", "RetryReason",
            "ChainOutcome", "CookieJar", "Bearer", "Challenge", "OutgoingRequest", "Completed",
            "E_REJECTED", "E_REDIRECT_REFUSED",
            "Outbox", "network_status", "watch_network", "unwatch_network", "set_network_override", "follow_network",

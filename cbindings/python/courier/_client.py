@@ -10,6 +10,8 @@ with C and Swift code.
 
 import threading
 
+from . import _sending
+from ._auth_flows import as_flow, auth_of
 from ._client_base import _Base
 from ._errors import HTTPError
 from ._timeouts import _UNSET
@@ -22,9 +24,9 @@ class Client(_Base):
 
     def __init__(self, *, base_url=None, headers=None, params=None, cookies=None, auth=None, timeout=_UNSET,
                  follow_redirects=False, max_redirects=None, verify=True, cert=None, proxy=None, trust_env=True,
-                 http1=True, http2=False, **engine_options):
+                 http1=True, http2=False, event_hooks=None, transport=None, limits=None, mounts=None, **engine_options):
         super().__init__(base_url, headers, params, cookies, auth, timeout, follow_redirects, max_redirects, verify,
-                         cert, proxy, trust_env, engine_options, http1, http2)
+                         cert, proxy, trust_env, engine_options, http1, http2, event_hooks, transport, limits, mounts)
         self._engine = self._make_engine()
 
     def request(self, method, url, *, params=None, headers=None, cookies=None, auth=_UNSET, timeout=_UNSET,
@@ -32,6 +34,9 @@ class Client(_Base):
         """Sends and waits; every status is a Response (``raise_for_status()`` to raise).
         ``content=``, ``data=``, ``files=``, ``json=`` as httpx; Engine's options pass through."""
         self._checked()
+        if self._python_sends(auth_of(self._settings.auth if auth is _UNSET else auth)):
+            return self.send(self._built(method, url, params, headers, cookies, timeout, options), auth=auth,
+                             follow_redirects=follow_redirects)
         target = self._url(url, params)
         options = self._options(headers, cookies, auth, timeout, follow_redirects, options, target)
         try:
@@ -46,7 +51,17 @@ class Client(_Base):
         """Sends a ``Request`` (``build_request``); with ``stream=True`` the response's body is
         read as it arrives (``iter_bytes()``...; close it, or use ``with``)."""
         self._checked()
-        options = self._send_options(request, auth, follow_redirects)
+        chosen = auth_of(self._settings.auth if auth is _UNSET else auth)
+        follow = self._settings.follow_redirects if follow_redirects is _UNSET else follow_redirects
+        if self._python_sends(chosen):
+            return _sending.send(self, request, stream, as_flow(chosen), follow)
+        return self._send_single(request, stream, follow, chosen)
+
+    def _send_single(self, request, stream, follow, auth=None):
+        """One request (no hooks, no flow): to the mock transport, or to the library."""
+        if self._mock:
+            return self._transport.handle_request(request)
+        options = self._send_options(request, auth, follow)
         if stream:
             response = self._engine.stream(request.method, str(request.url), **options)
             response.request = request
@@ -63,6 +78,9 @@ class Client(_Base):
                follow_redirects=_UNSET, **options):
         """``with client.stream("GET", url) as r: for chunk in r.iter_bytes(): ...``"""
         self._checked()
+        if self._python_sends(auth_of(self._settings.auth if auth is _UNSET else auth)):
+            return self.send(self._built(method, url, params, headers, cookies, timeout, options), stream=True, auth=auth,
+                             follow_redirects=follow_redirects)
         target = self._url(url, params)
         options = self._options(headers, cookies, auth, timeout, follow_redirects, options, target)
         response = self._engine.stream(method, target, **options)
@@ -111,9 +129,10 @@ class AsyncClient(_Base):
 
     def __init__(self, *, base_url=None, headers=None, params=None, cookies=None, auth=None, timeout=_UNSET,
                  follow_redirects=False, max_redirects=None, verify=True, cert=None, proxy=None, trust_env=True,
-                 http1=True, http2=False, **engine_options):
+                 http1=True, http2=False, event_hooks=None, transport=None, limits=None, mounts=None, **engine_options):
         super().__init__(base_url, headers, params, cookies, auth, timeout, follow_redirects, max_redirects, verify,
-                         cert, proxy, trust_env, engine_options, http1, http2)
+                         cert, proxy, trust_env, engine_options, http1, http2, event_hooks, transport, limits, mounts,
+                         asynchronous=True)
         self._engines = {}
         self._lock = threading.Lock()
 
@@ -131,6 +150,9 @@ class AsyncClient(_Base):
     async def request(self, method, url, *, params=None, headers=None, cookies=None, auth=_UNSET, timeout=_UNSET,
                       follow_redirects=_UNSET, **options):
         self._checked()
+        if self._python_sends(auth_of(self._settings.auth if auth is _UNSET else auth)):
+            return await self.send(self._built(method, url, params, headers, cookies, timeout, options), auth=auth,
+                                   follow_redirects=follow_redirects)
         target = self._url(url, params)
         options = self._options(headers, cookies, auth, timeout, follow_redirects, options, target)
         try:
@@ -144,7 +166,16 @@ class AsyncClient(_Base):
     async def send(self, request, *, stream=False, auth=_UNSET, follow_redirects=_UNSET):
         """As ``Client.send``; a streamed response is used with ``async with`` / ``aiter_*``."""
         self._checked()
-        options = self._send_options(request, auth, follow_redirects)
+        chosen = auth_of(self._settings.auth if auth is _UNSET else auth)
+        follow = self._settings.follow_redirects if follow_redirects is _UNSET else follow_redirects
+        if self._python_sends(chosen):
+            return await _sending.send_async(self, request, stream, as_flow(chosen), follow)
+        return await self._send_single(request, stream, follow, chosen)
+
+    async def _send_single(self, request, stream, follow, auth=None):
+        if self._mock:
+            return await self._transport.handle_async_request(request)
+        options = self._send_options(request, auth, follow)
         if stream:
             response = self._engine().stream_async(request.method, str(request.url), **options)
             response.request = request
@@ -161,6 +192,9 @@ class AsyncClient(_Base):
                follow_redirects=_UNSET, **options):
         """``async with client.stream("GET", url) as r: async for chunk in r.aiter_bytes(): ...``"""
         self._checked()
+        if self._python_sends(auth_of(self._settings.auth if auth is _UNSET else auth)):
+            return _AwaitedStream(self.send(self._built(method, url, params, headers, cookies, timeout, options), stream=True,
+                                            auth=auth, follow_redirects=follow_redirects))
         target = self._url(url, params)
         options = self._options(headers, cookies, auth, timeout, follow_redirects, options, target)
         response = self._engine().stream_async(method, target, **options)
@@ -210,3 +244,19 @@ def _mark(response, method, headers):
     response._request = (method, response._url, headers)
     for hop in response.history:
         hop._request = (method, hop._url, headers)
+
+
+class _AwaitedStream:
+    """``async with client.stream(...)`` when the response comes from ``send`` (a coroutine)."""
+
+    def __init__(self, sending):
+        self._sending = sending
+        self._response = None
+
+    async def __aenter__(self):
+        self._response = await self._sending
+        enter = getattr(self._response, "__aenter__", None)
+        return await enter() if enter is not None else self._response
+
+    async def __aexit__(self, *exc):
+        await self._response.aclose()

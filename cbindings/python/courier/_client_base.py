@@ -1,9 +1,13 @@
 """What ``Client`` and ``AsyncClient`` share: the settings every request carries (httpx's client
 attributes, readable and settable), merging them into a call's arguments, and ``build_request``."""
 
+from ._auth_flows import Auth
 from ._cookies import CookieJar
 from ._errors import UsageError
+from ._limits import tls_options_of
 from ._models import Request
+from ._sending import DEFAULT_MAX_REDIRECTS, event_hooks_of
+from ._transports import HTTPTransport
 from ._response import Headers
 from ._timeouts import _UNSET, DEFAULT_TIMEOUT_SECONDS, Timeout, _limits, _pairs
 from ._urls import URL, QueryParams
@@ -29,7 +33,7 @@ class _Settings:
         merged = self.headers
         if headers:
             merged = Headers(merged)
-            for name, value in (headers.items() if hasattr(headers, "items") else headers):
+            for name, value in _field_pairs(headers):
                 merged[name] = value
         if isinstance(cookies, dict) and cookies:
             merged = Headers(merged)
@@ -48,6 +52,8 @@ class _Settings:
         options["follow_redirects"] = self.follow_redirects if follow_redirects is _UNSET else follow_redirects
         if self.max_redirects is not None:
             options["max_redirects"] = self.max_redirects
+        for key, value in self.tls.items():
+            options.setdefault(key, value)
         verify = options.pop("verify", self.verify)
         if isinstance(verify, str):
             options["cafile"] = verify
@@ -61,7 +67,21 @@ class _Settings:
 
 class _Base:
     def __init__(self, base_url, headers, params, cookies, auth, timeout, follow_redirects, max_redirects, verify,
-                 cert, proxy, trust_env, engine_options, http1=True, http2=False):
+                 cert, proxy, trust_env, engine_options, http1=True, http2=False, event_hooks=None, transport=None,
+                 limits=None, mounts=None, asynchronous=False):
+        if mounts:
+            raise UsageError(_native.E_INVALID_ARGUMENT, "mounts=: a Courier client has one transport (transport=)")
+        if isinstance(transport, HTTPTransport):
+            # (As httpx: the transport's own options configure the network, not the client's.)
+            options = transport.client_options
+            verify, cert, trust_env, http1, http2 = (options["verify"], options["cert"], options["trust_env"],
+                                                     options["http1"], options["http2"])
+            proxy = options["proxy"] if options["proxy"] is not None else proxy
+            limits = options.get("limits", limits)
+            self._transport_options = transport.request_options()
+            transport = None
+        else:
+            self._transport_options = {}
         if not http1 and not http2:
             raise ValueError("http1 and http2 cannot both be False")
         # httpx's switches: HTTP/1.1 only unless http2=True (then h2 where the server agrees by
@@ -72,12 +92,47 @@ class _Base:
             jar.update(cookies)
         if timeout is _UNSET:
             timeout = Timeout(DEFAULT_TIMEOUT_SECONDS)
+        verify, extra_tls = tls_options_of(verify)
         self._settings = _Settings(headers, params, jar, auth, timeout, follow_redirects, max_redirects, verify, cert)
+        self._settings.tls = extra_tls
         self._base_url = URL(base_url) if base_url else None
         self._engine_arguments = dict(base=str(base_url) if base_url else None, accepted_status=(0, 1000),
                                       proxy=proxy, trust_env=trust_env, **engine_options)
         _check_engine_arguments(self._engine_arguments)
+        #: A MockTransport (or any object with httpx's handle_request): requests go to it.
+        self._transport = transport
+        self._mock = transport is not None
+        self._event_hooks = event_hooks_of(event_hooks, asynchronous)
+        self._asynchronous = asynchronous
+        self._limits = limits
+        self._limited_hosts = set()
         self._closed = False
+
+    @property
+    def event_hooks(self):
+        """``{"request": [...], "response": [...]}``: called with each request before it goes and
+        each response as it arrives (before the body is read when streamed)."""
+        return self._event_hooks
+
+    @event_hooks.setter
+    def event_hooks(self, hooks):
+        self._event_hooks = event_hooks_of(hooks, self._asynchronous)
+
+    def _python_sends(self, auth):
+        """Whether a request goes through ``_sending`` (hooks, an Auth flow, a mock transport)."""
+        return self._mock or bool(self._event_hooks["request"] or self._event_hooks["response"]) or isinstance(auth, Auth)
+
+    def _max_redirects(self):
+        return self._settings.max_redirects if self._settings.max_redirects is not None else DEFAULT_MAX_REDIRECTS
+
+    def _apply_limits(self, url):
+        """``Limits(max_connections=)`` as the per-host limit of each host the client talks to
+        (the queue is the process's: the limit holds for every caller of that host)."""
+        host = self._merge_url(url).host
+        if host and host not in self._limited_hosts:
+            self._limited_hosts.add(host)
+            from ._queue import set_host_limit
+            set_host_limit(host, self._limits.max_connections)
 
     # httpx's client attributes, readable and settable
 
@@ -144,7 +199,7 @@ class _Base:
         """A ``Request`` with the client's base URL, parameters and headers merged in, to send
         with ``send``."""
         merged = Headers(self._settings.headers)
-        for name, value in (headers.items() if hasattr(headers, "items") else headers or ()):
+        for name, value in _field_pairs(headers):
             merged[name] = value
         extensions = dict(extensions or {})
         if timeout is not _UNSET:
@@ -152,6 +207,15 @@ class _Base:
         target = self._merge_url(url).copy_merge_params(self._settings.params.merge(params))
         return Request(method, target, headers=merged, cookies=cookies, content=content, data=data, files=files, json=json,
                        extensions=extensions)
+
+    def _built(self, method, url, params, headers, cookies, timeout, options):
+        """A request call's arguments as a built ``Request`` (Courier's own options kept in its
+        extensions, for the library)."""
+        body = {key: options.pop(key) for key in ("content", "data", "files", "json") if key in options}
+        request = self.build_request(method, url, params=params, headers=headers, cookies=cookies, timeout=timeout, **body)
+        if options:
+            request.extensions["courier"] = options
+        return request
 
     def _merge_url(self, url):
         """``url`` against the base URL as httpx joins them (the base's path is a prefix)."""
@@ -162,8 +226,10 @@ class _Base:
         return url
 
     def _send_options(self, request, auth, follow_redirects):
-        """The engine call's arguments for a built ``request``."""
+        """The engine call's arguments for a built ``request`` (and the Courier options a call
+        gave beside httpx's, kept in its extensions)."""
         body = dict(request._body)
+        body.update(request.extensions.get("courier", {}))
         return self._options(request.headers, None, auth, request.extensions.get("timeout", _UNSET), follow_redirects, body,
                              str(request.url))
 
@@ -177,6 +243,11 @@ class _Base:
 
     def _options(self, headers, cookies, auth, timeout, follow_redirects, extra, target=None):
         extra.setdefault("http_version", self._http_version)
+        if self._transport_options:
+            for key, value in self._transport_options.items():
+                extra.setdefault(key, value)
+        if self._limits is not None and self._limits.max_connections and target is not None:
+            self._apply_limits(target)
         options = self._settings.options(headers, cookies, auth, timeout, follow_redirects, extra)
         jar = options.get("cookies")
         if jar is not None and jar._anywhere and target is not None:
@@ -207,3 +278,12 @@ def _check_engine_arguments(arguments):
     import inspect
     from ._engine import Engine
     inspect.signature(Engine).bind(**arguments)
+
+
+def _field_pairs(headers):
+    """A call's ``headers=`` as (name, value) pairs, names as the caller spelled them."""
+    if not headers:
+        return ()
+    if isinstance(headers, Headers):
+        return headers.multi_items()
+    return headers.items() if hasattr(headers, "items") else headers

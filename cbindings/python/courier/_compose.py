@@ -38,7 +38,7 @@ def group(engine, requests, fail_fast):
         for index, request in enumerate(handles):
             response_handle = _native.response_p()
             code = lib.courier_group_result(handle, index, ctypes.byref(response_handle))
-            response = Response(response_handle, owned=False) if response_handle.value else None
+            response = Response._of(response_handle, owned=False) if response_handle.value else None
             if code:
                 results.append(_error(code, lib.courier_request_errmsg(request).decode(), response))
             else:

@@ -143,7 +143,7 @@ class Engine(_RequestBuilding):
         response_handle = _native.response_p()
         try:
             code = lib.courier_request_perform(handle, ctypes.byref(response_handle))
-            response = Response(response_handle) if response_handle.value else None
+            response = Response._of(response_handle) if response_handle.value else None
             if code:
                 raise _error(code, lib.courier_request_errmsg(handle).decode(), response)
             return response
@@ -328,7 +328,7 @@ class Engine(_RequestBuilding):
         request, response, code = _native.request_p(), _native.response_p(), ctypes.c_int()
         while self._handle and lib.courier_engine_next_done(self._handle, ctypes.byref(request),
                                                             ctypes.byref(response), ctypes.byref(code)) == 0:
-            result = Response(response) if response.value else None
+            result = Response._of(response) if response.value else None
             if result is not None and result.is_preview:
                 # cached-then-fresh's first response: a stream gets it, fetch() waits for the final.
                 stream = self._streams.get(request.value)

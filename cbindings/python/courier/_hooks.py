@@ -60,7 +60,7 @@ def install(engine_handle, on_request, on_response, on_redirect, on_metrics, rep
 
     def response_hook(handle, _user):
         try:
-            return 0 if on_response(Response(handle, owned=False)) is not False else 1
+            return 0 if on_response(Response._of(handle, owned=False)) is not False else 1
         except BaseException:
             report(sys.exc_info(), on_response)
             return 1
@@ -83,7 +83,7 @@ def install(engine_handle, on_request, on_response, on_redirect, on_metrics, rep
 
     def metrics_hook(_request, response, code, _user):
         try:
-            on_metrics(Completed(code, Response(response, owned=False) if response else None))
+            on_metrics(Completed(code, Response._of(response, owned=False) if response else None))
         except BaseException:
             report(sys.exc_info(), on_metrics)
 

@@ -51,7 +51,7 @@ class PendingRequest:
 
     def _preview(self, response_handle):
         """cached-then-fresh: the stored response, before the final one (the request goes on)."""
-        response = Response(response_handle)
+        response = Response._of(response_handle)
         try:
             if self._callback is not None:
                 self._callback(response, None)
@@ -60,7 +60,7 @@ class PendingRequest:
             _report_unraisable(sys.exc_info(), self._callback)
 
     def _finish(self, response_handle, code):
-        response = Response(response_handle) if response_handle else None
+        response = Response._of(response_handle) if response_handle else None
         message = lib.courier_request_errmsg(self._handle).decode() if code else None
         _free_request(self._handle)
         self.response = response

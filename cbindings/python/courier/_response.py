@@ -147,7 +147,45 @@ class Response(BodyIterators):
     ("cached", "cached_stale", "stale_on_error"); ``is_preview`` marks the first of the two
     responses of ``cache="cached_then_fresh"``."""
 
-    def __init__(self, handle, owned=True, request=None):
+    def __init__(self, status_code, *, headers=None, content=None, text=None, html=None, json=None, stream=None,
+                 request=None, history=None, extensions=None):
+        """httpx's constructor: a response made in Python (a ``MockTransport`` handler's answer, a
+        test's). ``content`` bytes (or an iterable of them), ``text``, ``html`` or ``json`` set
+        the body and its Content-Type, and Content-Length follows."""
+        body, media = _body_of(content, text, html, json, stream)
+        self.status = int(status_code)
+        self.body = body
+        self.size = len(body)
+        self._request = request
+        self._url = str(request.url) if request is not None else ""
+        self._url_object = None
+        self.headers = Headers(headers or ())
+        if media and "content-type" not in self.headers:
+            self.headers["Content-Type"] = media
+        if "content-length" not in self.headers and "transfer-encoding" not in self.headers and (body or self.status >= 200):
+            self.headers["Content-Length"] = str(len(body))
+        from ._status_codes import codes
+        self.reason_phrase = codes.get_reason_phrase(self.status)
+        self.http_version = "HTTP/1.1"
+        self.trailers = Headers()
+        self.timings = dict.fromkeys(TIMINGS, 0.0)
+        self.reused_connection = False
+        self.bytes_sent, self.bytes_received, self.remote_address = 0, len(body), ""
+        self.tls_resumed = self.tls_verify_result = None
+        self.phase, self.is_preview, self.cache_status = "fresh", False, ""
+        self.retries, self.retry_reasons = 0, []
+        self.history = list(history or [])
+        self.extensions = dict(extensions or {})
+        self._text = None
+
+    @classmethod
+    def _of(cls, handle, owned=True, request=None):
+        """The response a library handle holds, copied out (the handle is freed when ``owned``)."""
+        self = cls.__new__(cls)
+        self._load(handle, owned, request)
+        return self
+
+    def _load(self, handle, owned, request):
         self.status = lib.courier_response_status(handle)
         length = ctypes.c_size_t()
         pointer = lib.courier_response_body(handle, ctypes.byref(length))
@@ -186,7 +224,7 @@ class Response(BodyIterators):
         for index in range(max(0, lib.courier_response_redirect_count(handle))):
             hop = lib.courier_response_history(handle, index)
             if hop:
-                self.history.append(Response(hop, owned=False, request=request))
+                self.history.append(Response._of(hop, owned=False, request=request))
         self._request = request
         self._text = None
         if owned:
@@ -317,6 +355,31 @@ class Response(BodyIterators):
                             self)
         return self
 
+    # A finished response has nothing to release; httpx's closing methods are here so code
+    # written for streamed responses runs on it too.
+
+    def close(self):
+        pass
+
+    async def aclose(self):
+        pass
+
+    @property
+    def is_closed(self):
+        return True
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, *exc):
+        pass
+
     # Courier's own
 
     @property
@@ -357,6 +420,26 @@ class Response(BodyIterators):
 
     def __repr__(self):
         return "<Response [%d %s]>" % (self.status, self.reason_phrase) if self.reason_phrase else "<Response [%d]>" % self.status
+
+
+def _body_of(content, text, html, json, stream):
+    """The body bytes and media type of httpx's Response(...) arguments."""
+    if content is not None:
+        if isinstance(content, str):
+            return content.encode("utf-8"), None
+        if isinstance(content, (bytes, bytearray, memoryview)):
+            return bytes(content), None
+        return b"".join(bytes(piece) for piece in content), None
+    if text is not None:
+        return text.encode("utf-8"), "text/plain; charset=utf-8"
+    if html is not None:
+        return html.encode("utf-8"), "text/html; charset=utf-8"
+    if json is not None:
+        import json as json_module
+        return json_module.dumps(json, ensure_ascii=False, separators=(",", ":")).encode("utf-8"), "application/json"
+    if stream is not None:
+        return b"".join(bytes(piece) for piece in stream), None
+    return b"", None
 
 
 def _without_body_fields(headers):

@@ -17,6 +17,8 @@ import courier as httpx  # noqa: E402
 SCRIPTED = os.environ["COURIER_TEST_SCRIPTED"]
 COOKIES = os.environ["COURIER_TEST_COOKIES"]
 SELFSIGNED = os.environ.get("COURIER_TEST_SELFSIGNED")
+HTTPS = os.environ.get("COURIER_TEST_HTTPS")
+CERTS = os.environ.get("COURIER_TEST_CERTS")
 
 
 class Exceptions(unittest.TestCase):
@@ -223,6 +225,163 @@ class Clients(unittest.TestCase):
         finally:
             sys.unraisablehook = previous
         self.assertEqual(noise, [], "no noise from a half-built object")
+
+
+class HooksAuthAndTransports(unittest.TestCase):
+    def test_event_hooks(self):
+        seen = []
+
+        def sign(request):
+            request.headers["X-Signed"] = "yes"
+            seen.append(("request", request.method, str(request.url)))
+
+        def check(response):
+            seen.append(("response", response.status_code))
+            response.raise_for_status()
+
+        with httpx.Client(event_hooks={"request": [sign], "response": [check]}) as client:
+            echoed = client.get(SCRIPTED + "/echo").json()
+            self.assertIn(["X-Signed", "yes"], echoed["headers"])
+            with self.assertRaises(httpx.HTTPStatusError):
+                client.get(SCRIPTED + "/status?code=500")
+        self.assertEqual(seen, [("request", "GET", SCRIPTED + "/echo"), ("response", 200),
+                                ("request", "GET", SCRIPTED + "/status?code=500"), ("response", 500)])
+
+        async def run():
+            calls = []
+
+            async def note(response):
+                calls.append(response.status_code)
+            async with httpx.AsyncClient(event_hooks={"response": [note]}) as client:
+                await client.get(SCRIPTED + "/status?code=204")
+            with self.assertRaises(httpx.UsageError):
+                httpx.AsyncClient(event_hooks={"response": [lambda r: None]})
+            return calls
+        self.assertEqual(asyncio.run(run()), [204])
+
+    def test_auth_classes_and_flows(self):
+        with httpx.Client() as client:
+            basic = client.get(SCRIPTED + "/echo", auth=httpx.BasicAuth("user", "pass")).json()
+            self.assertIn(["Authorization", "Basic dXNlcjpwYXNz"], basic["headers"])
+            signed = client.get(SCRIPTED + "/echo", auth=lambda request: (request.headers.update({"X-Fn": "1"}), request)[1]).json()
+            self.assertIn(["X-Fn", "1"], signed["headers"])
+
+            class Retrying(httpx.Auth):
+                """A custom flow: the first answer is a 401, the second request carries a token."""
+
+                def auth_flow(self, request):
+                    response = yield request
+                    if response.status_code == 401:
+                        request.headers["X-Token"] = "second"
+                        request.url = httpx.URL(SCRIPTED + "/echo")
+                        yield request
+
+            answered = client.get(SCRIPTED + "/status?code=401", auth=Retrying())
+            self.assertEqual(answered.status_code, 200)
+            self.assertIn(["X-Token", "second"], answered.json()["headers"])
+            self.assertEqual([hop.status_code for hop in answered.history], [401])
+
+            import tempfile
+            with tempfile.NamedTemporaryFile("w", suffix=".netrc", delete=False) as netrc:
+                netrc.write("machine 127.0.0.1 login robot password secret\n")
+            os.chmod(netrc.name, 0o600)
+            try:
+                machine = client.get(SCRIPTED + "/echo", auth=httpx.NetRCAuth(netrc.name)).json()
+            finally:
+                os.unlink(netrc.name)
+            self.assertIn(["Authorization", "Basic cm9ib3Q6c2VjcmV0"], machine["headers"])
+
+    def test_digest_auth_answers_the_challenge(self):
+        import hashlib
+        state = {"calls": 0}
+
+        def server(request):
+            state["calls"] += 1
+            given = request.headers.get("authorization", "")
+            if not given.startswith("Digest "):
+                return httpx.Response(401, headers={"WWW-Authenticate": 'Digest realm="r", nonce="n1", qop="auth", algorithm=SHA-256, opaque="o"'})
+            fields = dict(part.strip().split("=", 1) for part in given[7:].split(","))
+            fields = {k: v.strip('"') for k, v in fields.items()}
+
+            def h(text):
+                return hashlib.sha256(text.encode()).hexdigest()
+            # RFC 7616 section 3.4.1, written out here from the RFC.
+            expected = h(":".join([h("alice:r:wonderland"), "n1", fields["nc"], fields["cnonce"], "auth",
+                                   h("GET:" + fields["uri"])]))
+            ok = fields["response"] == expected and fields["opaque"] == "o" and fields["uri"] == "/private?x=1"
+            return httpx.Response(200 if ok else 403, text="welcome" if ok else "wrong")
+
+        with httpx.Client(transport=httpx.MockTransport(server)) as client:
+            response = client.get("http://digest.test/private?x=1", auth=httpx.DigestAuth("alice", "wonderland"))
+        self.assertEqual((response.status_code, response.text, state["calls"]), (200, "welcome", 2))
+
+    def test_mock_transport(self):
+        def handler(request):
+            if request.url.path == "/moved":
+                return httpx.Response(301, headers={"Location": "/here"})
+            return httpx.Response(200, json={"path": request.url.path, "body": request.content.decode()})
+
+        with httpx.Client(transport=httpx.MockTransport(handler), base_url="http://api.test") as client:
+            posted = client.post("/items", json={"a": 1})
+            self.assertEqual(posted.json(), {"path": "/items", "body": '{"a":1}'})
+            self.assertEqual(posted.headers["content-type"], "application/json")
+            moved = client.get("/moved", follow_redirects=True)
+            self.assertEqual((moved.url, [h.status_code for h in moved.history]), ("http://api.test/here", [301]))
+            self.assertEqual(client.get("/moved").next_request.url, "http://api.test/here")
+
+        async def answer(request):
+            return httpx.Response(202, text="later")
+
+        async def run():
+            async with httpx.AsyncClient(transport=httpx.MockTransport(answer)) as client:
+                return await client.get("http://api.test/")
+        response = asyncio.run(run())
+        self.assertEqual((response.status_code, response.text), (202, "later"))
+
+    def test_http_transport_options(self):
+        with self.assertRaises(httpx.UsageError) as uds:
+            httpx.HTTPTransport(uds="/run/docker.sock")
+        self.assertIn("Unix-socket", str(uds.exception))
+        with self.assertRaises(httpx.UsageError):
+            httpx.HTTPTransport(local_address="0.0.0.0")
+        with httpx.Client(transport=httpx.HTTPTransport(retries=2)) as client:
+            self.assertEqual(client.get(SCRIPTED + "/echo").status_code, 200)
+            with self.assertRaises(httpx.ConnectError):
+                client.get("http://127.0.0.1:1/")
+
+    def test_limits_bound_the_connections_to_a_host(self):
+        group = "limits-%d" % os.getpid()
+
+        async def run():
+            async with httpx.AsyncClient(limits=httpx.Limits(max_connections=2)) as client:
+                await asyncio.gather(*(client.get(SCRIPTED + "/slow?ms=200&group=" + group) for _ in range(6)))
+                return (await client.get(SCRIPTED + "/stats?of=" + group)).json()
+        try:
+            stats = asyncio.run(run())
+        finally:
+            httpx.set_host_limit("127.0.0.1", 0)
+        self.assertEqual(stats["seen"], 6)
+        self.assertLessEqual(stats["peak"], 2, "at most two at once: %r" % (stats,))
+
+    @unittest.skipUnless(HTTPS and SELFSIGNED and CERTS, "no TLS servers")
+    def test_verify_takes_an_ssl_context(self):
+        import ssl
+        trusting = ssl.create_default_context(cafile=CERTS + "/ca.pem")
+        with httpx.Client(verify=trusting) as client:
+            self.assertEqual(client.get(HTTPS + "/small").status_code, 200)
+        with httpx.Client(verify=ssl.create_default_context()) as client:
+            with self.assertRaises(httpx.ConnectError):
+                client.get(HTTPS + "/small")
+        insecure = ssl.create_default_context()
+        insecure.check_hostname = False
+        insecure.verify_mode = ssl.CERT_NONE
+        with httpx.Client(verify=insecure) as client:
+            self.assertEqual(client.get(SELFSIGNED + "/small").status_code, 200)
+        half = ssl.create_default_context(cafile=CERTS + "/ca.pem")
+        half.check_hostname = False
+        with self.assertRaises(httpx.UsageError) as refused:
+            httpx.Client(verify=half)
+        self.assertIn("check_hostname", str(refused.exception))
 
 
 if __name__ == "__main__":
