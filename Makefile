@@ -27,7 +27,7 @@ INTEROP_PYPI     := uvicorn==0.55.0 starlette==1.10.0
 DEMO_PACKAGES  := nginx python3
 BENCH_PACKAGES := nginx wrk libcurl4-openssl-dev gnuplot-nox valgrind strace python3 nghttp2-client
 
-.PHONY: api interop-deps python-wheel bench-bulk soak test-asan test-tsan fuzz install-files all deps core-packages test-deps demo-deps bench-deps llhttp build test demo bench install clean
+.PHONY: api interop-deps python-wheel python-site bench-bulk soak test-asan test-tsan fuzz install-files all deps core-packages test-deps demo-deps bench-deps llhttp build test demo bench install clean
 
 all: build
 
@@ -215,10 +215,18 @@ install-files:
 	# courier.1, written by the CLI from the flag table its --help prints.
 	if [ -x $(BUILT)/courier ]; then install -d $(DESTDIR)$(PREFIX)/share/man/man1 && \
 	  $(BUILT)/courier --man-page > $(DESTDIR)$(PREFIX)/share/man/man1/courier.1; fi
-	install -d $(DESTDIR)$(PREFIX)/lib/courier/python/courier
-	install -m 644 cbindings/python/courier/*.py $(DESTDIR)$(PREFIX)/lib/courier/python/courier/
+	# The Python package where the system's python3 looks for a prefix's packages (Debian's
+	# /usr/local/lib/python3.N/dist-packages for /usr/local): `import courier` works at once.
+	install -d $(DESTDIR)$(PYTHON_SITE)/courier
+	install -m 644 cbindings/python/courier/*.py cbindings/python/courier/py.typed $(DESTDIR)$(PYTHON_SITE)/courier/
 	# The loader's cache knows the new library at once in the standard prefixes.
 	case "$(DESTDIR):$(PREFIX)" in :/usr|:/usr/local) if [ "$$(id -u)" = 0 ]; then ldconfig; fi;; esac
+
+# Where `make install` puts the Python package: the prefix's dist-packages of the system's python3.
+PYTHON_SITE ?= $(PREFIX)/lib/python$(shell /usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || echo 3)/dist-packages
+
+python-site:
+	@echo $(PYTHON_SITE)
 
 # A wheel of the Python package with the library inside (courier/libcourier.so.<ABI>), under dist/.
 # PYTHON_WHEEL_LIBRARY: the library to bundle (default: the self-contained `make install` build;

@@ -173,8 +173,10 @@ struct CABITests {
         let install = try await runProcess("/usr/bin/env", ["make", "--no-print-directory", "install-files", "BUILT=\(built)", "PREFIX=\(prefix)"],
                                            directory: TestServers.packageRoot)
         try #require(install.status == 0, "\(install.stdout)\(install.stderr)")
+        let minor = try await runProcess("/usr/bin/python3", ["-c", "import sys; print('%d.%d' % sys.version_info[:2])"])
+        let site = "lib/python\(minor.stdout.trimmingCharacters(in: .whitespacesAndNewlines))/dist-packages"
         for path in ["include/courier.h", "lib/libcourier.so.0.5.0", "lib/libcourier.so.1", "lib/libcourier.so",
-                     "lib/pkgconfig/courier.pc", "bin/courier", "lib/courier/python/courier/__init__.py", "share/man/man1/courier.1"] {
+                     "lib/pkgconfig/courier.pc", "bin/courier", site + "/courier/__init__.py", "share/man/man1/courier.1"] {
             #expect(FileManager.default.fileExists(atPath: prefix + "/" + path), "\(path) not installed")
         }
         let environment = ["PKG_CONFIG_PATH": prefix + "/lib/pkgconfig"]
@@ -187,9 +189,16 @@ struct CABITests {
         let run = try await runProcess(prefix + "/get", [s.nginx + "/small"], environment: ["LD_LIBRARY_PATH": prefix + "/lib"])
         #expect(run.status == 0 && run.stdoutBytes.count == 100, "\(run.stderr)")
         let python = try await runProcess(pythonPath, ["-c", "import courier; print(courier.Engine('\(s.nginx)').get('/small').status)"],
-                                          environment: ["PYTHONPATH": prefix + "/lib/courier/python", "LD_LIBRARY_PATH": prefix + "/lib",
+                                          environment: ["PYTHONPATH": prefix + "/" + site, "LD_LIBRARY_PATH": prefix + "/lib",
                                                         "COURIER_LIBRARY": ""])
         #expect(python.stdout == "200\n", "\(python.stderr)")
+        // With the default prefix the package lands where the system's python3 looks, without
+        // PYTHONPATH (the README's `make install` then `import courier`).
+        let defaultSite = try await runProcess("/usr/bin/env", ["make", "--no-print-directory", "-s", "python-site", "PREFIX=/usr/local"],
+                                               directory: TestServers.packageRoot)
+        let searched = try await runProcess("/usr/bin/python3", ["-c", "import sys; print('\\n'.join(sys.path))"])
+        #expect(searched.stdout.split(separator: "\n").contains(Substring(defaultSite.stdout.trimmingCharacters(in: .whitespacesAndNewlines))),
+                "\(defaultSite.stdout) is not on python3's path: \(searched.stdout)")
     }
 
     /// Per-request user data, the response facts (reason, version, redirect history, bytes,

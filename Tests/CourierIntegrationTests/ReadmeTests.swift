@@ -26,6 +26,19 @@ struct ReadmeTests {
         return try #require(blocks.first { $0.contains(marker) }, "README.md has no ```\(language) block with \(marker)")
     }
 
+    /// The Python example runs as a script, as written (hosts replaced by the suite's servers).
+    @Test func thePythonExampleRunsAsAScript() async throws {
+        let scripted = await s.privateScripted()
+        let script = try Self.block("python", containing: "import courier")
+            .replacingOccurrences(of: "\"https://example.com/\"", with: "\"\(s.nginx)/small\"")
+            .replacingOccurrences(of: "\"https://api.example.com\"", with: "\"\(scripted)\"")
+            .replacingOccurrences(of: "\"/items\"", with: "\"/echo\"")
+        let run = try await runProcess(pythonPath, ["-c", script],
+                                       environment: ["PYTHONPATH": TestServers.packageRoot + "/cbindings/python", "COURIER_LIBRARY": CABITests.library])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.hasPrefix("200 application/octet-stream ssss") && run.stdout.contains("['HTTP/1.1'"), "\(run.stdout)")
+    }
+
     @Test func theCProgramCompilesAsWrittenAndRuns() async throws {
         let program = try Self.block("c", containing: "int main(")
         let directory = NSTemporaryDirectory() + "courier-readme-c-\(getpid())"
