@@ -240,10 +240,8 @@ class AsyncClient(_Base):
 def _mark(response, method, headers):
     """Tells the response (and its history) which request it answers: ``response.request`` is
     made from this when asked (most callers never ask)."""
-    method = method.upper()
-    response._request = (method, response._url, headers)
-    for hop in response.history:
-        hop._request = (method, hop._url, headers)
+    response._request = (method.upper(), response._url, headers)
+    # (The history's hops are made when first asked, and take the request from the response.)
 
 
 class _AwaitedStream:

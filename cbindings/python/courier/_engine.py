@@ -53,6 +53,8 @@ class Engine(_RequestBuilding):
         ``-v`` (curl's CURLOPT_DEBUGFUNCTION). A hook's exception is reported through
         ``sys.unraisablehook``."""
         self._handle = None
+        #: The event loop watching the engine's descriptor (see ``_watch``).
+        self._watching = None
         #: The engine's CookieJar, or None.
         self.cookies = cookies
         self._futures = {}
@@ -120,8 +122,7 @@ class Engine(_RequestBuilding):
     def close(self):
         """Cancels the engine's requests in flight and releases it."""
         if self._handle:
-            if self._loop is not None and not self._loop.is_closed():
-                self._loop.remove_reader(lib.courier_engine_fd(self._handle))
+            self._unwatch()
             lib.courier_engine_destroy(self._handle)
             self._handle = None
 
@@ -280,8 +281,22 @@ class Engine(_RequestBuilding):
                 lib.courier_request_cancel(handle)
 
     def _busy(self):
-        """Whether anything waits on the engine's descriptor (its reader stays registered)."""
+        """Whether anything waits on the engine's descriptor."""
         return bool(self._futures or self._streams or self._network_queues)
+
+    def _watch(self, loop):
+        """Has ``loop`` watch the engine's descriptor, and keep watching it while the engine
+        serves that loop: registering it per request cost two epoll_ctl calls each."""
+        if self._watching is loop:
+            return
+        self._unwatch()
+        loop.add_reader(lib.courier_engine_fd(self._handle), self._collect)
+        self._watching = loop
+
+    def _unwatch(self):
+        watching, self._watching = self._watching, None
+        if watching is not None and not watching.is_closed() and self._handle:
+            watching.remove_reader(lib.courier_engine_fd(self._handle))
 
     def _serve(self, loop):
         if self._loop is not loop:
@@ -297,8 +312,8 @@ class Engine(_RequestBuilding):
             message = lib.courier_request_errmsg(handle).decode()
             _free_request(handle)
             raise _error(code, message)
-        if not self._busy():
-            loop.add_reader(lib.courier_engine_fd(self._handle), self._collect)
+        if self._watching is not loop:
+            self._watch(loop)
         return handle
 
     async def network_changes(self):
@@ -309,8 +324,7 @@ class Engine(_RequestBuilding):
         loop = asyncio.get_running_loop()
         self._serve(loop)
         queue = asyncio.Queue()
-        if not self._busy():
-            loop.add_reader(lib.courier_engine_fd(self._handle), self._collect)
+        self._watch(loop)
         if not self._network_queues:
             _check(lib.courier_engine_watch_network(self._handle, 1))
         self._network_queues.append(queue)
@@ -321,8 +335,6 @@ class Engine(_RequestBuilding):
             self._network_queues.remove(queue)
             if self._handle and not self._network_queues:
                 lib.courier_engine_watch_network(self._handle, 0)
-            if self._handle and not self._busy() and not self._loop.is_closed():
-                self._loop.remove_reader(lib.courier_engine_fd(self._handle))
 
     def _collect(self):
         request, response, code = _native.request_p(), _native.response_p(), ctypes.c_int()
@@ -352,8 +364,6 @@ class Engine(_RequestBuilding):
                                                                len(interface)) == 0:
             for queue in self._network_queues:
                 queue.put_nowait((_offline.KINDS[kind.value], interface.value.decode()))
-        if not self._busy() and self._handle:
-            self._loop.remove_reader(lib.courier_engine_fd(self._handle))
 
     async def get_async(self, url, **options):
         return await self.fetch("GET", url, **options)

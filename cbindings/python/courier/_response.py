@@ -6,7 +6,9 @@
 ones this package had first (``status``, ``body``, ``header()``).
 """
 
+import atexit
 import ctypes
+import types
 
 from . import _native
 from ._native import lib
@@ -62,56 +64,51 @@ class Response(BodyIterators):
         self._text = None
 
     @classmethod
-    def _of(cls, handle, owned=True, request=None):
-        """The response a library handle holds, copied out (the handle is freed when ``owned``)."""
+    def _of(cls, handle, owned=True, request=None, keeper=None):
+        """The response a library handle holds. The status, body and URL are copied out at once;
+        the rest (headers, timings, TLS and cache facts, history...) the first time it is asked,
+        from the handle, which the response keeps until it goes (freed then when ``owned``). A
+        borrowed handle (a hook's, gone when the hook returns) is read whole at once, unless
+        ``keeper`` (the response whose handle owns it) keeps it alive."""
         self = cls.__new__(cls)
-        self._load(handle, owned, request)
-        return self
-
-    def _load(self, handle, owned, request):
         self.status = lib.courier_response_status(handle)
         length = ctypes.c_size_t()
         pointer = lib.courier_response_body(handle, ctypes.byref(length))
         self.body = ctypes.string_at(pointer, length.value) if length.value else b""
-        #: Body bytes after decoding, also when the body went to a file (``output=``).
-        self.size = lib.courier_response_body_size(handle)
         self._url = lib.courier_response_url(handle).decode()
         self._url_object = None
-        self.headers = Headers(_pairs_of(handle))
-        #: The status line's reason phrase ("" when the server sent none).
-        self.reason_phrase = (lib.courier_response_reason(handle) or b"").decode("latin-1")
-        version = lib.courier_response_http_version(handle)
-        #: "HTTP/1.1" or "HTTP/1.0".
-        self.http_version = ("HTTP/2" if version == 20 else "HTTP/%d.%d" % divmod(version, 10)) if version else ""
-        self.trailers = Headers(_trailers_of(handle))
-        self.timings = {key: lib.courier_response_timing(handle, which) for key, which in TIMINGS.items()}
-        self.reused_connection = bool(lib.courier_response_reused_connection(handle))
-        #: Request bytes written (head and body, every exchange) and body bytes read off the wire.
-        self.bytes_sent = lib.courier_response_bytes_sent(handle)
-        self.bytes_received = lib.courier_response_bytes_received(handle)
-        #: "ip:port" of the connection that answered ("" when none did: a cached response).
-        self.remote_address = (lib.courier_response_remote_address(handle) or b"").decode()
-        resumed, verify = ctypes.c_int(), ctypes.c_long()
-        https = lib.courier_response_tls(handle, ctypes.byref(resumed), ctypes.byref(verify)) == 0
-        #: For https: whether the handshake resumed a session, and OpenSSL's verification result
-        #: (0 is X509_V_OK); None for http.
-        self.tls_resumed = bool(resumed.value) if https else None
-        self.tls_verify_result = verify.value if https else None
-        self.phase = PHASES[lib.courier_response_cache_phase(handle)]
-        self.is_preview = bool(lib.courier_response_is_preview(handle))
-        self.cache_status = lib.courier_response_cache_status(handle).decode()
-        self.retries = lib.courier_response_retries(handle)
-        self.retry_reasons = _retry.reasons_of(handle) if self.retries > 0 else []
-        #: The responses that redirected here, oldest first (each with its status, headers, URL).
-        self.history = []
-        for index in range(max(0, lib.courier_response_redirect_count(handle))):
-            hop = lib.courier_response_history(handle, index)
-            if hop:
-                self.history.append(Response._of(hop, owned=False, request=request))
         self._request = request
         self._text = None
+        # The handle's address: the caller's ctypes object may be reused for the next response.
+        handle = handle if isinstance(handle, int) else handle.value
+        self._handle = handle
+        self._owned = owned
+        self._keeper = keeper
         if owned:
+            self._key = handle
+            _live_handles[handle] = handle
+        elif keeper is None:
+            for name in _LAZY:
+                getattr(self, name)
+            self._handle = None
+        return self
+
+    def _readable_handle(self):
+        """The handle to read a field from; RuntimeError once the library's copy is gone (the
+        interpreter is exiting: every response's handle is freed then)."""
+        owner = self._keeper if self._keeper is not None else self
+        handle = owner._handle
+        if handle is None or (owner._owned and owner._key not in _live_handles):
+            raise RuntimeError("the response's data left with the library (the interpreter is exiting)")
+        return self._handle
+
+    def __del__(self):
+        handle = getattr(self, "_handle", None)
+        if handle is not None and self._owned and _live_handles.pop(self._key, None) is not None:
             lib.courier_response_free(handle)
+
+    #: httpx's per-response extensions (none from the library).
+    extensions = types.MappingProxyType({})
 
     # httpx's names
 
@@ -332,3 +329,97 @@ def _without_body_fields(headers):
         if name in kept:
             del kept[name]
     return kept
+
+
+#: Handles of the responses alive, by address: freed when their response goes, and all at once
+#: when the interpreter exits (before the library can go; a response still referenced then
+#: would otherwise never be freed).
+_live_handles = {}
+
+
+@atexit.register
+def _free_live_handles():
+    while _live_handles:
+        _, handle = _live_handles.popitem()
+        lib.courier_response_free(handle)
+
+
+class _Lazy:
+    """A response field read from its handle the first time it is asked, then kept as a plain
+    attribute (a response built in Python sets them directly)."""
+
+    __slots__ = ("read", "name")
+
+    def __init__(self, read):
+        self.read = read
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, response, owner=None):
+        if response is None:
+            return self
+        value = self.read(response, response._readable_handle())
+        response.__dict__[self.name] = value
+        return value
+
+
+def _tls(response, handle):
+    resumed, verify = ctypes.c_int(), ctypes.c_long()
+    https = lib.courier_response_tls(handle, ctypes.byref(resumed), ctypes.byref(verify)) == 0
+    return (bool(resumed.value) if https else None, verify.value if https else None)
+
+
+def _history(response, handle):
+    hops = []
+    for index in range(max(0, lib.courier_response_redirect_count(handle))):
+        hop = lib.courier_response_history(handle, index)
+        if hop:
+            made = Response._of(hop, owned=False, request=None, keeper=response)
+            request = response._request
+            # A hop answers the request as sent to its own URL.
+            made._request = (request[0], made._url, request[2]) if isinstance(request, tuple) else request
+            hops.append(made)
+    return hops
+
+
+def _version(handle):
+    version = lib.courier_response_http_version(handle)
+    return ("HTTP/2" if version == 20 else "HTTP/%d.%d" % divmod(version, 10)) if version else ""
+
+
+_FIELDS = {
+    #: The fields, in the order they came (a mutable ``Headers``).
+    "headers": lambda r, h: Headers(_pairs_of(h)),
+    #: Body bytes after decoding, also when the body went to a file (``output=``).
+    "size": lambda r, h: lib.courier_response_body_size(h),
+    #: The status line's reason phrase ("" when the server sent none).
+    "reason_phrase": lambda r, h: (lib.courier_response_reason(h) or b"").decode("latin-1"),
+    #: "HTTP/1.1", "HTTP/1.0" or "HTTP/2".
+    "http_version": lambda r, h: _version(h),
+    "trailers": lambda r, h: Headers(_trailers_of(h)),
+    "timings": lambda r, h: {key: lib.courier_response_timing(h, which) for key, which in TIMINGS.items()},
+    "reused_connection": lambda r, h: bool(lib.courier_response_reused_connection(h)),
+    #: Request bytes written (head and body, every exchange) and body bytes read off the wire.
+    "bytes_sent": lambda r, h: lib.courier_response_bytes_sent(h),
+    "bytes_received": lambda r, h: lib.courier_response_bytes_received(h),
+    #: "ip:port" of the connection that answered ("" when none did: a cached response).
+    "remote_address": lambda r, h: (lib.courier_response_remote_address(h) or b"").decode(),
+    #: For https: whether the handshake resumed a session, and OpenSSL's verification result
+    #: (0 is X509_V_OK); None for http.
+    "tls_resumed": lambda r, h: _tls(r, h)[0],
+    "tls_verify_result": lambda r, h: _tls(r, h)[1],
+    "phase": lambda r, h: PHASES[lib.courier_response_cache_phase(h)],
+    "is_preview": lambda r, h: bool(lib.courier_response_is_preview(h)),
+    "cache_status": lambda r, h: lib.courier_response_cache_status(h).decode(),
+    "retries": lambda r, h: lib.courier_response_retries(h),
+    "retry_reasons": lambda r, h: _retry.reasons_of(h) if lib.courier_response_retries(h) > 0 else [],
+    #: The responses that redirected here, oldest first (each with its status, headers, URL).
+    "history": _history,
+}
+_LAZY = list(_FIELDS)
+for _name, _read in _FIELDS.items():
+    _field = _Lazy(_read)
+    _field.__set_name__(Response, _name)
+    setattr(Response, _name, _field)
+del _name, _read, _field

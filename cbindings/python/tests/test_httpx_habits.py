@@ -168,6 +168,18 @@ class Reading(unittest.TestCase):
         self.assertEqual(texts, ["chunk ", "encode", "d"])
         self.assertEqual(b"".join(raw), b"chunk encoded")
 
+    def test_fields_read_later_are_each_response_s_own(self):
+        """Responses read their headers and facts from the library when first asked: collected
+        together, each still reads its own."""
+        async def run():
+            async with httpx.AsyncClient() as client:
+                return await asyncio.gather(*(client.get(SCRIPTED + "/status", params={"code": 200, "body": "x" * i, "n": i})
+                                              for i in range(1, 9)))
+        responses = asyncio.run(run())
+        for i, response in enumerate(responses, start=1):
+            self.assertEqual((response.status_code, response.headers["content-length"], response.content), (200, str(i), b"x" * i))
+            self.assertEqual((response.url.params["n"], response.history, response.is_preview), (str(i), [], False))
+
     def test_encoding_can_be_set(self):
         response = httpx.get(SCRIPTED + "/latin1")
         self.assertEqual((response.encoding, response.text), ("ISO-8859-1", "café"))
