@@ -17,7 +17,7 @@ class _RequestBuilding:
     """``Engine``'s request building: every keyword argument a call accepts, onto a C handle."""
 
     def _build(self, method, url, params=None, headers=None, data=None, json=None, timeout=None,
-               timeouts=None, priority=None, follow_redirects=True, max_redirects=None, decompress=True,
+               timeouts=None, priority=None, follow_redirects=None, max_redirects=None, decompress=True,
                max_body=None, output=None, verify=True, cafile=None, pins=None, cache=None, coalesce=None,
                files=None, content=None, content_length=None, resume=None, resume_attempts=0, expect_continue=None,
                rate_limit=None, retry=None, cookies=None, auth=None, proxy=None, no_proxy=None, freeze=None,
@@ -138,9 +138,10 @@ class _RequestBuilding:
                 if priority not in PRIORITIES:
                     raise CourierError(_native.E_INVALID_ARGUMENT, "unknown priority %r" % priority)
                 apply(lib.courier_request_set_priority(handle, PRIORITIES[priority]))
-            if not follow_redirects or max_redirects is not None or auto_referer:
+            if follow_redirects is not None or max_redirects is not None or auto_referer:
                 # auto_referer: each redirect hop sends the URL it came from as Referer (curl's -e ';auto').
-                follow = (_native.FOLLOW_AUTO_REFERER if auto_referer else 1) if follow_redirects else 0
+                # (None: the engine's rule, which follows unless a client said otherwise.)
+                follow = (_native.FOLLOW_AUTO_REFERER if auto_referer else 1) if follow_redirects is not False else 0
                 apply(lib.courier_request_set_redirects(handle, follow, -1 if max_redirects is None else max_redirects))
             if not decompress:
                 apply(lib.courier_request_set_decompress(handle, 0))

@@ -108,6 +108,9 @@ class Client(_Base):
     def patch(self, url, **options):
         return self.request("PATCH", url, **options)
 
+    def _engines_made(self):
+        return [self._engine] if getattr(self, "_engine", None) is not None else []
+
     def close(self):
         """Cancels what is in flight and releases the engine (the shared pool stays warm)."""
         if not self._closed:
@@ -135,6 +138,10 @@ class AsyncClient(_Base):
                          asynchronous=True)
         self._engines = {}
         self._lock = threading.Lock()
+
+    def _engines_made(self):
+        with self._lock:
+            return list(self._engines.values())
 
     def _engine(self):
         import asyncio  # (not at import time: a program without asyncio does not load it)

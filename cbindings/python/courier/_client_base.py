@@ -46,22 +46,20 @@ class _Settings:
         chosen = self.auth if auth is _UNSET else auth
         if chosen is not None:
             options["auth"] = chosen
-        limits = _limits(self.timeout if timeout is _UNSET else timeout)
-        if limits is not None:
-            options["timeouts"] = limits
-        options["follow_redirects"] = self.follow_redirects if follow_redirects is _UNSET else follow_redirects
-        if self.max_redirects is not None:
-            options["max_redirects"] = self.max_redirects
-        for key, value in self.tls.items():
-            options.setdefault(key, value)
-        verify = options.pop("verify", self.verify)
+        # The client's timeouts, redirect rules, HTTP version and TLS settings are its engine's
+        # defaults (`engine_defaults`): a call carries only what it changes.
+        if timeout is not _UNSET:
+            limits = _limits(timeout)
+            options["timeouts"] = limits if limits is not None else dict.fromkeys(("connect", "first_byte", "idle", "queue", "total"))
+        if follow_redirects is not _UNSET:
+            options["follow_redirects"] = follow_redirects
+            if self.max_redirects is not None:
+                options["max_redirects"] = self.max_redirects
+        verify = options.pop("verify", _UNSET)
         if isinstance(verify, str):
             options["cafile"] = verify
-        elif not verify:
+        elif verify is not _UNSET and not verify:
             options["verify"] = False
-        cert = options.pop("cert", self.cert)
-        if cert is not None:
-            options["cert"] = cert
         return options
 
 
@@ -181,6 +179,7 @@ class _Base:
     @timeout.setter
     def timeout(self, timeout):
         self._settings.timeout = timeout if isinstance(timeout, Timeout) or timeout is None else Timeout(timeout)
+        self._reconfigure()
 
     @property
     def base_url(self):
@@ -193,6 +192,7 @@ class _Base:
     @follow_redirects.setter
     def follow_redirects(self, follow):
         self._settings.follow_redirects = bool(follow)
+        self._reconfigure()
 
     def build_request(self, method, url, *, content=None, data=None, files=None, json=None, params=None, headers=None,
                       cookies=None, timeout=_UNSET, extensions=None):
@@ -235,14 +235,28 @@ class _Base:
 
     def _make_engine(self):
         from . import Engine
-        return Engine(**self._engine_arguments)
+        engine = Engine(**self._engine_arguments)
+        self._configure(engine)
+        return engine
+
+    def _configure(self, engine):
+        """The client's settings as the engine's defaults (see ``Engine.set_defaults``)."""
+        settings = self._settings
+        cert = settings.cert
+        engine.set_defaults(timeouts=_limits(settings.timeout) or dict.fromkeys(("connect", "first_byte", "idle", "queue", "total")),
+                            follow_redirects=settings.follow_redirects, max_redirects=settings.max_redirects,
+                            http_version=self._http_version, verify=settings.verify, cert=cert, **settings.tls)
+
+    def _reconfigure(self):
+        """A client attribute the engines hold changed: tell them."""
+        for engine in self._engines_made():
+            self._configure(engine)
 
     def _checked(self):
         if self._closed:
             raise UsageError(_native.E_MISUSE, "the client is closed")
 
     def _options(self, headers, cookies, auth, timeout, follow_redirects, extra, target=None):
-        extra.setdefault("http_version", self._http_version)
         if self._transport_options:
             for key, value in self._transport_options.items():
                 extra.setdefault(key, value)

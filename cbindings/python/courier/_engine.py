@@ -55,6 +55,8 @@ class Engine(_RequestBuilding):
         self._handle = None
         #: The event loop watching the engine's descriptor (see ``_watch``).
         self._watching = None
+        #: Whether a request asked for cached-then-fresh (its preview response is told apart).
+        self._previewing = False
         #: The engine's CookieJar, or None.
         self.cookies = cookies
         self._futures = {}
@@ -125,6 +127,16 @@ class Engine(_RequestBuilding):
             self._unwatch()
             lib.courier_engine_destroy(self._handle)
             self._handle = None
+
+    def set_defaults(self, **defaults):
+        """What every request of the engine starts with from now on: ``timeouts`` (a dict of
+        seconds by name, None for no limit), ``follow_redirects``, ``max_redirects``,
+        ``http_version``, ``verify`` (True, False or a CA file), ``cert``, ``tls_version``. A
+        request's own arguments still win."""
+        from . import _engine_defaults
+        if not self._handle:
+            raise CourierError(_native.E_MISUSE, "the engine is closed")
+        _engine_defaults.apply(self._handle, **defaults)
 
     def __enter__(self):
         return self
@@ -306,6 +318,9 @@ class Engine(_RequestBuilding):
 
     def _enqueue(self, loop, method, url, options):
         self._serve(loop)
+        if options.get("cache") == "cached_then_fresh":
+            # (Only then can a first, preview response come before the final one.)
+            self._previewing = True
         handle = self._build(method, url, **options)
         code = lib.courier_request_enqueue(handle)
         if code:
@@ -341,7 +356,7 @@ class Engine(_RequestBuilding):
         while self._handle and lib.courier_engine_next_done(self._handle, ctypes.byref(request),
                                                             ctypes.byref(response), ctypes.byref(code)) == 0:
             result = Response._of(response) if response.value else None
-            if result is not None and result.is_preview:
+            if result is not None and self._previewing and result.is_preview:
                 # cached-then-fresh's first response: a stream gets it, fetch() waits for the final.
                 stream = self._streams.get(request.value)
                 if stream is not None:
@@ -359,6 +374,8 @@ class Engine(_RequestBuilding):
                     future.set_result(result)
             if stream is not None:
                 stream.put_nowait((result, error, True))
+        if not self._network_queues:
+            return
         kind, interface = ctypes.c_int(), ctypes.create_string_buffer(64)
         while self._handle and lib.courier_engine_next_network(self._handle, ctypes.byref(kind), interface,
                                                                len(interface)) == 0:
