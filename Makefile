@@ -80,6 +80,12 @@ demo-deps: deps
 
 bench-deps: deps
 	$(call ensure_packages,$(BENCH_PACKAGES))
+	@# aiohttp, httpx and requests for the Python rows (PyPI, into a venv of the bench's own).
+	@venv=.build/pybench-venv; \
+	if ! $$venv/bin/python -c 'import aiohttp, httpx, requests' 2>/dev/null; then \
+	  python3 -m venv $$venv && $$venv/bin/pip install -q aiohttp httpx requests \
+	    || echo "courier: aiohttp/httpx/requests not installed (no PyPI?): the Python bench leaves them out"; \
+	fi
 
 # llhttp: use the system's (pkg-config `libllhttp`, e.g. Debian 13's libllhttp-dev) when it has one;
 # otherwise compile the C sources Debian ships in node-llhttp into a static, position-independent
@@ -155,6 +161,7 @@ bench: bench-deps
 	$(SWIFT)c -O benchmarks/urlsession_bench.swift -o benchmarks/out/urlsession_bench
 	python3 benchmarks/run.py
 	python3 benchmarks/h2.py
+	python3 benchmarks/python_clients.py
 	$(MAKE) --no-print-directory bench-bulk
 
 # 1 GiB up and down through each API beside curl (benchmarks/BULK.md); part of `make bench`.
