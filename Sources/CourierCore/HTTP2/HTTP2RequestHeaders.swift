@@ -32,14 +32,15 @@ package struct HTTP2RequestHeaders {
     package init() {}
 
     /// Replaces the block with a request's (see `init(method:...)`).
+    /// `mayHaveHost`: false when the caller knows `headers` has no Host (no search for one).
     package mutating func encode(method: HTTPMethod, scheme: String, authority: String, path: String, query: String?,
                                  headers: HTTPHeaders, contentLength: UInt64?, acceptEncoding: Bool,
-                                 expectContinue: Bool = false, priority: Priority = .normal) {
+                                 expectContinue: Bool = false, priority: Priority = .normal, mayHaveHost: Bool = true) {
         bytes.removeAll(keepingCapacity: true)
         fields.removeAll(keepingCapacity: true)
         add(":method", method.rawValue)
         add(":scheme", scheme)
-        if let index = headers.firstFieldIndex("host") {
+        if mayHaveHost, let index = headers.firstFieldIndex("host") {
             headers.withFieldBytes(at: index) { _, value in add(Self.authorityName, value) }
         } else {
             add(":authority", authority)

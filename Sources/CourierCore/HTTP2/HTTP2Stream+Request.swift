@@ -36,7 +36,8 @@ extension HTTP2Stream {
                                        authority: connection.authority, path: transfer._path, query: transfer._query,
                                        headers: transfer._headers, contentLength: length,
                                        acceptEncoding: transfer._options.decompress && !transfer.userSetAcceptEncoding,
-                                       expectContinue: hasBody && transfer.requestExpectsContinueOverHTTP2, priority: transfer._options.priority)
+                                       expectContinue: hasBody && transfer.requestExpectsContinueOverHTTP2, priority: transfer._options.priority,
+                                       mayHaveHost: transfer.userSetHost)
         guard let streamID = connection.session.submitRequest(connection.requestBlock, hasBody: hasBody) else { return nil }
         id = streamID
         if hasBody, transfer.requestExpectsContinueOverHTTP2 {

@@ -14,6 +14,8 @@ package final class HTTP2Stream: ExchangeCarrier {
     @exclusivity(unchecked) private var status = 0
     @exclusivity(unchecked) private var fields = HTTPHeaders()
     @exclusivity(unchecked) private var headBytes = 0
+    /// The head's Content-Length, noted as its field goes by (no search of the head after).
+    @exclusivity(unchecked) private var contentLength: UInt64?
     @exclusivity(unchecked) private var finalHeadSeen = false
     /// The error the stream is reset with on Courier's side (a refused head, a limit, a cancel).
     @exclusivity(unchecked) var failure: CourierError?
@@ -126,6 +128,9 @@ package final class HTTP2Stream: ExchangeCarrier {
             failure = CourierError(.headerCountExceeded, "over \(limits.maxHeaderCount) fields")
             return false
         }
+        // (One allocation for a head's fields rather than a few as they grow.)
+        if fields.count == 0 { fields.reserveCapacity(bytes: 512, fields: 12) }
+        if name.count == 14, !finalHeadSeen, name.elementsEqual("content-length".utf8) { contentLength = Self.decimal(value) }
         fields.appendField(name: name, value: value)
         return true
     }
@@ -149,7 +154,6 @@ package final class HTTP2Stream: ExchangeCarrier {
             connection.arm(machine.nextDeadline)
             var head = ResponseHead(status: status, versionMinor: 0, reason: "", headers: fields)
             head.versionMajor = 2
-            let contentLength = fields.withValueBytes(of: "content-length") { Self.decimal($0) } ?? nil
             fields = HTTPHeaders()
             if let error = transfer.receiveHead(head, contentLength: contentLength, nowMillis: now, approval: connection.owner) {
                 abort(error)
