@@ -88,8 +88,14 @@ class _Base:
         jar = cookies if isinstance(cookies, CookieJar) else CookieJar()
         if cookies is not None and not isinstance(cookies, CookieJar):
             jar.update(cookies)
+        #: httpx's default, as this client's own object (the queue limit is left out of it).
+        self._default_timeout = Timeout(DEFAULT_TIMEOUT_SECONDS)
         if timeout is _UNSET:
-            timeout = Timeout(DEFAULT_TIMEOUT_SECONDS)
+            timeout = self._default_timeout
+        if trust_env and verify is True:
+            # httpx's trust_env: SSL_CERT_FILE, else SSL_CERT_DIR, names the trusted certificates.
+            import os
+            verify = os.environ.get("SSL_CERT_FILE") or os.environ.get("SSL_CERT_DIR") or True
         verify, extra_tls = tls_options_of(verify)
         self._settings = _Settings(headers, params, jar, auth, timeout, follow_redirects, max_redirects, verify, cert)
         self._settings.tls = extra_tls
@@ -243,7 +249,13 @@ class _Base:
         """The client's settings as the engine's defaults (see ``Engine.set_defaults``)."""
         settings = self._settings
         cert = settings.cert
-        engine.set_defaults(timeouts=_limits(settings.timeout) or dict.fromkeys(("connect", "first_byte", "idle", "queue", "total")),
+        timeouts = _limits(settings.timeout) or dict.fromkeys(("connect", "first_byte", "idle", "queue", "total"))
+        if settings.timeout is self._default_timeout:
+            # httpx's default pool limit (5 s) is a wait for one of its 100 connections; Courier's
+            # queue is the process's, a few wide, and a gather of hundreds would fail it: the
+            # default sets no queue limit (an explicit Timeout(pool=) does).
+            timeouts["queue"] = None
+        engine.set_defaults(timeouts=timeouts,
                             follow_redirects=settings.follow_redirects, max_redirects=settings.max_redirects,
                             http_version=self._http_version, verify=settings.verify, cert=cert, **settings.tls)
 

@@ -28,7 +28,10 @@ def apply(handle, timeouts=None, follow_redirects=None, max_redirects=None, http
             raise ValueError("http_version must be '1.1', '2' or '2-only', not %r" % (http_version,))
         _check(lib.courier_engine_set_http_version(handle, HTTP_VERSIONS[http_version]))
     if isinstance(verify, (str, os.PathLike)):
-        _check(lib.courier_engine_set_tls_ca(handle, os.fspath(verify).encode(), None))
+        path = os.fspath(verify).encode()
+        # (A directory is OpenSSL's hashed CA directory, as SSL_CERT_DIR names one.)
+        _check(lib.courier_engine_set_tls_ca(handle, None, path) if os.path.isdir(verify)
+               else lib.courier_engine_set_tls_ca(handle, path, None))
     elif verify is not None:
         _check(lib.courier_engine_set_tls_verify(handle, 1 if verify else 0))
     if cert is not None:

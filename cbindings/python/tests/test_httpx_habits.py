@@ -204,6 +204,29 @@ class Clients(unittest.TestCase):
             client.auth = ("user", "pass")
             self.assertIn(["Authorization", "Basic dXNlcjpwYXNz"], client.get(SCRIPTED + "/echo").json()["headers"])
 
+    def test_the_default_timeout_does_not_limit_the_queue(self):
+        """httpx's Timeout(5.0) is not a 5 s limit on the wait in Courier's queue: with one request
+        at a time to the host, the sixth of six 1.1 s requests waits 5.5 s and still goes."""
+        httpx.set_host_limit("127.0.0.1", 1)
+
+        async def run():
+            async with httpx.AsyncClient() as client:
+                return await asyncio.gather(*(client.get(SCRIPTED + "/slow?ms=1100") for _ in range(6)))
+        try:
+            responses = asyncio.run(run())
+        finally:
+            httpx.set_host_limit("127.0.0.1", 0)
+        self.assertEqual([r.status_code for r in responses], [200] * 6)
+        with self.assertRaises(httpx.PoolTimeout):
+            httpx.set_host_limit("127.0.0.1", 1)
+            try:
+                async def limited():
+                    async with httpx.AsyncClient(timeout=httpx.Timeout(5.0, pool=0.5)) as client:
+                        await asyncio.gather(*(client.get(SCRIPTED + "/slow?ms=800") for _ in range(3)))
+                asyncio.run(limited())
+            finally:
+                httpx.set_host_limit("127.0.0.1", 0)
+
     def test_cookies_as_a_mapping(self):
         with httpx.Client(base_url=COOKIES, cookies={"first": "1"}) as client:
             response = client.get("/set", params={"c": "session=abc; Path=/"})
@@ -389,6 +412,17 @@ class HooksAuthAndTransports(unittest.TestCase):
         insecure.verify_mode = ssl.CERT_NONE
         with httpx.Client(verify=insecure) as client:
             self.assertEqual(client.get(SELFSIGNED + "/small").status_code, 200)
+        # trust_env: SSL_CERT_FILE names the trusted certificates, as httpx reads it (the system's
+        # store is asked first, while the variable is not set: OpenSSL reads it too).
+        with httpx.Client(trust_env=False) as client:
+            with self.assertRaises(httpx.ConnectError):
+                client.get(HTTPS + "/small")
+        os.environ["SSL_CERT_FILE"] = CERTS + "/ca.pem"
+        try:
+            with httpx.Client() as client:
+                self.assertEqual(client.get(HTTPS + "/small").status_code, 200)
+        finally:
+            del os.environ["SSL_CERT_FILE"]
         half = ssl.create_default_context(cafile=CERTS + "/ca.pem")
         half.check_hostname = False
         with self.assertRaises(httpx.UsageError) as refused:
