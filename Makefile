@@ -24,7 +24,7 @@ TEST_PACKAGES  := nginx openssl valgrind python3 python3-venv python3-setuptools
 # to build a net/http server. uvicorn and Starlette come from PyPI into .build/interop-venv.
 INTEROP_PACKAGES := apache2 caddy h2o lighttpd lighttpd-mod-deflate lighttpd-mod-openssl libnginx-mod-http-brotli-filter golang-go
 INTEROP_PYPI     := uvicorn==0.55.0 starlette==1.10.0
-DEMO_PACKAGES  := nginx python3
+DEMO_PACKAGES  := nginx python3 openssl
 BENCH_PACKAGES := nginx wrk libcurl4-openssl-dev gnuplot-nox valgrind strace python3 nghttp2-client
 
 .PHONY: api interop-deps python-wheel python-site bench-bulk soak test-asan test-tsan fuzz install-files all deps core-packages test-deps demo-deps bench-deps llhttp build test demo bench install clean
@@ -148,6 +148,7 @@ test-tsan: test-deps
 demo: demo-deps
 	$(SWIFT) build -c release --product courier
 	$(SWIFT) build -c release --product courier-demo
+	$(SWIFT) build -c release --product CourierC
 	@benchmarks/demo.sh .build/release
 
 # Courier beside libcurl, wrk and URLSession; writes benchmarks/RESULTS.md and results.png.

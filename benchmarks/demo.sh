@@ -13,7 +13,12 @@ head -c 300000000 /dev/zero > "$work/html/big.bin"
 mkdir -p "$work/html/fresh" "$work/html/revalidate"
 printf '{"headline":"cached for an hour"}' > "$work/html/fresh/news.json"
 printf '{"entries":["validated on every use"]}' > "$work/html/revalidate/feed.json"
+# A TLS listener speaking HTTP/2 beside the plain one (certificates from the test CA script).
+sh "$here/../Tests/Servers/make_certs.sh" "$work/certs" > /dev/null 2>&1
+h2_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+export NGINX_EXTRA_SERVER="server { listen 127.0.0.1:$h2_port ssl http2; root $work/html; ssl_certificate $work/certs/server-chain.pem; ssl_certificate_key $work/certs/server.key; }"
 port=$("$here/nginx.sh" start "$work")
+h2="https://localhost:$h2_port"
 base="http://127.0.0.1:$port"
 echo "== nginx on $base"
 echo
@@ -100,3 +105,37 @@ COURIER_NETWORK=cellular "$bin/courier" --watch-network -m 0.2
 echo
 echo "== the library: an engine, callbacks and async/await through the same queue"
 "$bin/courier-demo" "$base"
+echo
+echo "== HTTP/2: twelve requests multiplexed on one TLS connection (ALPN h2), one of them held to 20 kB/s"
+"$bin/courier" -s -Z --cacert "$work/certs/ca.pem" -o /dev/null \
+    -w '%{url_effective}: HTTP/%{http_version} %{http_code}, new connections: %{num_connects}\n' \
+    "$h2/pages/[1-11].txt" --next -s --cacert "$work/certs/ca.pem" --limit-rate 20k -o /dev/null \
+    -w '%{url_effective}: HTTP/%{http_version} at %{speed_download} bytes/s\n' "$h2/pages/12.txt"
+echo
+echo "== Python, as httpx users write it (import courier as httpx): hooks, a streamed body, a mock transport"
+PYTHONPATH="$here/../cbindings/python" COURIER_LIBRARY="$bin/libCourierC.so" python3 - "$base" "$h2" "$work/certs/ca.pem" <<'PY'
+import asyncio, sys
+import courier as httpx
+
+base, h2, ca = sys.argv[1:4]
+with httpx.Client(base_url=base, event_hooks={"response": [lambda r: print("  hook:", r.request.method, r.url, r.status_code)]}) as client:
+    items = client.get("/items.json").raise_for_status().json()
+    print("  items:", [item["name"] for item in items])
+    with client.stream("GET", "/pages/3.txt") as response:
+        print("  streamed", sum(len(chunk) for chunk in response.iter_bytes(chunk_size=1000)), "bytes in 1,000-byte chunks")
+    try:
+        client.get("http://127.0.0.1:1/")
+    except httpx.ConnectError as error:
+        print("  ConnectError for", error.request.url)
+
+
+async def main():
+    async with httpx.AsyncClient(http2=True, verify=ca) as client:
+        responses = await asyncio.gather(*(client.get(h2 + "/pages/%d.txt" % n) for n in range(1, 9)))
+        print("  AsyncClient(http2=True):", {r.http_version for r in responses}, len(responses), "responses")
+
+asyncio.run(main())
+mock = httpx.Client(transport=httpx.MockTransport(lambda request: httpx.Response(200, json={"mocked": str(request.url)})))
+print("  MockTransport:", mock.get("https://api.example/users").json())
+PY
+

@@ -65,7 +65,8 @@ class Client(_Base):
         if stream:
             response = self._engine.stream(request.method, str(request.url), **options)
             response.request = request
-            return response
+            # (The head first, as httpx: the response hooks and the caller see its status.)
+            return response.__enter__()
         try:
             response = self._engine.request(request.method, str(request.url), **options)
         except HTTPError as error:
@@ -186,7 +187,7 @@ class AsyncClient(_Base):
         if stream:
             response = self._engine().stream_async(request.method, str(request.url), **options)
             response.request = request
-            return response
+            return await response.__aenter__()
         try:
             response = await self._engine().fetch(request.method, str(request.url), **options)
         except HTTPError as error:

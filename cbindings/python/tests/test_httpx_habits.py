@@ -275,6 +275,10 @@ class HooksAuthAndTransports(unittest.TestCase):
             response.raise_for_status()
 
         with httpx.Client(event_hooks={"request": [sign], "response": [check]}) as client:
+            with client.stream("GET", SCRIPTED + "/status?code=202") as streamed:
+                self.assertEqual(seen[-1], ("response", 202), "a response hook sees a streamed response's head")
+                streamed.read()
+            del seen[:]
             echoed = client.get(SCRIPTED + "/echo").json()
             self.assertIn(["X-Signed", "yes"], echoed["headers"])
             with self.assertRaises(httpx.HTTPStatusError):
