@@ -30,7 +30,6 @@ from ._api import delete, get, head, options, patch, post, put, request, stream
 from ._streams import StreamedResponse
 from ._uploads import FilePart
 from ._urls import URL, QueryParams
-from ._status_codes import codes
 from ._retry import Retry, RetryReason
 from ._compose import ChainOutcome
 from ._cookies import CookieJar, Cookies
@@ -82,3 +81,13 @@ from ._native import E_UNSUPPORTED_ENCODING  # noqa: E402
 #: The response head beyond ``max_header_bytes`` or ``max_header_fields``; a ``ciphers``,
 #: ``tls13_ciphers`` or ``curves`` list that names nothing OpenSSL has.
 from ._native import E_HEADER_BYTES, E_HEADER_COUNT, E_TLS_CIPHER  # noqa: E402
+
+
+def __getattr__(name):
+    # httpx's codes, made when first asked (the enum of every status costs a program that never
+    # uses it the import of enum and http).
+    if name == "codes":
+        from ._status_codes import codes
+        return codes
+    raise AttributeError("module 'courier' has no attribute %r" % (name,))
+

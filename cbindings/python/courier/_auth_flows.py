@@ -6,9 +6,7 @@ goes out, its response comes back in, another request may follow), and ``BasicAu
 A client drives the flow (``_sending.py``); ``(user, password)`` tuples and ``Bearer`` still go
 to the library itself, which answers challenges on its own thread."""
 
-import hashlib
 import os
-import time
 
 
 class Auth:
@@ -92,8 +90,8 @@ class DigestAuth(Auth):
     """HTTP Digest (RFC 7616): the request goes without credentials; a 401 with a Digest
     challenge is answered once, with the nonce count kept across requests to the same nonce."""
 
-    _ALGORITHMS = {"MD5": hashlib.md5, "MD5-SESS": hashlib.md5, "SHA-256": hashlib.sha256,
-                   "SHA-256-SESS": hashlib.sha256, "SHA-512-256": None, "SHA": hashlib.sha1, "SHA-SESS": hashlib.sha1}
+    _ALGORITHMS = {"MD5": "md5", "MD5-SESS": "md5", "SHA-256": "sha256", "SHA-256-SESS": "sha256", "SHA": "sha1",
+                   "SHA-SESS": "sha1"}
 
     def __init__(self, username, password):
         self._username = username.encode() if isinstance(username, str) else username
@@ -116,9 +114,11 @@ class DigestAuth(Auth):
         yield request
 
     def _authorization(self, request):
+        import hashlib
+        import time
         challenge = self._challenge
         algorithm = challenge.get("algorithm", "MD5").upper()
-        digest = self._ALGORITHMS.get(algorithm)
+        digest = getattr(hashlib, self._ALGORITHMS.get(algorithm, ""), None)
         if digest is None:
             from ._errors import ProtocolError
             raise ProtocolError(10, "Digest algorithm %s is not supported" % algorithm)

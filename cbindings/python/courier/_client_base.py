@@ -301,9 +301,12 @@ class _Base:
 def _check_engine_arguments(arguments):
     """A keyword no client or engine takes is a TypeError at once (httpx's), not at the first
     request, and before anything that needs closing was made."""
-    import inspect
     from ._engine import Engine
-    inspect.signature(Engine).bind(**arguments)
+    code = Engine.__init__.__code__
+    known = code.co_varnames[1:code.co_argcount + code.co_kwonlyargcount]
+    for name in arguments:
+        if name not in known:
+            raise TypeError("Client() got an unexpected keyword argument %r" % (name,))
 
 
 def _field_pairs(headers):

@@ -9,7 +9,6 @@ request of the client; the others as their domain and path say. (The cookies the
 the library's jar; the mapping reads and writes them through its cookie file format.)"""
 import ctypes
 import os
-import tempfile
 from collections.abc import MutableMapping
 
 from . import _native
@@ -59,6 +58,7 @@ class CookieJar(MutableMapping):
 
     def _cookies(self):
         """Every cookie as a dict (domain, path, secure, expires, name, value, http_only)."""
+        import tempfile
         with tempfile.TemporaryDirectory() as directory:
             path = os.path.join(directory, "cookies")
             self.save(path)
@@ -94,6 +94,7 @@ class CookieJar(MutableMapping):
                                     "TRUE" if c["secure"] else "FALSE", str(c["expires"]), c["name"], c["value"]]))
         self._call(lib.courier_cookiejar_clear(self._handle), "clearing the jar")
         if lines:
+            import tempfile
             with tempfile.TemporaryDirectory() as directory:
                 path = os.path.join(directory, "cookies")
                 with open(path, "w", encoding="utf-8") as f:

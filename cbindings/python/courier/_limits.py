@@ -14,8 +14,7 @@ client certificate loaded into the context cannot be seen from Python: pass ``ce
 
 import atexit
 import os
-import ssl
-import tempfile
+import sys
 
 from ._errors import UsageError
 from . import _native
@@ -40,7 +39,6 @@ class Limits:
             self.max_connections, self.max_keepalive_connections, self.keepalive_expiry)
 
 
-_VERSIONS = {ssl.TLSVersion.TLSv1_2: "1.2", ssl.TLSVersion.TLSv1_3: "1.3"}
 #: CA files written for contexts, kept for the life of the process (a client may outlive its
 #: constructor's caller, and the library reads the file when a connection needs it).
 _ca_files = []
@@ -58,8 +56,12 @@ def _remove_ca_files():
 def tls_options_of(verify):
     """``verify=`` as (verify, request options): True, False and a CA path pass as they are; an
     SSLContext becomes what the library can take of it (see the module's notes)."""
-    if not isinstance(verify, ssl.SSLContext):
+    # (ssl is imported by whoever made a context: a program without one never loads it here.)
+    ssl = sys.modules.get("ssl")
+    if ssl is None or not isinstance(verify, ssl.SSLContext):
         return verify, {}
+    import tempfile
+    versions = {ssl.TLSVersion.TLSv1_2: "1.2", ssl.TLSVersion.TLSv1_3: "1.3"}
     context = verify
     if context.verify_mode == ssl.CERT_NONE:
         return False, {}
@@ -68,7 +70,7 @@ def tls_options_of(verify):
                          "verification on: Courier checks the host name whenever it verifies the chain "
                          "(use verify=False to verify nothing)")
     options = {}
-    low, high = _VERSIONS.get(context.minimum_version), _VERSIONS.get(context.maximum_version)
+    low, high = versions.get(context.minimum_version), versions.get(context.maximum_version)
     if low or high:
         options["tls_version"] = (low, high)
     certificates = context.get_ca_certs(binary_form=True)

@@ -107,8 +107,10 @@ async def _aclose(response):
 def event_hooks_of(hooks, asynchronous):
     """``event_hooks=`` checked: "request" and "response" lists of callables (``async def``
     ones for an AsyncClient, as httpx requires)."""
-    import inspect
     checked = {"request": [], "response": []}
+    if not hooks:
+        return checked
+    import inspect
     for name, functions in (hooks or {}).items():
         if name not in checked:
             raise UsageError(_native.E_INVALID_ARGUMENT, "event_hooks takes 'request' and 'response', not %r" % (name,))

@@ -5,8 +5,6 @@ take them (``retries=``: connect failures retried; ``verify``, ``cert``, ``http1
 ``proxy``). What Courier cannot do yet is refused by name, never ignored: ``uds=`` (no Unix
 socket transport yet), ``local_address=`` (no choosing the source address), ``socket_options``."""
 
-import inspect
-
 from ._errors import UsageError
 from . import _native
 
@@ -47,6 +45,7 @@ class MockTransport(BaseTransport, AsyncBaseTransport):
         self.handler = handler
 
     def handle_request(self, request):
+        import inspect
         request.read()
         response = self.handler(request)
         if inspect.isawaitable(response):
@@ -54,6 +53,7 @@ class MockTransport(BaseTransport, AsyncBaseTransport):
         return _answered(response, request)
 
     async def handle_async_request(self, request):
+        import inspect
         await request.aread()
         response = self.handler(request)
         if inspect.isawaitable(response):

@@ -6,7 +6,13 @@ Parsing is the standard library's (``urllib.parse``); the library itself parses 
 own rules, what is sent."""
 
 from collections.abc import Mapping
-from urllib.parse import parse_qsl, quote, urlencode, urljoin, urlsplit, urlunsplit
+
+
+def _parse():
+    """urllib.parse, loaded on first use (a program that never parses a URL here does not pay
+    for it at import)."""
+    import urllib.parse
+    return urllib.parse
 
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 
@@ -30,7 +36,7 @@ class QueryParams(Mapping):
         if isinstance(value, (bytes, bytearray)):
             value = value.decode("ascii")
         if isinstance(value, str):
-            pairs = parse_qsl(value.lstrip("?"), keep_blank_values=True)
+            pairs = _parse().parse_qsl(value.lstrip("?"), keep_blank_values=True)
         elif isinstance(value, QueryParams):
             pairs = value.multi_items()
         else:
@@ -104,7 +110,7 @@ class QueryParams(Mapping):
     __hash__ = None
 
     def __str__(self):
-        return urlencode(self._pairs)
+        return _parse().urlencode(self._pairs)
 
     def __repr__(self):
         return "QueryParams(%r)" % str(self)
@@ -125,14 +131,14 @@ class URL:
             url = url.decode("ascii")
         elif not isinstance(url, str):
             raise TypeError("Invalid type for url. Expected str or URL, got %s: %r" % (type(url).__name__, url))
-        split = urlsplit(url)
+        split = _parse().urlsplit(url)
         self._parts = {"scheme": split.scheme, "netloc": split.netloc, "path": split.path, "query": split.query,
                        "fragment": split.fragment}
         if parts:
             self._apply(parts)
         if params is not None:
             self._parts["query"] = str(QueryParams(params))
-        self._string = urlunsplit((self._parts["scheme"], self._parts["netloc"], self._parts["path"],
+        self._string = _parse().urlunsplit((self._parts["scheme"], self._parts["netloc"], self._parts["path"],
                                    self._parts["query"], self._parts["fragment"]))
 
     def _apply(self, parts):
@@ -141,7 +147,7 @@ class URL:
         unknown = set(parts) - known
         if unknown:
             raise TypeError("%r is an invalid keyword argument for URL()" % sorted(unknown)[0])
-        split = urlsplit(urlunsplit(("x", self._parts["netloc"], "", "", "")))
+        split = _parse().urlsplit(_parse().urlunsplit(("x", self._parts["netloc"], "", "", "")))
         username = parts.get("username", split.username)
         password = parts.get("password", split.password)
         if "userinfo" in parts:
@@ -158,7 +164,7 @@ class URL:
             if port is not None:
                 netloc += ":%d" % int(port)
             if username:
-                netloc = quote(username, safe="") + (":" + quote(password, safe="") if password else "") + "@" + netloc
+                netloc = _parse().quote(username, safe="") + (":" + _parse().quote(password, safe="") if password else "") + "@" + netloc
         self._parts["netloc"] = netloc
         if "scheme" in parts:
             self._parts["scheme"] = parts["scheme"]
@@ -166,7 +172,7 @@ class URL:
             raw = parts["raw_path"].decode() if isinstance(parts["raw_path"], bytes) else parts["raw_path"]
             self._parts["path"], _, self._parts["query"] = raw.partition("?")
         if "path" in parts:
-            self._parts["path"] = quote(parts["path"], safe="/:@!$&'()*+,;=%~-._")
+            self._parts["path"] = _parse().quote(parts["path"], safe="/:@!$&'()*+,;=%~-._")
         if "query" in parts:
             query = parts["query"]
             self._parts["query"] = query.decode() if isinstance(query, bytes) else query
@@ -181,7 +187,7 @@ class URL:
 
     @property
     def _split(self):
-        return urlsplit(self._string)
+        return _parse().urlsplit(self._string)
 
     @property
     def host(self):
@@ -212,8 +218,7 @@ class URL:
 
     @property
     def path(self):
-        from urllib.parse import unquote
-        return unquote(self._parts["path"]) or "/"
+        return _parse().unquote(self._parts["path"]) or "/"
 
     @property
     def query(self):
@@ -257,7 +262,7 @@ class URL:
 
     def join(self, url):
         """The URL ``url`` (relative or absolute) resolves to from this one (RFC 3986)."""
-        return URL(urljoin(self._string, str(url)))
+        return URL(_parse().urljoin(self._string, str(url)))
 
     def __str__(self):
         return self._string
