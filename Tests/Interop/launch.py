@@ -47,6 +47,28 @@ def accepts(port):
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
+def ours(port, root):
+    """Whether `port` accepts and its listener is the server's (`root`'s process or one of its
+    children). Servers launched side by side pick free ports at the same time; one that lost a
+    port to another exits, and accepting alone then vouched for the other server's listener."""
+    if not accepts(port):
+        return False
+    try:
+        listed = subprocess.run(["ss", "-Hltnp", "sport = :%d" % port], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return True  # (no ss: accepting is all there is to go on)
+    for pid in (int(p) for p in __import__("re").findall(r"pid=(\d+)", listed)):
+        for _ in range(6):
+            if pid == root:
+                return True
+            try:
+                with open("/proc/%d/stat" % pid) as f:
+                    pid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                break
+    return False
+
+
 def version_of(command):
     try:
         out = subprocess.run(command, capture_output=True, text=True, timeout=20)
@@ -505,9 +527,9 @@ def main():
         server = subprocess.Popen(command, stdout=log, stderr=log, stdin=subprocess.DEVNULL, cwd=work)
         ports = [p for p in (site.http, site.https, site.mtls, site.closing) if p]
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and server.poll() is None and not all(accepts(p) for p in ports):
+        while time.monotonic() < deadline and server.poll() is None and not all(ours(p, server.pid) for p in ports):
             time.sleep(0.05)
-        if server.poll() is None and all(accepts(p) for p in ports):
+        if server.poll() is None and all(ours(p, server.pid) for p in ports):
             version = version_of(VERSIONS[kind]) if kind in VERSIONS else ""
             if kind == "uvicorn":
                 version = version_of([command[0], "-c", "import uvicorn, starlette; print('uvicorn', uvicorn.__version__, '+ starlette', starlette.__version__)"])
