@@ -294,8 +294,12 @@ package final class HTTP2Connection: ByteStreamDelegate {
             carrier.continueTimerFired(now: now)
             if let error = carrier.machine.deadlinePassed(now: now) { carrier.abort(error) }
         }
-        // (A closed stream whose last bytes wait for the receive rate.)
-        for carrier in heldEnds { carrier.paceTimerFired(now: now) }
+        // (Closed streams whose last bytes wait for the consumer or the receive rate: their total
+        // deadline still holds.)
+        for carrier in heldEnds {
+            carrier.paceTimerFired(now: now)
+            if let error = carrier.machine.deadlinePassed(now: now) { carrier.abort(error) }
+        }
         flush()
         perform(machine.timerFired(now: now))
         rearmTimer()

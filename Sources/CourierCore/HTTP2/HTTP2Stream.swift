@@ -250,8 +250,8 @@ package final class HTTP2Stream: ExchangeCarrier {
 
     /// nghttp2 closed the stream with `errorCode` (0: both sides ended it).
     func closed(errorCode: UInt32) {
-        machine.closed()
         if errorCode == 0, completed, failure == nil, transfer.isHoldingBody || holdsPacedBytes {
+            // (The machine stays open: the total deadline still holds while the held bytes wait.)
             endHeld = true
             connection.heldEnds.append(self)
             return
@@ -260,6 +260,7 @@ package final class HTTP2Stream: ExchangeCarrier {
     }
 
     private func finishClosed(errorCode: UInt32) {
+        machine.closed()
         if errorCode == 0, completed, failure == nil {
             if let error = transfer.completeBody() {
                 finish(.failure(error, replay: false))

@@ -38,6 +38,17 @@ struct HTTP2FeatureTests {
         #expect(upFields.count == 2 && upFields[0] == 102_400 && upFields[1] <= 51_200 * 1.02, "\(up.stdout)")
     }
 
+    /// A body that arrived whole but waits for the receive rate is still held to the total
+    /// deadline (its stream has ended; the bytes are kept for the rate).
+    @Test func heldBytesStillMeetTheTotalDeadline() async throws {
+        let name = "/held-\(UUID().uuidString.prefix(8))"
+        FileManager.default.createFile(atPath: h2.root + name, contents: Data(count: 50_000))
+        defer { try? FileManager.default.removeItem(atPath: h2.root + name) }
+        let r = try await courier(["-s", "--http2-prior-knowledge", "--limit-rate", "1000", "-m", "2", "-o", "/dev/null",
+                                   "-w", "%{size_download}", h2.nghttpd + name])
+        #expect(r.status == 28 && Int(r.stdout)! < 50_000, "\(r.status) \(r.stdout) \(r.stderr)")
+    }
+
     /// A rate-limited stream holds back only itself: a 3 MiB body on the same connection ends
     /// while the slow 400 kB one is still running.
     @Test func aRateLimitedStreamLeavesItsSiblingsAtFullSpeed() async throws {
