@@ -85,7 +85,7 @@ class Client(_Base):
         target = self._url(url, params)
         options = self._options(headers, cookies, auth, timeout, follow_redirects, options, target)
         response = self._engine.stream(method, target, **options)
-        response._request_args = (method, target, options["headers"])
+        response._request = (method, target, options["headers"])
         return response
 
     def get(self, url, **options):
@@ -206,7 +206,7 @@ class AsyncClient(_Base):
         target = self._url(url, params)
         options = self._options(headers, cookies, auth, timeout, follow_redirects, options, target)
         response = self._engine().stream_async(method, target, **options)
-        response._request_args = (method, target, options["headers"])
+        response._request = (method, target, options["headers"])
         return response
 
     async def get(self, url, **options):

@@ -11,22 +11,34 @@ import codecs
 from ._errors import ResponseNotRead, StreamConsumed
 
 
+class _Chunks:
+    """Pieces in, chunks of exactly ``size`` bytes out (the last one shorter), or the pieces as
+    they come when ``size`` is None; for the sync and the async readers alike."""
+
+    def __init__(self, size):
+        self.size = size
+        self.held = bytearray()
+
+    def feed(self, piece):
+        if not self.size:
+            return [piece] if piece else []
+        self.held += piece
+        out = []
+        while len(self.held) >= self.size:
+            out.append(bytes(self.held[:self.size]))
+            del self.held[:self.size]
+        return out
+
+    def flush(self):
+        held, self.held = self.held, bytearray()
+        return [bytes(held)] if held else []
+
+
 def _rechunk(pieces, chunk_size):
-    """``pieces`` as chunks of exactly ``chunk_size`` bytes (the last one shorter), or as they
-    come when ``chunk_size`` is None."""
-    if not chunk_size:
-        for piece in pieces:
-            if piece:
-                yield piece
-        return
-    held = bytearray()
+    chunks = _Chunks(chunk_size)
     for piece in pieces:
-        held += piece
-        while len(held) >= chunk_size:
-            yield bytes(held[:chunk_size])
-            del held[:chunk_size]
-    if held:
-        yield bytes(held)
+        yield from chunks.feed(piece)
+    yield from chunks.flush()
 
 
 class _Lines:
@@ -51,10 +63,36 @@ class _Lines:
 
 
 class BodyIterators:
-    """The reading methods; see the module's notes."""
+    """The reading methods (see the module's notes), and the two facts both kinds of response
+    make on first use: the request and the URL."""
 
     #: The body once read (``read()``, or a response that was never streamed).
     _content = None
+    #: What a client recorded of the request: a ``Request``, or (method, url, headers).
+    _request = None
+    _url = ""
+    _url_object = None
+
+    @property
+    def request(self):
+        """The request this response answers (a ``Request``), when a client sent it; made from
+        what the client recorded when first asked (most callers never ask)."""
+        if isinstance(self._request, tuple):
+            from ._models import request_of
+            self._request = request_of(self._request)
+        return self._request
+
+    @request.setter
+    def request(self, request):
+        self._request = request
+
+    @property
+    def url(self):
+        """The URL that answered, after redirects (a ``URL``, equal to its string)."""
+        if self._url_object is None:
+            from ._urls import URL
+            self._url_object = URL(self._url)
+        return self._url_object
     _consumed = False
     _encoding = None
     #: Body bytes handed out so far (after Courier's decoding of content codings).
@@ -147,19 +185,12 @@ class BodyIterators:
             yield piece
 
     async def aiter_bytes(self, chunk_size=None):
-        if not chunk_size:
-            async for piece in self._asource():
-                if piece:
-                    yield piece
-            return
-        held = bytearray()
+        chunks = _Chunks(chunk_size)
         async for piece in self._asource():
-            held += piece
-            while len(held) >= chunk_size:
-                yield bytes(held[:chunk_size])
-                del held[:chunk_size]
-        if held:
-            yield bytes(held)
+            for chunk in chunks.feed(piece):
+                yield chunk
+        for chunk in chunks.flush():
+            yield chunk
 
     async def aiter_raw(self, chunk_size=None):
         async for piece in self.aiter_bytes(chunk_size):

@@ -131,26 +131,6 @@ class Response(BodyIterators):
     _content = property(lambda self: self.body)
 
     @property
-    def request(self):
-        """The request this response answers (a ``Request``), when a client sent it."""
-        if isinstance(self._request, tuple):
-            from ._models import request_of
-            self._request = request_of(self._request)
-        return self._request
-
-    @request.setter
-    def request(self, request):
-        self._request = request
-
-    @property
-    def url(self):
-        """The URL that answered, after redirects (a ``URL``, equal to its string)."""
-        if self._url_object is None:
-            from ._urls import URL
-            self._url_object = URL(self._url)
-        return self._url_object
-
-    @property
     def num_bytes_downloaded(self):
         return len(self.body)
 

@@ -27,9 +27,7 @@ def send(client, request, stream, auth, follow):
         _close(response)
         history.append(response)
         request = next_request
-    if history:
-        response.history = history + list(response.history)
-    return response
+    return _with_hops(response, history)
 
 
 async def send_async(client, request, stream, auth, follow):
@@ -48,9 +46,7 @@ async def send_async(client, request, stream, auth, follow):
         await _aclose(response)
         history.append(response)
         request = next_request
-    if history:
-        response.history = history + list(response.history)
-    return response
+    return _with_hops(response, history)
 
 
 def _send_following(client, request, stream, follow):
@@ -62,15 +58,9 @@ def _send_following(client, request, stream, follow):
         response = client._send_single(request, stream, follow)
         for hook in client._event_hooks["response"]:
             hook(response)
-        if not (client._mock and follow and response.next_request is not None):
-            break
-        hops.append(response)
-        if len(hops) > client._max_redirects():
-            raise TooManyRedirects(15, "Exceeded maximum allowed redirects.", request=request)
-        request = response.next_request
-    if hops:
-        response.history = hops + list(response.history)
-    return response
+        request = _next_hop(client, response, follow, hops, request)
+        if request is None:
+            return _with_hops(response, hops)
 
 
 async def _send_following_async(client, request, stream, follow):
@@ -81,12 +71,23 @@ async def _send_following_async(client, request, stream, follow):
         response = await client._send_single(request, stream, follow)
         for hook in client._event_hooks["response"]:
             await hook(response)
-        if not (client._mock and follow and response.next_request is not None):
-            break
-        hops.append(response)
-        if len(hops) > client._max_redirects():
-            raise TooManyRedirects(15, "Exceeded maximum allowed redirects.", request=request)
-        request = response.next_request
+        request = _next_hop(client, response, follow, hops, request)
+        if request is None:
+            return _with_hops(response, hops)
+
+
+def _next_hop(client, response, follow, hops, request):
+    """The redirect to follow after ``response`` (only a mock transport's: the library follows
+    its own), or None; TooManyRedirects past the client's limit."""
+    if not (client._mock and follow and response.next_request is not None):
+        return None
+    hops.append(response)
+    if len(hops) > client._max_redirects():
+        raise TooManyRedirects(15, "Exceeded maximum allowed redirects.", request=request)
+    return response.next_request
+
+
+def _with_hops(response, hops):
     if hops:
         response.history = hops + list(response.history)
     return response

@@ -74,10 +74,8 @@ class StreamedResponse(BodyIterators):
         self.status = 0
         self.headers = Headers()
         self.reason_phrase = ""
-        self._url = ""
         self.error = None
         self._closed = False
-        self._request = None
         if asynchronous:
             import asyncio
             self._loop = asyncio.get_running_loop()
@@ -118,6 +116,7 @@ class StreamedResponse(BodyIterators):
         self.headers = Headers(_pairs_of(head))
         self.reason_phrase = (lib.courier_response_reason(head) or b"").decode("latin-1")
         self._url = lib.courier_response_url(head).decode()
+        self._url_object = None
         self._head.set()
         if self._loop is not None:
             self._tell_loop()
@@ -227,23 +226,6 @@ class StreamedResponse(BodyIterators):
     # httpx's names for the head
 
     @property
-    def request(self):
-        """The request as the client sent it (a ``Request``), when a client sent it."""
-        if self._request is None and getattr(self, "_request_args", None) is not None:
-            from ._models import request_of
-            self._request = request_of(self._request_args)
-        return self._request
-
-    @request.setter
-    def request(self, request):
-        self._request = request
-
-    @property
-    def url(self):
-        from ._urls import URL
-        return URL(self._url)
-
-    @property
     def text(self):
         """The body as text, once read (``read()`` first; ResponseNotRead before)."""
         return self.content.decode(self.encoding, errors="replace")
@@ -273,7 +255,7 @@ class StreamedResponse(BodyIterators):
         if not self.is_success:
             from ._errors import error_for
             raise error_for(_native.E_HTTP_STATUS, "status '%d %s' for url '%s'" % (self.status, self.reason_phrase, self._url),
-                            request=self._request or getattr(self, "_request_args", None))
+                            request=self._request)
         return self
 
     def close(self):
