@@ -108,7 +108,11 @@ class DigestAuth(Auth):
         fields = [v for v in response.headers.get_list("www-authenticate") if v.lower().startswith("digest ")]
         if not fields:
             return
-        self._challenge = _parse_challenge(fields[0][len("digest "):])
+        challenge = _parse_challenge(fields[0][len("digest "):])
+        if not challenge.get("nonce"):
+            # (A challenge without a nonce cannot be answered: the 401 is the result.)
+            return
+        self._challenge = challenge
         self._count = 0
         request.headers["Authorization"] = self._authorization(request)
         yield request

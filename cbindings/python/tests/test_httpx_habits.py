@@ -353,6 +353,10 @@ class HooksAuthAndTransports(unittest.TestCase):
         with httpx.Client(transport=httpx.MockTransport(server)) as client:
             response = client.get("http://digest.test/private?x=1", auth=httpx.DigestAuth("alice", "wonderland"))
         self.assertEqual((response.status_code, response.text, state["calls"]), (200, "welcome", 2))
+        # A challenge with no nonce cannot be answered: its 401 is the result, not a KeyError.
+        broken = httpx.MockTransport(lambda request: httpx.Response(401, headers={"WWW-Authenticate": 'Digest realm="r"'}))
+        with httpx.Client(transport=broken) as client:
+            self.assertEqual(client.get("http://digest.test/", auth=httpx.DigestAuth("a", "b")).status_code, 401)
 
     def test_mock_transport(self):
         def handler(request):
