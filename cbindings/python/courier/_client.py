@@ -147,6 +147,9 @@ class AsyncClient(_Base):
     def _engine(self):
         import asyncio  # (not at import time: a program without asyncio does not load it)
         loop = asyncio.get_running_loop()
+        engine = self._engines.get(loop)
+        if engine is not None:
+            return engine
         with self._lock:
             for other in [key for key in self._engines if key.is_closed()]:
                 self._engines.pop(other).close()

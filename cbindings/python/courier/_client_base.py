@@ -284,8 +284,10 @@ class _Base:
     def _url(self, url, params):
         """The URL with the client's and the call's parameters appended in order (repeated keys
         kept, as httpx sends them)."""
-        pairs = self._settings.params.multi_items() + _pairs(params)
         url = str(url)
+        if not params and not self._settings.params:
+            return url
+        pairs = self._settings.params.multi_items() + _pairs(params)
         if not pairs:
             return url
         from urllib.parse import urlencode

@@ -60,6 +60,9 @@ class Engine(_RequestBuilding):
         #: The engine's CookieJar, or None.
         self.cookies = cookies
         self._futures = {}
+        # courier_engine_next_done's out-parameters, made once: _collect runs for every response.
+        done = (_native.request_p(), _native.response_p(), ctypes.c_int())
+        self._done_out = done + (tuple(ctypes.byref(value) for value in done),)
         self._streams = {}
         self._network_queues = []
         self._loop = None
@@ -352,9 +355,8 @@ class Engine(_RequestBuilding):
                 lib.courier_engine_watch_network(self._handle, 0)
 
     def _collect(self):
-        request, response, code = _native.request_p(), _native.response_p(), ctypes.c_int()
-        while self._handle and lib.courier_engine_next_done(self._handle, ctypes.byref(request),
-                                                            ctypes.byref(response), ctypes.byref(code)) == 0:
+        request, response, code, out = self._done_out
+        while self._handle and lib.courier_engine_next_done(self._handle, *out) == 0:
             result = Response._of(response) if response.value else None
             if result is not None and self._previewing and result.is_preview:
                 # cached-then-fresh's first response: a stream gets it, fetch() waits for the final.
@@ -374,6 +376,10 @@ class Engine(_RequestBuilding):
                     future.set_result(result)
             if stream is not None:
                 stream.put_nowait((result, error, True))
+            if not self._futures and not self._streams:
+                # Nothing else can be finishing: skip the call that would find the queue empty
+                # (were something there, the descriptor would still be readable and bring us back).
+                break
         if not self._network_queues:
             return
         kind, interface = ctypes.c_int(), ctypes.create_string_buffer(64)

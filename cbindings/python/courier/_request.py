@@ -16,7 +16,8 @@ _bodies = {}
 
 
 def _free_request(handle):
-    _bodies.pop(getattr(handle, "value", handle), None)
+    if _bodies:
+        _bodies.pop(getattr(handle, "value", handle), None)
     _retry.forget(handle)
     lib.courier_request_free(handle)
 

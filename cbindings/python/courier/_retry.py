@@ -82,7 +82,8 @@ def apply_retry(handle, retry, apply):
 
 def forget(handle):
     """The request is freed: its hook may go."""
-    _hooks.pop(getattr(handle, "value", handle), None)
+    if _hooks:
+        _hooks.pop(getattr(handle, "value", handle), None)
 
 
 def reasons_of(response_handle):
