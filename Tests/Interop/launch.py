@@ -11,6 +11,8 @@ own configuration (written under WORKDIR), the way a deployment of it would:
   /bighead                 the static file with about 60 KiB of response fields
   /upload, /blob/*         the server's reverse proxy in front of Tests/Servers/stream_server.py
                            (uvicorn and Go answer them in their own handlers)
+  /digest/* (Apache)       HTML's files behind mod_auth_digest (RFC 7616, MD5, qop auth): user
+                           DIGEST_USER, password DIGEST_PASSWORD, realm DIGEST_REALM
 Listeners: `http`; `https` with two certificates chosen by SNI (localhost and other.test, from
 CERTS/make_certs.sh), TLS 1.2 and 1.3, offering h2 by ALPN where the server can; `mtls` requiring a client certificate from the test CA
 (null where the server cannot); `closing`, where the server closes each connection after
@@ -19,6 +21,7 @@ CERTS/make_certs.sh), TLS 1.2 and 1.3, offering h2 by ALPN where the server can;
 Prints one JSON line: the ports, the server's version, and `missing` (with the reason) when the
 server is not installed; then runs until stdin closes or the test process goes away.
 """
+import hashlib
 import json
 import os
 import shutil
@@ -33,6 +36,7 @@ SERVERS = os.path.join(os.path.dirname(HERE), "Servers")
 CLOSE_AFTER = 3
 # About 60 KiB of response fields: 100 fields of 600 bytes.
 BIG_FIELDS = [(f"X-Fill-{i:03d}", ("%03d" % i) * 200) for i in range(100)]
+DIGEST_USER, DIGEST_PASSWORD, DIGEST_REALM = "alice", "wonderland", "courier-interop"
 
 
 def free_port():
@@ -170,7 +174,12 @@ def apache(site):
     if not os.path.exists(binary):
         return None, "Apache httpd is not installed (Debian: apache2)"
     modules = ["mpm_event", "authz_core", "mime", "dir", "headers", "deflate", "brotli", "filter", "ssl",
-               "socache_shmcb", "proxy", "proxy_http", "setenvif", "http2"]
+               "socache_shmcb", "proxy", "proxy_http", "setenvif", "http2", "auth_digest", "authn_core",
+               "authn_file", "authz_user"]
+    users = site.path("digest.users")
+    secret = hashlib.md5(f"{DIGEST_USER}:{DIGEST_REALM}:{DIGEST_PASSWORD}".encode()).hexdigest()
+    write(users, f"{DIGEST_USER}:{DIGEST_REALM}:{secret}\n")
+    os.chmod(users, 0o644)
     loads = "".join(f"LoadModule {m}_module /usr/lib/apache2/modules/mod_{m}.so\n" for m in modules)
     fields = "".join(f'Header always set {n} "{v}"\n' for n, v in BIG_FIELDS)
     common = f"""
@@ -183,6 +192,14 @@ def apache(site):
     </Location>
     <Location "/bighead">
         {fields}
+    </Location>
+    <Location "/digest/">
+        AuthType Digest
+        AuthName "{DIGEST_REALM}"
+        AuthDigestDomain "/digest/"
+        AuthDigestProvider file
+        AuthUserFile "{users}"
+        Require valid-user
     </Location>
     ProxyPass "/upload" "http://127.0.0.1:{site.backend}/upload"
     ProxyPass "/blob/" "http://127.0.0.1:{site.backend}/blob/" flushpackets=on
