@@ -63,6 +63,19 @@ class _Settings:
         return options
 
 
+def _environment_http_proxy():
+    """httpx's proxy for http:// URLs where it differs from curl's: ``(proxy, no_proxy)`` when
+    only the upper-case ``HTTP_PROXY`` names one (httpx reads it through urllib, which drops it in
+    a CGI program; curl never reads it), else None. Every other variable the engine reads itself,
+    the same way as httpx."""
+    import os
+    if os.environ.get("http_proxy") or not os.environ.get("HTTP_PROXY"):
+        return None
+    from urllib.request import getproxies_environment
+    found = getproxies_environment()
+    return (found["http"], found.get("no", "")) if found.get("http") else None
+
+
 class _Base:
     def __init__(self, base_url, headers, params, cookies, auth, timeout, follow_redirects, max_redirects, verify,
                  cert, proxy, trust_env, engine_options, http1=True, http2=False, event_hooks=None, transport=None,
@@ -110,6 +123,7 @@ class _Base:
         self._asynchronous = asynchronous
         self._limits = limits
         self._limited_hosts = set()
+        self._http_proxy = _environment_http_proxy() if trust_env and proxy is None else None
         self._closed = False
 
     @property
@@ -274,6 +288,9 @@ class _Base:
                 extra.setdefault(key, value)
         if self._limits is not None and self._limits.max_connections and target is not None:
             self._apply_limits(target)
+        if self._http_proxy is not None and target is not None and self._merge_url(target).scheme == "http":
+            extra.setdefault("proxy", self._http_proxy[0])
+            extra.setdefault("no_proxy", self._http_proxy[1])
         options = self._settings.options(headers, cookies, auth, timeout, follow_redirects, extra)
         jar = options.get("cookies")
         if jar is not None and jar._anywhere and target is not None:

@@ -39,6 +39,31 @@ class ProxyTests(unittest.TestCase):
             self.assertEqual(engine.get("/small", proxy=PROXY).status, 200)
         self.assertEqual(lines()[-1], "GET %s/small" % NGINX)
 
+    def test_clients_read_the_environment_as_httpx(self):
+        # httpx reads the upper-case HTTP_PROXY too (curl does not; the engine keeps curl's rule),
+        # and NO_PROXY beside it; a CGI program (REQUEST_METHOD set) does not trust it.
+        cases = [({"HTTP_PROXY": PROXY}, True, True), ({"HTTP_PROXY": PROXY}, False, False),
+                 ({"HTTP_PROXY": PROXY, "NO_PROXY": "127.0.0.1"}, True, False),
+                 ({"HTTP_PROXY": PROXY, "REQUEST_METHOD": "GET"}, True, False)]
+        names = ("HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy", "REQUEST_METHOD", "all_proxy", "ALL_PROXY")
+        saved = {name: os.environ.pop(name) for name in names if name in os.environ}
+        try:
+            for environment, trust_env, proxied in cases:
+                os.environ.update(environment)
+                before = len(lines())
+                with courier.Client(trust_env=trust_env) as client:
+                    self.assertEqual(client.get(NGINX + "/small").status_code, 200)
+                with courier.Engine() as engine:  # (curl's rule: the upper-case name is not read)
+                    self.assertEqual(engine.get(NGINX + "/small").status, 200)
+                seen = lines()[before:]
+                self.assertEqual(seen, ["GET %s/small" % NGINX] if proxied else [], (environment, trust_env))
+                for name in environment:
+                    del os.environ[name]
+        finally:
+            for name in names:
+                os.environ.pop(name, None)
+            os.environ.update(saved)
+
     def test_the_proxys_failures(self):
         with courier.Engine(proxy=PROXY) as engine:
             for url, code in [("https://refused.test/", courier.E_PROXY_REFUSED),
