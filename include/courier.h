@@ -92,6 +92,8 @@ extern "C" {
 #define COURIER_E_TIMEOUT_FIRST_BYTE   (COURIER_E_TIMEOUT | (3 << 8))
 #define COURIER_E_TIMEOUT_IDLE         (COURIER_E_TIMEOUT | (4 << 8))
 #define COURIER_E_TIMEOUT_TOTAL        (COURIER_E_TIMEOUT | (5 << 8))
+#define COURIER_E_TIMEOUT_SEND         (COURIER_E_TIMEOUT | (6 << 8))   /* the server stopped reading
+                                               the request body (since 0.6) */
 #define COURIER_E_BAD_STATUS_LINE      (COURIER_E_MALFORMED_RESPONSE | (1 << 8))
 #define COURIER_E_BAD_HEADER           (COURIER_E_MALFORMED_RESPONSE | (2 << 8))
 #define COURIER_E_BAD_CHUNK            (COURIER_E_MALFORMED_RESPONSE | (3 << 8))
@@ -154,6 +156,8 @@ extern "C" {
 #define COURIER_TIMEOUT_FIRST_BYTE  3
 #define COURIER_TIMEOUT_IDLE        4
 #define COURIER_TIMEOUT_TOTAL       5
+#define COURIER_TIMEOUT_SEND        6   /* between two writes of the body; default: the idle limit
+                                           (since 0.6) */
 #define COURIER_TIMEOUT_DEFAULT    (-1)   /* milliseconds: back to the default */
 
 #define COURIER_PARAMS_FORM         0   /* application/x-www-form-urlencoded (default) */
@@ -490,7 +494,9 @@ int courier_request_set_priority(courier_request *request, int priority);
 /* One of COURIER_TIMEOUT_*; milliseconds, 0 for no limit, COURIER_TIMEOUT_DEFAULT (-1, since 0.2)
  * for the default again (30 s connect, 60 s first byte and idle, no queue or total limit); other
  * negative values are COURIER_E_INVALID_ARGUMENT. Queue time never counts against the
- * connect or first-byte limits. */
+ * connect or first-byte limits. The idle limit covers both directions unless SEND is set: then
+ * a server that stops reading the body fails the request after SEND (COURIER_E_TIMEOUT_SEND), and
+ * IDLE is the read side's alone (httpx's write and read timeouts). */
 int courier_request_set_timeout(courier_request *request, int which, int64_t milliseconds);
 
 /* Follow 301/302/303/307/308 (default on, 10 at most); max_redirects < 0 keeps the default.

@@ -20,6 +20,8 @@ enum TransferSetting {
         case 3: options.timeouts.firstByte = limit(defaults.firstByte)
         case 4: options.timeouts.idle = limit(defaults.idle)
         case 5: options.timeouts.total = limit(defaults.total)
+        // (For SEND, no limit is a limit too: nil would mean "as the idle limit".)
+        case 6: options.timeouts.send = milliseconds == 0 ? Nanoseconds(.max) : limit(defaults.send)
         default: throw invalid("unknown timeout \(which)")
         }
     }

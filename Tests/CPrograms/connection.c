@@ -3,16 +3,21 @@
  * curves, ALPN off, minimum versions, the Happy Eyeballs delay, the 100-continue wait, the
  * response head's limits and an http URL through a proxy's CONNECT tunnel; the HTTP version
  * (since 0.6: HTTP/2 by ALPN against an nginx with http2, HTTP/1.1 when asked, a bad value
- * refused); exits 0 when every check holds.
+ * refused); the send limit apart from the idle one (since 0.6: a server that never reads the
+ * body); exits 0 when every check holds.
  *
  *   connection SCRIPTED_URL HTTPS13_URL CA_FILE STREAM_URL PROXY_URL H2_URL
  */
 #define _GNU_SOURCE  /* memmem */
 #include <courier.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 static int failures = 0;
 
@@ -169,6 +174,28 @@ int main(int argc, char **argv) {
     CHECK(courier_request_set_http2_ping_interval(request, -1) == COURIER_E_INVALID_ARGUMENT, "a negative interval is refused");
     CHECK(courier_request_set_http2_ping_interval(NULL, 100) != COURIER_OK, "NULL is refused");
     courier_request_free(request);
+
+    /* A server that never reads (the kernel accepts for it): the body stalls once the socket
+     * buffers are full, and the send limit ends it, not the 30 s idle limit (the total, 10 s, is
+     * the guard). An unknown kind is still refused. */
+    int deaf = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in address = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t size = sizeof address;
+    CHECK(deaf >= 0 && bind(deaf, (struct sockaddr *)&address, sizeof address) == 0 && listen(deaf, 1) == 0
+          && getsockname(deaf, (struct sockaddr *)&address, &size) == 0, "a listening socket");
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/upload", ntohs(address.sin_port));
+    size_t large = 64u << 20;
+    char *upload = calloc(1, large);
+    CHECK(courier_request_create(NULL, "PUT", url, &request) == COURIER_OK, "create");
+    CHECK(courier_request_set_body(request, upload, large) == COURIER_OK, "body");
+    CHECK(courier_request_set_timeout(request, COURIER_TIMEOUT_SEND, 300) == COURIER_OK, "send limit");
+    CHECK(courier_request_set_timeout(request, COURIER_TIMEOUT_IDLE, 30000) == COURIER_OK, "idle limit");
+    CHECK(courier_request_set_timeout(request, COURIER_TIMEOUT_TOTAL, 10000) == COURIER_OK, "total limit");
+    CHECK(courier_request_set_timeout(request, 7, 300) == COURIER_E_INVALID_ARGUMENT, "an unknown kind is refused");
+    int code = perform(request, &status);
+    CHECK(code == COURIER_E_TIMEOUT_SEND, "the send limit ended it: %d", code);
+    free(upload);
+    close(deaf);
 
     if (failures) {
         fprintf(stderr, "connection: %d check(s) failed\n", failures);

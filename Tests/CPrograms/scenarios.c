@@ -438,6 +438,7 @@ static int is_fault_code(int code) {
     switch (code) {
     case COURIER_E_CONNECTION_RESET: case COURIER_E_EMPTY_REPLY: case COURIER_E_TRUNCATED_BODY:
     case COURIER_E_TIMEOUT_FIRST_BYTE: case COURIER_E_TIMEOUT_IDLE: case COURIER_E_TIMEOUT_TOTAL:
+    case COURIER_E_TIMEOUT_SEND:
         return 1;
     default:
         return 0;

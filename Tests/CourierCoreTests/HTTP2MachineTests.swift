@@ -92,7 +92,10 @@ struct HTTP2MachineTests {
 
     @Test func streamDeadlines() {
         var s = HTTP2StreamStateMachine(now: 0, totalDeadline: 10_000, firstByteLimit: 1_000, idleLimit: 500)
-        #expect(s.nextDeadline == 1_000)
+        #expect(s.nextDeadline == 500, "while the body goes out, the server must take it: the send limit (the idle one)")
+        #expect(s.deadlinePassed(now: 500)?.code == .sendTimeout)
+        s.bodyProgress(now: 100)
+        #expect(s.nextDeadline == 600)
         s.requestSent(now: 200)
         #expect(s.nextDeadline == 1_200, "the first-byte clock starts when the request is sent")
         #expect(s.deadlinePassed(now: 1_200)?.code == .firstByteTimeout)
@@ -111,6 +114,38 @@ struct HTTP2MachineTests {
         #expect(s.deadlinePassed(now: 10_000)?.code == .totalTimeout)
         s.closed()
         #expect(s.deadlinePassed(now: 20_000) == nil)
+    }
+
+    /// A send limit apart from the idle limit (httpx's write timeout): the body runs under it,
+    /// unless its producer or a 100 holds it; the response under the first-byte and idle limits.
+    @Test func streamSendLimit() {
+        var s = HTTP2StreamStateMachine(now: 0, totalDeadline: 10_000, firstByteLimit: 1_000, idleLimit: 3_000, sendLimit: 200)
+        #expect(s.nextDeadline == 200, "the body must start going within the send limit")
+        s.bodyProgress(now: 150)
+        #expect(s.nextDeadline == 350)
+        #expect(s.deadlinePassed(now: 349) == nil)
+        #expect(s.deadlinePassed(now: 350) == CourierError(.sendTimeout, "the server stopped reading the request body"))
+        s.bodyHeld(.producer)
+        #expect(s.nextDeadline == 10_000, "the producer's pace: the total only")
+        s.bodyProgress(now: 5_000)
+        #expect(s.nextDeadline == 5_200)
+        s.requestSent(now: 5_100)
+        #expect(s.nextDeadline == 6_100, "then the first byte")
+        s.headReceived(now: 5_500)
+        #expect(s.nextDeadline == 8_500, "then the idle limit")
+        #expect(s.deadlinePassed(now: 8_500)?.code == .idleTimeout)
+        var c = HTTP2StreamStateMachine(now: 0, totalDeadline: 10_000, firstByteLimit: 1_000, idleLimit: 3_000, sendLimit: 200)
+        c.bodyHeld(.continueWait)
+        #expect(c.nextDeadline == 1_000, "waiting for a 100 is waiting for the server's answer")
+        #expect(c.deadlinePassed(now: 1_000)?.code == .firstByteTimeout)
+        c.responseFrame(now: 400)
+        #expect(c.nextDeadline == 10_000, "after the 100, until the body is released")
+        c.bodyProgress(now: 500)
+        #expect(c.nextDeadline == 700)
+        var done = HTTP2StreamStateMachine(now: 0, totalDeadline: 10_000, firstByteLimit: 1_000, idleLimit: 3_000)
+        done.requestSent(now: 0)
+        done.bodyHeld(.producer)
+        #expect(done.bodyHold == nil, "a sent request holds nothing")
     }
 
     @Test func requestHeadersFollowRFC9113() {

@@ -87,7 +87,12 @@ def serve(sock, max_streams=None, raise_after=None):
                                           end_stream=True)
                 elif isinstance(event, h2.events.DataReceived):
                     bodies[event.stream_id] = bodies.get(event.stream_id, b"") + event.data
-                    conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+                    if paths[event.stream_id].get(":path", "").partition("?")[0] != "/deaf-body":
+                        conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+                    elif event.flow_controlled_length:
+                        # /deaf-body never opens its stream's window again (the client's body
+                        # stalls), only the connection's: the connection's other streams go on.
+                        conn.increment_flow_control_window(event.flow_controlled_length)
                 elif isinstance(event, h2.events.StreamEnded):
                     open_streams.discard(event.stream_id)
                     if answer(sock, conn, event.stream_id, paths[event.stream_id], bodies.get(event.stream_id, b"")) == "close":

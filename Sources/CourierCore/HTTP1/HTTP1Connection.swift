@@ -130,8 +130,10 @@ package final class HTTP1Connection: ExchangeCarrier, ByteStreamDelegate, Respon
     private func bodyWillFollow(_ transfer: Transfer, now: UInt64) {
         let expectsContinue = transfer.requestExpectsContinue
         let continueDeadline = expectsContinue ? deadlineMillis(after: transfer._options.continueTimeout, from: now) : UInt64.max
+        let timeouts = transfer._options.timeouts
         machine.bodyFollows(HTTP1ConnectionStateMachine.Flow(awaitingContinue: expectsContinue, continueDeadline: continueDeadline,
-                                                             firstByteLimit: transfer._options.timeouts.firstByte?.millisecondsRoundedUp ?? .max),
+                                                             firstByteLimit: timeouts.firstByte?.millisecondsRoundedUp ?? .max,
+                                                             sendLimit: timeouts.send.map { $0.millisecondsRoundedUp }),
                             now: now)
     }
 

@@ -6,10 +6,14 @@ extension HTTP1ConnectionStateMachine {
         switch state {
         case .active(var exchange):
             exchange.requestSent = true
-            if flow.hasBody, !exchange.responseStarted {
-                // The server's think time starts when it has the whole request.
-                let (sum, overflow) = flow.lastWrite.addingReportingOverflow(flow.firstByteLimit)
-                exchange.deadlines.firstByte = overflow ? .max : sum
+            if flow.hasBody {
+                // The server's think time starts when it has the whole request: its silence is
+                // the idle limit's from here.
+                flow.silenceLimit = exchange.deadlines.idleLimit
+                if !exchange.responseStarted {
+                    let (sum, overflow) = flow.lastWrite.addingReportingOverflow(flow.firstByteLimit)
+                    exchange.deadlines.firstByte = overflow ? .max : sum
+                }
             }
             return finishIfDone(exchange)
         case .closed:
@@ -24,10 +28,11 @@ extension HTTP1ConnectionStateMachine {
     /// a 100 and until when, and the first-byte limit that starts once it is out.
     package mutating func bodyFollows(_ body: Flow, now: UInt64) {
         switch state {
-        case .active:
+        case .active(let exchange):
             flow = body
             flow.hasBody = true
             flow.lastWrite = now
+            flow.silenceLimit = body.sendLimit ?? exchange.deadlines.idleLimit
             if flow.continueDeadline == .max { flow.awaitingContinue = false }
         case .connecting, .idle, .closed:
             preconditionFailure("a body for no exchange (state \(state))")

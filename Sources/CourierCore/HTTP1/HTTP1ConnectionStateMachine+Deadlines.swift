@@ -42,7 +42,7 @@ extension HTTP1ConnectionStateMachine {
             } else if now >= Self.responseDeadline(exchange, flow) {
                 if flow.hasBody, !exchange.requestSent, bodyBytes == 0 {
                     // (After a 100 Continue, too: the server waits for what we no longer send.)
-                    error = CourierError(.idleTimeout, "the server stopped reading the request body")
+                    error = CourierError(.sendTimeout, "the server stopped reading the request body")
                 } else if exchange.responseStarted {
                     error = CourierError(.idleTimeout, "after \(bodyBytes) body bytes")
                 } else {
@@ -63,9 +63,9 @@ extension HTTP1ConnectionStateMachine {
     }
 
     /// Before the first byte, the first-byte deadline (or, while a body goes out, the last write
-    /// plus the idle limit); after it, the later of the last read and (for a request with a body)
-    /// the last write, plus the idle limit; none while the consumer has paused reading or the
-    /// body waits for its producer. Inlined where the timer is armed, as the rest of
+    /// plus the send limit); after it, the later of the last read and (for a request with a body)
+    /// the last write, plus the idle limit (the send limit while that body still goes out); none
+    /// while the consumer has paused reading or the body waits for its producer. Inlined where the timer is armed, as the rest of
     /// `nextDeadline` (a call makes the caller copy the exchange out of the machine on every
     /// rearm, for the plain path too: +140 instructions per request).
     @inline(__always)
@@ -75,15 +75,17 @@ extension HTTP1ConnectionStateMachine {
             guard flow.hasBody, !exchange.requestSent, !flow.awaitingContinue else {
                 return flow.readingPaused ? .max : exchange.deadlines.firstByte
             }
-            let (sum, overflow) = flow.lastWrite.addingReportingOverflow(exchange.deadlines.idleLimit)
+            let (sum, overflow) = flow.lastWrite.addingReportingOverflow(flow.silenceLimit)
             return overflow ? .max : sum
         }
         if flow.readingPaused { return .max }
         // A 100 Continue starts the response before the body goes out: the server is then silent
         // because it waits for the body, so an upload longer than the idle limit is not silence,
         // and the server's think time starts once the body is out.
-        let since = flow.hasBody ? max(exchange.lastRead, flow.lastWrite) : exchange.lastRead
-        let (sum, overflow) = since.addingReportingOverflow(exchange.deadlines.idleLimit)
+        // (While the body still goes out after a 100, the server waits for us: the send limit.)
+        let (since, limit) = flow.hasBody ? (max(exchange.lastRead, flow.lastWrite), flow.silenceLimit)
+                                          : (exchange.lastRead, exchange.deadlines.idleLimit)
+        let (sum, overflow) = since.addingReportingOverflow(limit)
         return overflow ? .max : sum
     }
 }

@@ -54,10 +54,12 @@ package struct HTTP1ConnectionStateMachine: Sendable {
     /// exchange rather than in it (every event copies the `Exchange` in and out of the state; a
     /// plain request should not pay for fields it does not use). Reset by `sendRequest`.
     package struct Flow: Equatable, Sendable {
-        package init(awaitingContinue: Bool = false, continueDeadline: UInt64 = .max, firstByteLimit: UInt64 = .max) {
+        package init(awaitingContinue: Bool = false, continueDeadline: UInt64 = .max, firstByteLimit: UInt64 = .max,
+                     sendLimit: UInt64? = nil) {
             self.awaitingContinue = awaitingContinue
             self.continueDeadline = continueDeadline
             self.firstByteLimit = firstByteLimit
+            self.sendLimit = sendLimit
         }
 
         /// A body follows the head. While it is being sent, silence is measured from the last
@@ -77,6 +79,12 @@ package struct HTTP1ConnectionStateMachine: Sendable {
         package var continueDeadline: UInt64 = .max
         /// How long the first byte may take once the body is out, in milliseconds.
         package var firstByteLimit: UInt64 = .max
+        /// Longest wait between two writes of the body, in milliseconds (nil: the idle limit,
+        /// one limit for both directions).
+        package var sendLimit: UInt64?
+        /// The silence limit while the body runs: the send limit (resolved by `bodyFollows`)
+        /// until the whole request is out, then the idle limit (the server's answer).
+        package var silenceLimit: UInt64 = .max
     }
 
     /// The deadlines one exchange runs under.

@@ -43,6 +43,7 @@ extension HTTP2Stream {
         if hasBody, transfer.requestExpectsContinueOverHTTP2 {
             // The body waits for the 100, or the continue timeout (curl's --expect100-timeout).
             continueDeadline = connection.nowMillis &+ transfer._options.continueTimeout.millisecondsRoundedUp
+            machine.bodyHeld(.continueWait)
             connection.arm(continueDeadline)
         }
         if !hasBody { requestSent() }
@@ -114,6 +115,7 @@ extension HTTP2Stream {
             }
             return bodyProgress(0, end: true)
         case .pending:
+            machine.bodyHeld(.producer)
             return .deferred
         case .failed(let error):
             failure = error
@@ -122,6 +124,7 @@ extension HTTP2Stream {
     }
 
     private func bodyProgress(_ count: Int, end: Bool) -> HTTP2BodyPull {
+        if count > 0 { bodyMoved() }
         bodySent += UInt64(count)
         transfer.metrics.bytesSent &+= UInt64(count)
         transfer.requestBodyBytesSent = bodySent
@@ -157,7 +160,16 @@ extension HTTP2Stream {
         if continueDeadline != .max, now >= continueDeadline { sendBodyNow() }
     }
 
+    /// The body went (or may go) again: its send silence starts over, and the timer learns of
+    /// the deadline a hold had lifted.
+    private func bodyMoved() {
+        let held = machine.bodyHold != nil
+        machine.bodyProgress(now: connection.nowMillis)
+        if held { connection.arm(machine.nextDeadline) }
+    }
+
     private func sendBodyNow() {
+        bodyMoved()
         continueDeadline = .max
         guard id > 0, !reported else { return }
         connection.session.resumeBody(streamID: id)

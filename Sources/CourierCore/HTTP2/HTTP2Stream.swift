@@ -58,7 +58,8 @@ package final class HTTP2Stream: ExchangeCarrier {
         let timeouts = transfer._options.timeouts
         machine = HTTP2StreamStateMachine(now: now, totalDeadline: transfer.machine.totalDeadline,
                                           firstByteLimit: timeouts.firstByte?.millisecondsRoundedUp ?? .max,
-                                          idleLimit: timeouts.idle?.millisecondsRoundedUp ?? .max)
+                                          idleLimit: timeouts.idle?.millisecondsRoundedUp ?? .max,
+                                          sendLimit: (timeouts.send ?? timeouts.idle)?.millisecondsRoundedUp ?? .max)
         let options = transfer._options
         if options.receiveRateLimit > 0 { receivePacer = RatePacer(limit: options.receiveRateLimit) }
         if options.sendRateLimit > 0 { sendPacer = RatePacer(limit: options.sendRateLimit) }

@@ -18,6 +18,7 @@ extension CourierError {
             (.firstByteTimeout, "COURIER_E_TIMEOUT_FIRST_BYTE", "timed out waiting for the first response byte"),
             (.idleTimeout, "COURIER_E_TIMEOUT_IDLE", "connection idle too long mid-response"),
             (.totalTimeout, "COURIER_E_TIMEOUT_TOTAL", "transfer exceeded its total time limit"),
+            (.sendTimeout, "COURIER_E_TIMEOUT_SEND", "timed out sending the request body"),
             (.connectionReset, "COURIER_E_CONNECTION_RESET", "connection reset during the response"),
             (.emptyReply, "COURIER_E_EMPTY_REPLY", "server closed the connection without replying"),
             (.truncatedBody, "COURIER_E_TRUNCATED_BODY", "response body truncated"),

@@ -94,6 +94,8 @@ extension CourierError {
         public static let idleTimeout = Code(8, 4)
         /// The whole transfer exceeded `Timeouts.total`.
         public static let totalTimeout = Code(8, 5)
+        /// The server took none of the request body for longer than `Timeouts.send` (or `idle`).
+        public static let sendTimeout = Code(8, 6)
 
         /// The status line is not HTTP/1.x.
         public static let badStatusLine = Code(12, 1)

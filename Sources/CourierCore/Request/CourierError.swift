@@ -21,6 +21,8 @@ public struct CourierError: Error, Sendable, Hashable, CustomStringConvertible {
         case idle = 4
         /// The whole transfer.
         case total = 5
+        /// The server stopped reading the request body.
+        case send = 6
     }
 
     /// The stable code.

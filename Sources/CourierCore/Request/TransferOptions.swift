@@ -11,8 +11,13 @@ public struct Timeouts: Sendable, Hashable {
     public var connect: Nanoseconds?
     /// From the request being handed to a connection to the first response byte.
     public var firstByte: Nanoseconds?
-    /// Longest silence between two reads once the response has started.
+    /// Longest silence between two reads once the response has started; while the request body
+    /// goes out, between two writes too unless `send` is set.
     public var idle: Nanoseconds?
+    /// Longest wait for the server to take more of the request body (between two writes), apart
+    /// from the read side's `idle` (httpx's write timeout beside its read timeout). nil: `idle`
+    /// covers sending as well (curl has one limit for both); `Nanoseconds(.max)`: no limit.
+    public var send: Nanoseconds?
     /// The whole transfer, from leaving the queue to completion (curl's `--max-time`, minus the queue).
     public var total: Nanoseconds?
 
@@ -22,12 +27,14 @@ public struct Timeouts: Sendable, Hashable {
                 connect: Nanoseconds? = .seconds(30),
                 firstByte: Nanoseconds? = .seconds(60),
                 idle: Nanoseconds? = .seconds(60),
-                total: Nanoseconds? = nil) {
+                total: Nanoseconds? = nil,
+                send: Nanoseconds? = nil) {
         self.queue = queue
         self.connect = connect
         self.firstByte = firstByte
         self.idle = idle
         self.total = total
+        self.send = send
     }
 }
 

@@ -20,7 +20,7 @@ struct UploadMachineTests {
     }
 
     /// The upload's own silence: our writes stopped going out.
-    static let stoppedReading = Machine.Action.failRequest(CourierError(.idleTimeout, "the server stopped reading the request body"), replay: false)
+    static let stoppedReading = Machine.Action.failRequest(CourierError(.sendTimeout, "the server stopped reading the request body"), replay: false)
 
     /// Records `what` unless `action` fails the request with an idle timeout.
     func expectIdleTimeout(_ action: Machine.Action, _ what: Comment) {
@@ -146,7 +146,36 @@ struct UploadMachineTests {
         var m = connected()
         _ = m.sendRequest(replayable: false, deadlines: Deadlines(firstByte: 500, idleLimit: 1_000))
         m.bodyFollows(Machine.Flow(), now: 0)
-        expectIdleTimeout(m.timerFired(now: 1_000, bodyBytes: 0), "a stalled upload did not fail")
+        #expect(m.timerFired(now: 1_000, bodyBytes: 0) == Self.stoppedReading, "a stalled upload fails as one")
+    }
+
+    /// A send limit apart from the idle limit (httpx's write timeout): the body runs under it,
+    /// before and after a 100; the response under the idle limit.
+    @Test func theSendLimitIsTheUploadsAndTheIdleLimitTheResponses() {
+        let deadlines = Deadlines(firstByte: 5_000, idleLimit: 3_000)
+        var m = connected()
+        _ = m.sendRequest(replayable: false, deadlines: deadlines)
+        m.bodyFollows(Machine.Flow(sendLimit: 200), now: 0)
+        m.bodyBytesWritten(now: 100)
+        #expect(m.nextDeadline == 300)
+        #expect(m.timerFired(now: 299, bodyBytes: 0) == .none)
+        #expect(m.timerFired(now: 300, bodyBytes: 0) == Self.stoppedReading)
+        var after = connected()
+        _ = after.sendRequest(replayable: false, deadlines: deadlines)
+        after.bodyFollows(Machine.Flow(awaitingContinue: true, continueDeadline: 1_000, sendLimit: 200), now: 0)
+        _ = after.bytesReceived(now: 100)
+        #expect(after.informationalReceived(status: 100) == .sendBody)
+        after.bodyBytesWritten(now: 150)
+        #expect(after.nextDeadline == 350, "after a 100 too")
+        #expect(after.timerFired(now: 350, bodyBytes: 0) == Self.stoppedReading)
+        var sent = connected()
+        _ = sent.sendRequest(replayable: false, deadlines: deadlines)
+        sent.bodyFollows(Machine.Flow(sendLimit: 200), now: 0)
+        sent.bodyBytesWritten(now: 100)
+        _ = sent.requestWritten()
+        _ = sent.bytesReceived(now: 400)
+        #expect(sent.nextDeadline == 3_400, "the response: the idle limit")
+        expectIdleTimeout(sent.timerFired(now: 3_400, bodyBytes: 10), "silence mid-response did not fail")
     }
 
     @Test func pausedReadingSuspendsReadDeadlinesButNotTheTotal() {

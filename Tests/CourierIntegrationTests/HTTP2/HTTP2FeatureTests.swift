@@ -95,6 +95,27 @@ struct HTTP2FeatureTests {
         #expect(automatic.headers.combinedValue(for: "x-request-expect") == nil, "\(automatic.headers)")
     }
 
+    /// A server that stops taking the body (it never opens the stream's window again) fails the
+    /// stream after the send limit, not the idle one (httpx's write timeout); with no send limit
+    /// the idle limit covers it, as before. (The total is the guard: it would fire first.) The
+    /// connection's other streams go on, bodies included.
+    @Test func aStalledBodyMeetsTheSendLimit() async throws {
+        let api = Engine(host: h2.scripted, configuration: priorKnowledge)
+        let limits: [(send: Nanoseconds?, idle: Nanoseconds)] = [(.milliseconds(300), .seconds(30)), (nil, .milliseconds(300))]
+        for (send, idle) in limits {
+            let operation = api.operation(path: "/deaf-body", method: .post)
+            operation.body = .bytes(Array(repeating: 5, count: 1 << 20))
+            operation.options.timeouts.send = send
+            operation.options.timeouts.idle = idle
+            operation.options.timeouts.total = .seconds(10)
+            await #expect(throws: CourierError(.sendTimeout, "the server stopped reading the request body")) {
+                try await api.send(operation)
+            }
+        }
+        let next = try await api.post(path: "/echo", body: .bytes(Array(repeating: 6, count: 200_000)))
+        #expect(String(decoding: next.body, as: UTF8.self).hasSuffix(" 200000"), "the connection takes the next body")
+    }
+
     /// The operation's priority goes with its request as RFC 9218's `priority` field (not for
     /// the default, and never over a caller's own).
     @Test func priorityIsSaidAsRFC9218Urgency() async throws {
