@@ -50,7 +50,7 @@ class _Settings:
         # defaults (`engine_defaults`): a call carries only what it changes.
         if timeout is not _UNSET:
             limits = _limits(timeout)
-            options["timeouts"] = limits if limits is not None else dict.fromkeys(("connect", "first_byte", "idle", "queue", "total"))
+            options["timeouts"] = limits if limits is not None else dict.fromkeys(("connect", "first_byte", "idle", "send", "queue", "total"))
         if follow_redirects is not _UNSET:
             options["follow_redirects"] = follow_redirects
             if self.max_redirects is not None:
@@ -263,7 +263,7 @@ class _Base:
         """The client's settings as the engine's defaults (see ``Engine.set_defaults``)."""
         settings = self._settings
         cert = settings.cert
-        timeouts = _limits(settings.timeout) or dict.fromkeys(("connect", "first_byte", "idle", "queue", "total"))
+        timeouts = _limits(settings.timeout) or dict.fromkeys(("connect", "first_byte", "idle", "send", "queue", "total"))
         if settings.timeout is self._default_timeout:
             # httpx's default pool limit (5 s) is a wait for one of its 100 connections; Courier's
             # queue is the process's, a few wide, and a gather of hundreds would fail it: the

@@ -35,7 +35,7 @@ __all__ = ["HTTPError", "RequestError", "CourierError", "TransportError", "Timeo
            "Closed", "UsageError", "HTTPStatusError"]
 
 #: Timeout detail codes (COURIER_E_TIMEOUT | n << 8).
-_TIMEOUT_QUEUE, _TIMEOUT_CONNECT, _TIMEOUT_FIRST_BYTE, _TIMEOUT_IDLE, _TIMEOUT_TOTAL = (8 | (n << 8) for n in range(1, 6))
+_TIMEOUT_QUEUE, _TIMEOUT_CONNECT, _TIMEOUT_FIRST_BYTE, _TIMEOUT_IDLE, _TIMEOUT_TOTAL, _TIMEOUT_SEND = (8 | (n << 8) for n in range(1, 7))
 
 
 def strerror(code):
@@ -264,7 +264,7 @@ _BY_PRIMARY = {
     29: ProxyError, 30: RequestRejected, 31: OutboxError,
 }
 _TIMEOUTS = {_TIMEOUT_QUEUE: PoolTimeout, _TIMEOUT_CONNECT: ConnectTimeout, _TIMEOUT_FIRST_BYTE: ReadTimeout,
-             _TIMEOUT_IDLE: ReadTimeout, _TIMEOUT_TOTAL: TotalTimeout}
+             _TIMEOUT_IDLE: ReadTimeout, _TIMEOUT_TOTAL: TotalTimeout, _TIMEOUT_SEND: WriteTimeout}
 
 
 def error_class(code):

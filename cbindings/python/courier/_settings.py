@@ -6,7 +6,7 @@ from ._errors import CourierError
 from ._support import _text
 
 PRIORITIES = {"very_low": 0, "low": 1, "normal": 2, "high": 3, "very_high": 4}
-TIMEOUTS = {"queue": 1, "connect": 2, "first_byte": 3, "idle": 4, "total": 5}
+TIMEOUTS = {"queue": 1, "connect": 2, "first_byte": 3, "idle": 4, "total": 5, "send": 6}
 #: How a call uses its engine's cache (``cache=`` on a request); the C ABI's COURIER_CACHE_*.
 CACHE_POLICIES = {"protocol": 0, "reload": 1, "cache_else_load": 2, "cache_only": 3, "stale_if_error": 4,
                   "cached_then_fresh": 5}

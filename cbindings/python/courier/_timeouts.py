@@ -14,8 +14,8 @@ class Timeout:
 
     ``Timeout(5.0)`` sets connect, read, write and pool to 5 s; keywords override one each:
     ``Timeout(10.0, connect=60.0)``. ``connect``: name, TCP and TLS. ``read``: to the first
-    response byte once the request is out, then between two. ``write``: between two writes of
-    the request (see ``as_limits`` for how the two share Courier's silence limit). ``pool``: the
+    response byte once the request is out, then between two (ReadTimeout). ``write``: between
+    two writes of the request body (WriteTimeout: the server stopped reading it). ``pool``: the
     wait for a place in the shared queue. ``total``: the whole request (not in httpx). Without a
     ``Timeout`` Courier's defaults hold: 30 s connect, 60 s read, no others."""
 
@@ -42,14 +42,11 @@ class Timeout:
 
     def as_limits(self):
         """Courier's per-request limits (``Engine``'s ``timeouts=``): seconds, None for none.
-        Courier has one silence limit for both directions (``idle``: between two writes while
-        the body goes out, between two reads while the response comes in) and a first-byte
-        limit that starts once the request is out: ``read`` is the first-byte limit, and the
-        silence limit is the larger of ``read`` and ``write`` (neither direction is cut shorter
-        than asked; None, no limit, when either is None)."""
-        silence = None if self.read is None or self.write is None else max(self.read, self.write)
-        return {"connect": self.connect, "first_byte": self.read, "idle": silence, "queue": self.pool,
-                "total": self.total}
+        ``read`` is both the first-byte limit (which starts once the request is out) and the
+        silence limit between reads (``idle``); ``write`` is the silence limit between writes
+        of the body (``send``)."""
+        return {"connect": self.connect, "first_byte": self.read, "idle": self.read, "send": self.write,
+                "queue": self.pool, "total": self.total}
 
     def __eq__(self, other):
         return isinstance(other, Timeout) and all(getattr(self, n) == getattr(other, n) for n in self.__slots__)

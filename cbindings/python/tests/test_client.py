@@ -196,7 +196,9 @@ class PackagingTests(unittest.TestCase):
 class TimeoutTests(unittest.TestCase):
     def test_the_value(self):
         self.assertEqual(courier.Timeout(5.0).as_limits(),
-                         {"connect": 5.0, "first_byte": 5.0, "idle": 5.0, "queue": 5.0, "total": None})
+                         {"connect": 5.0, "first_byte": 5.0, "idle": 5.0, "send": 5.0, "queue": 5.0, "total": None})
+        split = courier.Timeout(5.0, read=1.0, write=None).as_limits()
+        self.assertEqual((split["first_byte"], split["idle"], split["send"]), (1.0, 1.0, None))
         mixed = courier.Timeout(10.0, connect=1.0, total=30)
         self.assertEqual((mixed.connect, mixed.read, mixed.write, mixed.pool, mixed.total), (1.0, 10.0, 10.0, 10.0, 30))
         self.assertEqual(courier.Timeout(None).as_limits()["connect"], None)
@@ -220,6 +222,29 @@ class TimeoutTests(unittest.TestCase):
             self.assertEqual(client.get("/slow", params={"ms": 50}, timeout=None).status_code, 200)
             with self.assertRaises(courier.ReadTimeout):
                 client.get("/silence", timeout=0.2)
+
+
+    def test_read_and_write_timeouts_apart(self):
+        # httpx's two limits, each its own: a short read limit is not stretched by a long write
+        # limit, nor the reverse. (The total is the guard: without the split it would fire first.)
+        guard = dict(connect=5.0, pool=5.0, total=10.0)
+        with courier.Client(base_url=SCRIPTED) as client:
+            with self.assertRaises(courier.ReadTimeout):
+                client.get("/silence-mid-body", params={"s": 20}, timeout=courier.Timeout(read=0.3, write=30.0, **guard))
+        import socket
+        with socket.socket() as deaf:  # (accepted by the kernel, never read)
+            deaf.bind(("127.0.0.1", 0))
+            deaf.listen(1)
+            url = "http://127.0.0.1:%d/upload" % deaf.getsockname()[1]
+
+            def body():
+                for _ in range(1024):
+                    yield b"u" * (1 << 20)
+            with courier.Client() as client:
+                with self.assertRaises(courier.WriteTimeout) as caught:
+                    client.post(url, content=body(), timeout=courier.Timeout(read=30.0, write=0.3, **guard))
+                self.assertIsInstance(caught.exception, courier.TimeoutException)
+                self.assertIn("stopped reading the request body", str(caught.exception))
 
 
 class ErrorTests(unittest.TestCase):
