@@ -9,7 +9,7 @@ extension Executor {
     func retryLater(_ transfer: Transfer) {
         transfer.metrics.retries += 1
         waitingRetries += 1
-        if let next = scheduler.finished(host: transfer.hostKey)?.transfer { start(next) }
+        if let next = scheduler.finished(host: transfer.hostKey, priority: transfer._options.priority)?.transfer { start(next) }
         waitTimer.arm(transfer.machine.waitDeadline)
         activityChanged()
     }

@@ -285,9 +285,9 @@ final class Executor: HTTP1ConnectionDelegate, HTTP2ConnectionDelegate, RetryApp
             scheduler.remove(TransferRef(transfer), host: transfer.hostKey, priority: transfer._options.priority)
         case .slotAndPoolWait:
             pool.cancelWaiting(TransferRef(transfer), key: transfer.poolKey)
-            next = scheduler.finished(host: transfer.hostKey)?.transfer
+            next = scheduler.finished(host: transfer.hostKey, priority: transfer._options.priority)?.transfer
         case .slot:
-            next = scheduler.finished(host: transfer.hostKey)?.transfer
+            next = scheduler.finished(host: transfer.hostKey, priority: transfer._options.priority)?.transfer
         case .flightPlace:
             break
         case .retryWait:

@@ -3,13 +3,18 @@
 /// MKNetworkKit's central idea is one queue for the whole process with a bounded width; Courier
 /// adds per-host limits and priorities. Rules:
 /// - at most `width` operations run at once (changeable at run time: lowering it never stops
-///   running work, raising it starts queued work at once);
+///   running work, raising it starts queued work at once); an operation the user waits for
+///   (`.normal` and up) counts only the foreground operations running, never the background
+///   ones (`.low`, `.veryLow`: uploads, prefetching), which start only in what is left (on a
+///   cellular width of 2, a view's thumbnails would otherwise wait for two whole photo uploads);
+///   so at most `width` foreground operations run, and background ones only below `width` in all;
 /// - at most `hostLimit(host)` of them target one host;
 /// - the next to start is the highest-priority queued operation whose host has room, first-in
 ///   first-out within a priority. An operation for a saturated host never blocks one for another.
 ///
-/// Invariant (checked by the tests after every event): no queued operation could start, i.e. either
-/// `running == width` or every host with queued work is at its limit.
+/// Invariant (checked by the tests after every event): no queued operation could start, i.e. for
+/// each host with queued work, what counts against its best entry's width is at the width, or
+/// the host is at its limit.
 package struct SchedulerState<Item: Hashable> {
     package struct HostQueue {
         package var running = 0
@@ -27,6 +32,12 @@ package struct SchedulerState<Item: Hashable> {
         /// One FIFO per priority, index = `Priority.rawValue`.
         package var queued: [Deque<Entry>] = Array(repeating: Deque<Entry>(), count: Priority.allCases.count)
         package var queuedCount = 0
+
+        /// Whether foreground work (`.normal` and up) waits here.
+        var hasQueuedForeground: Bool {
+            queued[Priority.normal.rawValue].count + queued[Priority.high.rawValue].count
+                + queued[Priority.veryHigh.rawValue].count > 0
+        }
 
         /// The best entry queued here: highest priority, then lowest sequence number.
         func head() -> Entry? {
@@ -47,6 +58,8 @@ package struct SchedulerState<Item: Hashable> {
     package private(set) var width: Int
     package var defaultHostLimit: Int
     package private(set) var running = 0
+    /// Running operations below `.normal` (not counted against foreground work's width).
+    package private(set) var runningBackground = 0
     package private(set) var queuedCount = 0
     /// Per-host state, indexed by host key (small consecutive integers the runtime interns).
     package private(set) var hosts: [HostQueue] = []
@@ -66,17 +79,27 @@ package struct SchedulerState<Item: Hashable> {
     /// The state of one host, if it was ever used.
     package func hostState(_ host: Int) -> HostQueue? { host < hosts.count ? hosts[host] : nil }
 
+    /// What counts against the width for an operation of `priority`: every running operation
+    /// for background work, the foreground ones otherwise.
+    @inline(__always)
+    package func busy(at priority: Priority) -> Int {
+        priority < .normal ? running : running - runningBackground
+    }
+
     /// Adds an operation. Returns true when it may start now (the caller starts it); otherwise it
     /// waits its turn.
     package mutating func enqueue(_ item: Item, host: Int, priority: Priority) -> Bool {
         let width = self.width, defaultHostLimit = self.defaultHostLimit
-        let running = self.running
+        let running = self.running, background = self.runningBackground
         let sequence = nextSequence
         let (start, becameQueued) = withHost(host) { queue -> (Bool, Bool) in
         // If there is room, nothing queued can be ahead of it: by the invariant, queued work is
-        // only ever blocked by the width (not the case here) or by its own host's limit.
-        if running < width, queue.running < (queue.limit ?? defaultHostLimit) || queue.hasStreamRoom(defaultHostLimit),
-           queue.queuedCount == 0 {
+        // only ever blocked by its class's width (not the case here) or by its own host's limit;
+        // background work queued here cannot be ahead of foreground work.
+        // (Room in all is room for any; only without it is the foreground's own count needed.)
+        if running < width || (priority >= .normal && running - background < width),
+           queue.running < (queue.limit ?? defaultHostLimit) || queue.hasStreamRoom(defaultHostLimit),
+           queue.queuedCount == 0 || (priority >= .normal && !queue.hasQueuedForeground) {
             queue.running += 1
             return (true, false)
         }
@@ -86,6 +109,7 @@ package struct SchedulerState<Item: Hashable> {
         }
         if start {
             self.running += 1
+            if priority < .normal { runningBackground += 1 }
             return true
         }
         if becameQueued { hostsWithQueued.append(host) }
@@ -94,13 +118,15 @@ package struct SchedulerState<Item: Hashable> {
         return false
     }
 
-    /// A running operation ended (success, failure or cancellation). Returns the operation to
-    /// start in its place, if any; at most one can, since one slot of each kind was freed.
-    package mutating func finished(host: Int) -> Item? {
+    /// A running operation of `priority` ended (success, failure or cancellation). Returns the
+    /// operation to start in its place, if any; at most one can, since one slot of each kind was
+    /// freed.
+    package mutating func finished(host: Int, priority: Priority) -> Item? {
         precondition(host < hosts.count && hosts[host].running > 0 && running > 0,
                      "finished(host: \(host)) with nothing running there")
-        withHost(host) { $0.running -= 1 }
+        hosts[host].running -= 1  // (the host exists: no `withHost`)
         running -= 1
+        if priority < .normal { runningBackground -= 1 }
         return startNext()
     }
 
@@ -170,9 +196,10 @@ package struct SchedulerState<Item: Hashable> {
         return started
     }
 
-    /// Picks the best startable entry across hosts and marks it running.
+    /// Picks the best startable entry across hosts and marks it running. Only the best needs
+    /// the width's check: what counts against a lower priority's width is never less.
     private mutating func startNext() -> Item? {
-        guard running < width, queuedCount > 0 else { return nil }
+        guard queuedCount > 0, running - runningBackground < width else { return nil }
         var best: (host: Int, entry: Entry)?
         for host in hostsWithQueued {
             let queue = hosts[host]
@@ -187,7 +214,7 @@ package struct SchedulerState<Item: Hashable> {
                 best = (host, head)
             }
         }
-        guard let (host, entry) = best else { return nil }
+        guard let (host, entry) = best, busy(at: entry.priority) < width else { return nil }
         let remaining = withHost(host) { queue -> Int in
             _ = queue.queued[entry.priority.rawValue].popFirst()
             queue.queuedCount -= 1
@@ -197,6 +224,7 @@ package struct SchedulerState<Item: Hashable> {
         if remaining == 0 { hostsWithQueued.removeAll { $0 == host } }
         queuedCount -= 1
         running += 1
+        if entry.priority < .normal { runningBackground += 1 }
         return entry.item
     }
 }
