@@ -19,15 +19,17 @@ SWIFT         ?= swift
 
 CORE_PACKAGES  := libuv1-dev libssl-dev zlib1g-dev libbrotli-dev libzstd-dev libnghttp2-dev pkg-config gcc make
 TEST_PACKAGES  := nginx openssl valgrind python3 python3-venv python3-setuptools python3-wheel python3-pip iproute2 libcurl4 \
-                  nghttp2-server python3-h2
+                  nghttp2-server python3-h2 nftables
 # The interop matrix's servers (Tests/Interop): independent HTTP implementations, plus Debian's Go
 # to build a net/http server. uvicorn and Starlette come from PyPI into .build/interop-venv.
 INTEROP_PACKAGES := apache2 caddy h2o lighttpd lighttpd-mod-deflate lighttpd-mod-openssl libnginx-mod-http-brotli-filter golang-go
 INTEROP_PYPI     := uvicorn==0.55.0 starlette==1.10.0
 DEMO_PACKAGES  := nginx python3 openssl
 BENCH_PACKAGES := nginx wrk libcurl4-openssl-dev gnuplot-nox valgrind strace python3 nghttp2-client
+# The slow-network scenarios (benchmarks/scenario): namespaces and htb (iproute2), loss (nftables).
+SCENARIO_PACKAGES := iproute2 nftables gnuplot-nox curl python3
 
-.PHONY: api interop-deps python-wheel python-site bench-bulk soak test-asan test-tsan fuzz install-files all deps core-packages test-deps demo-deps bench-deps llhttp build test demo bench install clean
+.PHONY: scenario api interop-deps python-wheel python-site bench-bulk soak test-asan test-tsan fuzz install-files all deps core-packages test-deps demo-deps bench-deps llhttp build test demo bench install clean
 
 all: build
 
@@ -173,6 +175,14 @@ bench-bulk: bench-deps
 	@# Python loads the library as installed (the Swift runtime linked in: what the wheel ships).
 	$(SWIFT) build -c release --scratch-path .build/install --product CourierC -Xswiftc -static-stdlib
 	python3 benchmarks/bulk.py
+
+# The seed's story on a shaped 3G link in network namespaces (root): uploads and a view's
+# thumbnails, per setup (Courier, Courier unlimited, curl -Z, aiohttp when `make bench-deps` put
+# it in the bench's venv); writes benchmarks/SCENARIO.md and scenario.png.
+scenario: deps
+	$(call ensure_packages,$(SCENARIO_PACKAGES))
+	$(SWIFT) build -c release --product CourierC
+	python3 benchmarks/scenario/run.py
 
 # 10 million keep-alive and 1 million new-connection requests with the client's RSS and
 # descriptors sampled every second (benchmarks/SOAK.md, soak.png). SOAK_SCALE=0.1 for a short run.

@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""`make scenario`: the seed's own story on a shaped link (link.py), measured.
+
+Scenario A (uploads and a view's thumbnails): ten 500 KiB uploads start; a second later a view
+asks for twenty 10 KiB thumbnails (30 s each at most, a view's patience). Each setup of
+clients.py runs RUNS times, every run on a link of its own (its own namespaces and shaping, all
+at once: the runs do not share a bottleneck), on the `3g` profile. Writes
+benchmarks/SCENARIO.md (thumbnail completion from the view's start: median, p95, max; thumbnails
+that failed; the uploads' last completion) and benchmarks/scenario.png (one bar per request over
+time, per setup, from the first run).
+
+  run.py [--quick]     --quick: two runs, and what a machine without aiohttp has
+
+Scenarios B (offline and back, a crash) and C (a flaky link) are not written yet.
+"""
+import concurrent.futures
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from link import Link, leftover_namespaces, missing  # noqa: E402
+
+PROFILE = "3g"
+UPLOADS, UPLOAD_BYTES, THUMBS, THUMB_BYTES, DELAY, THUMB_TIMEOUT = 10, 500 * 1024, 20, 10 * 1024, 1.0, 30.0
+RUNS = 2 if "--quick" in sys.argv else 3
+RUN_LIMIT = 400  # seconds: a setup's run that takes longer is a hang, reported as such
+VENV_PYTHON = os.path.join(ROOT, ".build", "pybench-venv", "bin", "python")
+SETUPS = ["courier", "courier-unlimited", "curl", "aiohttp"]
+TITLES = {"courier": "Courier (defaults: width 2 on cellular, view at high priority)",
+          "courier-unlimited": "Courier, unlimited width", "curl": "curl -Z (parallel 50)",
+          "aiohttp": "aiohttp (connector limit 100)"}
+
+
+def python_for(setup):
+    if setup == "aiohttp":
+        if os.path.exists(VENV_PYTHON) and subprocess.run([VENV_PYTHON, "-c", "import aiohttp"]).returncode == 0:
+            return VENV_PYTHON
+        return None
+    return VENV_PYTHON if os.path.exists(VENV_PYTHON) else sys.executable
+
+
+def one_run(setup, index):
+    """One run of `setup` on a link of its own; its requests as dicts."""
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "cbindings", "python"),
+               COURIER_LIBRARY=os.path.join(ROOT, ".build", "release", "libCourierC.so"))
+    with Link(PROFILE, tag=f"{os.getpid() % 10000}{SETUPS.index(setup)}{index}") as link:
+        url = link.serve([sys.executable, os.path.join(ROOT, "Tests", "Servers", "stream_server.py")])
+        argv = [python_for(setup), os.path.join(HERE, "clients.py"), setup, url, str(UPLOADS), str(UPLOAD_BYTES),
+                str(THUMBS), str(THUMB_BYTES), str(DELAY), str(THUMB_TIMEOUT)]
+        process = link.client(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            out, err = process.communicate(timeout=RUN_LIMIT)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            out, err = process.communicate()
+            return [], f"did not end within {RUN_LIMIT} s"
+        requests = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+        return requests, (err.strip()[-300:] if process.returncode else "")
+
+
+def summarise(runs):
+    thumbs = [r["end"] - DELAY for run in runs for r in run if r["kind"] == "thumb" and r["ok"]]
+    failed = sum(1 for run in runs for r in run if r["kind"] == "thumb" and not r["ok"])
+    uploads_ok = sum(1 for run in runs for r in run if r["kind"] == "upload" and r["ok"])
+    last_upload = [max((r["end"] for r in run if r["kind"] == "upload"), default=0) for run in runs]
+    thumbs.sort()
+    errors = {}
+    for run in runs:
+        for r in run:
+            if not r["ok"]:
+                key = f"{r['kind']}: {r['error'] or 'failed'}"
+                errors[key] = errors.get(key, 0) + 1
+
+    def pct(p):
+        return thumbs[min(len(thumbs) - 1, int(round(p * (len(thumbs) - 1))))] if thumbs else float("nan")
+    return {"median": statistics.median(thumbs) if thumbs else float("nan"), "p95": pct(0.95),
+            "max": thumbs[-1] if thumbs else float("nan"), "failed": failed, "thumbs": THUMBS * len(runs),
+            "uploads_ok": uploads_ok, "uploads": UPLOADS * len(runs), "uploads_done": statistics.median(last_upload),
+            "errors": errors}
+
+
+def plot(first_runs, path):
+    """One panel per setup: a bar per request from its start to its end (uploads blue,
+    thumbnails orange, failed ones red)."""
+    if shutil.which("gnuplot") is None:
+        return False
+    work = tempfile.mkdtemp(prefix="courier-scenario-plot-")
+    setups = [s for s in SETUPS if s in first_runs]
+    horizon = max((r["end"] for run in first_runs.values() for r in run), default=1) * 1.02
+    script = [f'set terminal pngcairo size 1400,{300 * len(setups)} font ",11"', f'set output "{path}"',
+              "set linetype 1 lc rgb '#1f77b4'", "set linetype 2 lc rgb '#ff7f0e'", "set linetype 3 lc rgb '#d62728'",
+              f"set multiplot layout {len(setups)},1", f"set xrange [0:{horizon:.1f}]", "set yrange [-1:31]",
+              "set ytics ('uploads (blue)' 4.5, 'thumbnails (orange; red: failed)' 20.5)", "set grid xtics", "unset key",
+              "set xlabel 'seconds'"]
+    for setup in setups:
+        rows = sorted(first_runs[setup], key=lambda r: (r["kind"] != "upload", r["index"]))
+        data = os.path.join(work, setup + ".dat")
+        with open(data, "w") as f:
+            for row, r in enumerate(rows):
+                colour = (1 if r["kind"] == "upload" else 2) if r["ok"] else 3
+                f.write(f"{r['start']} {r['end']} {row + (1 if r['kind'] == 'thumb' else 0)} {colour}\n")
+        script += [f'set title "{TITLES[setup]}: each request from start to end; the view opens at {DELAY:.0f} s"',
+                   f"plot '{data}' using 1:3:($2-$1):(0):4 with vectors nohead lw 6 lc variable"]
+    script.append("unset multiplot")
+    with open(os.path.join(work, "plot.gp"), "w") as f:
+        f.write("\n".join(script) + "\n")
+    done = subprocess.run(["gnuplot", os.path.join(work, "plot.gp")], capture_output=True, text=True)
+    shutil.rmtree(work, ignore_errors=True)
+    if done.returncode != 0:
+        print("gnuplot:", done.stderr[-400:], file=sys.stderr)
+    return done.returncode == 0
+
+
+def main():
+    reason = missing()
+    if reason:
+        print(f"scenario: skipped: {reason}")
+        return 0
+    subprocess.run(["swift", "build", "-c", "release", "--product", "CourierC"], cwd=ROOT, check=True,
+                   stdout=subprocess.DEVNULL)
+    setups = [s for s in SETUPS if python_for(s) is not None and (s != "curl" or shutil.which("curl"))]
+    left_out = [s for s in SETUPS if s not in setups]
+    results, problems = {}, []
+    started = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(setups) * RUNS) as pool:
+        futures = {(s, i): pool.submit(one_run, s, i) for s in setups for i in range(RUNS)}
+        for (setup, index), future in futures.items():
+            requests, problem = future.result()
+            results.setdefault(setup, []).append(requests)
+            if problem:
+                problems.append(f"{setup} run {index + 1}: {problem}")
+    took = time.monotonic() - started
+    if leftover_namespaces():
+        problems.append(f"namespaces left behind: {leftover_namespaces()}")
+    rows = {s: summarise(results[s]) for s in setups}
+    os.makedirs(os.path.join(ROOT, "benchmarks", "out"), exist_ok=True)
+    with open(os.path.join(ROOT, "benchmarks", "out", "scenario-a.json"), "w") as f:
+        json.dump(results, f)
+    plotted = plot({s: results[s][0] for s in setups}, os.path.join(ROOT, "benchmarks", "scenario.png"))
+    write(rows, left_out, problems, plotted, took)
+    for s in setups:
+        r = rows[s]
+        print(f"  {s}: thumbnails median {r['median']:.1f} s, p95 {r['p95']:.1f} s, failed {r['failed']}; "
+              f"uploads {r['uploads_ok']}/{r['uploads']} done by {r['uploads_done']:.0f} s")
+    return 1 if problems else 0
+
+
+def write(rows, left_out, problems, plotted, took):
+    p = Link(PROFILE).profile
+    lines = ["# Scenario: the seed's story on a shaped link", "",
+             "Written by `make scenario` (benchmarks/scenario/run.py). Two network namespaces per run joined "
+             "by a veth; the rate by htb on each end, loss by nftables, the round trip by a delay line "
+             "(benchmarks/scenario/link.py). The client's end is named wwan0: Courier's classifier says "
+             "cellular, so its queue is 2 wide.", "",
+             f"- date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; profile `{PROFILE}`: {p['down']} kbit/s "
+             f"down, {p['up']} kbit/s up, {p['rtt']} ms round trip, {p['loss']} % loss; {RUNS} runs per setup, "
+             f"each on its own link, all at once ({took:.0f} s)", "",
+             f"## A: {UPLOADS} uploads of {UPLOAD_BYTES // 1024} KiB, then {THUMBS} thumbnails of "
+             f"{THUMB_BYTES // 1024} KiB a second later", "",
+             f"Thumbnail times from the view's start (each has {THUMB_TIMEOUT:.0f} s); uploads: how many "
+             "completed, and when the last did (median of the runs).", "",
+             "| setup | thumbnail median s | p95 s | max s | thumbnails failed | uploads done | last upload s | failures |",
+             "|---|---:|---:|---:|---:|---:|---:|---|"]
+    for setup, r in rows.items():
+        failures = ", ".join(f"{count}x {what}" for what, count in sorted(r["errors"].items())) or "none"
+        lines.append(f"| {TITLES[setup]} | {r['median']:.1f} | {r['p95']:.1f} | {r['max']:.1f} | "
+                     f"{r['failed']}/{r['thumbs']} | {r['uploads_ok']}/{r['uploads']} | {r['uploads_done']:.0f} | {failures} |")
+    lines.append("")
+    if plotted:
+        lines += ["![each request from start to end, per setup (first run)](scenario.png)", ""]
+    if left_out:
+        lines += ["Left out: " + ", ".join(f"{s} (not installed: `make bench-deps`)" for s in left_out), ""]
+    if problems:
+        lines += ["Problems: " + "; ".join(problems), ""]
+    with open(os.path.join(ROOT, "benchmarks", "SCENARIO.md"), "w") as f:
+        f.write("\n".join(lines))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
