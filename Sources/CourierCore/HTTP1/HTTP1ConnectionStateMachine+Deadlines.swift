@@ -65,9 +65,10 @@ extension HTTP1ConnectionStateMachine {
     /// Before the first byte, the first-byte deadline (or, while a body goes out, the last write
     /// plus the send limit); after it, the later of the last read and (for a request with a body)
     /// the last write, plus the idle limit (the send limit while that body still goes out); none
-    /// while the consumer has paused reading or the body waits for its producer. Inlined where the timer is armed, as the rest of
-    /// `nextDeadline` (a call makes the caller copy the exchange out of the machine on every
-    /// rearm, for the plain path too: +140 instructions per request).
+    /// while the consumer has paused reading or the body waits for its producer. Inlined where
+    /// the timer is armed, as the rest of `nextDeadline` (a call makes the caller copy the
+    /// exchange out of the machine on every rearm, for the plain path too: +140 instructions per
+    /// request).
     @inline(__always)
     private static func responseDeadline(_ exchange: Exchange, _ flow: Flow) -> UInt64 {
         if flow.awaitingProducer { return .max }

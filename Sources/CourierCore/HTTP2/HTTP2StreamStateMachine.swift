@@ -1,6 +1,6 @@
 /// One HTTP/2 stream's exchange as a value: its phase and the transfer's deadlines (first byte,
-/// silence each way, total), which on HTTP/1 the connection's machine keeps. The connection's timer asks
-/// every open stream's machine; the one whose deadline passed fails alone.
+/// silence each way, total), which on HTTP/1 the connection's machine keeps. The connection's
+/// timer asks every open stream's machine; the one whose deadline passed fails alone.
 package struct HTTP2StreamStateMachine: Equatable {
     package enum Phase: Equatable {
         /// The request is being sent (headers, then the body).
