@@ -488,7 +488,11 @@ int courier_request_set_param_encoding(courier_request *request, int encoding);
  * COURIER_E_INVALID_ARGUMENT. (courier_request_add_form_field is the multipart form's.) */
 int courier_request_add_urlencoded_field(courier_request *request, const char *name, const char *value);
 
-/* COURIER_PRIORITY_VERY_LOW ... COURIER_PRIORITY_VERY_HIGH (default NORMAL). */
+/* COURIER_PRIORITY_VERY_LOW ... COURIER_PRIORITY_VERY_HIGH (default NORMAL). The queue starts the
+ * highest first; LOW and VERY_LOW are background work (since 0.6): it never holds a place of the
+ * queue's width against NORMAL and higher requests, starts only in what they leave, and its
+ * request body pauses while they run (10 s at most at a time), so a view's requests are not
+ * stuck behind uploads on a slow link. */
 int courier_request_set_priority(courier_request *request, int priority);
 
 /* One of COURIER_TIMEOUT_*; milliseconds, 0 for no limit, COURIER_TIMEOUT_DEFAULT (-1, since 0.2)

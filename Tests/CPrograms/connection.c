@@ -4,7 +4,8 @@
  * response head's limits and an http URL through a proxy's CONNECT tunnel; the HTTP version
  * (since 0.6: HTTP/2 by ALPN against an nginx with http2, HTTP/1.1 when asked, a bad value
  * refused); the send limit apart from the idle one (since 0.6: a server that never reads the
- * body); exits 0 when every check holds.
+ * body); a background upload pausing beside a foreground request (since 0.6); exits 0 when every
+ * check holds.
  *
  *   connection SCRIPTED_URL HTTPS13_URL CA_FILE STREAM_URL PROXY_URL H2_URL
  */
@@ -13,6 +14,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +64,45 @@ static courier_request *tls_request(const char *url, const char *ca) {
     debug_text[0] = 0;
     CHECK(courier_request_set_debug(request, collect, NULL) == COURIER_OK, "debug");
     return request;
+}
+
+/* Background work yields: a LOW upload of 32 MiB the server reads at 32 MB/s (about a second)
+ * beside a request answered after 3 s is still running when that request ends (held while
+ * it ran), then ends whole. */
+static void background_yields(const char *stream) {
+    courier_engine *engine = NULL;
+    CHECK(courier_engine_create(NULL, &engine) == COURIER_OK, "engine");
+    size_t large = 32u << 20;
+    char *upload = calloc(1, large);
+    char url[512];
+    int status = 0, code = 0;
+    courier_request *request = NULL;
+    snprintf(url, sizeof url, "%s/upload?discard=1&slow=32000000", stream);
+    courier_request *background = NULL;
+    CHECK(courier_request_create(engine, "POST", url, &background) == COURIER_OK, "create");
+    CHECK(courier_request_set_body(background, upload, large) == COURIER_OK, "body");
+    CHECK(courier_request_set_priority(background, COURIER_PRIORITY_LOW) == COURIER_OK, "low");
+    CHECK(courier_request_enqueue(background) == COURIER_OK, "enqueue");
+    snprintf(url, sizeof url, "%s/blob/1000?delay=3000", stream);
+    CHECK(courier_request_create(NULL, "GET", url, &request) == COURIER_OK, "create");
+    CHECK(perform(request, &status) == COURIER_OK && status == 200, "the foreground request: %d", status);
+    courier_request *finished = NULL;
+    courier_response *response = NULL;
+    CHECK(courier_engine_next_done(engine, &finished, &response, &code) == COURIER_E_NOT_FOUND,
+          "the background upload ended while the foreground request ran");
+    struct pollfd ready = {.fd = courier_engine_fd(engine), .events = POLLIN};
+    while (courier_engine_next_done(engine, &finished, &response, &code) == COURIER_E_NOT_FOUND) {
+        CHECK(poll(&ready, 1, 30000) == 1, "the upload never ended");
+        if (failures) break;
+    }
+    size_t length = 0;
+    const uint8_t *answer = response ? courier_response_body(response, &length) : NULL;
+    CHECK(code == COURIER_OK && answer && memmem(answer, length, "\"length\": 33554432", 18), "the upload ended whole: %d %.*s",
+          code, (int)length, answer ? (const char *)answer : "");
+    courier_response_free(response);
+    courier_request_free(finished);
+    free(upload);
+    courier_engine_destroy(engine);
 }
 
 int main(int argc, char **argv) {
@@ -196,6 +237,8 @@ int main(int argc, char **argv) {
     CHECK(code == COURIER_E_TIMEOUT_SEND, "the send limit ended it: %d", code);
     free(upload);
     close(deaf);
+
+    background_yields(stream);
 
     if (failures) {
         fprintf(stderr, "connection: %d check(s) failed\n", failures);

@@ -35,6 +35,8 @@ package final class HTTP1Resources {
     /// A chunked body's size lines, written from here (like the head, the bytes are sent or
     /// copied before the write returns).
     @exclusivity(unchecked) package var chunkLine = RawBuffer(capacity: 64)
+    /// Where background bodies wait for foreground work (the executor tells it when that runs).
+    package let backgroundGate = BackgroundBodyGate()
     /// Runs a closure on the loop the connections run on, from any thread, or drops it once that
     /// loop is going away: how a `ReadLease` lent to another thread comes back. Without it (the
     /// fuzzer's connections), no reads are lent.

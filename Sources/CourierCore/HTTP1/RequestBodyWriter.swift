@@ -23,6 +23,12 @@ final class RequestBodyWriter {
     private var payloadHanded: UInt64 = 0
     /// The send rate's schedule, for a body sent under a rate limit.
     private var pacer: RatePacer?
+    /// A background operation's body: it yields to foreground work (`BackgroundBodyGate`).
+    private var yields = false
+    /// Until when the body waits for foreground work (`.max`: it does not wait).
+    private var holdUntil: UInt64 = .max
+    /// The stretch of foreground work the body last yielded to (once per stretch).
+    private var yieldedStretch: UInt64 = .max
 
     init(connection: HTTP1Connection, stream: any ByteStream, resources: HTTP1Resources) {
         self.connection = connection
@@ -32,8 +38,9 @@ final class RequestBodyWriter {
 
     /// Whether a streamed body is being sent.
     var isSending: Bool { source != nil }
-    /// When a piece the rate holds back may go (`.max`: none held).
-    var resumeAt: UInt64 { pacer?.resumeAt ?? .max }
+    /// When a piece the rate holds back may go, or a held background body goes on regardless
+    /// (`.max`: neither).
+    var resumeAt: UInt64 { min(pacer?.resumeAt ?? .max, holdUntil) }
 
     /// Writes `head`, then `transfer`'s body (not empty): at once, after a 100 (`awaitingContinue`:
     /// `continueAllowed` sends it), or streamed.
@@ -43,12 +50,17 @@ final class RequestBodyWriter {
         payloadHanded = 0
         let rate = transfer._options.sendRateLimit
         pacer = rate > 0 ? RatePacer(limit: rate) : nil
+        yields = transfer._options.priority < .normal
+        holdUntil = .max
+        yieldedStretch = .max
+        if yields, let socket = stream.facts.socket?.socketDescriptor { BackgroundBodyGate.limitUnsent(socket, true) }
         switch transfer._body {
         case .empty:
             preconditionFailure("the body writer asked to send an empty body")
-        case .bytes(let body) where rate > 0:
-            // In pieces, each sent when the rate allows (a quarter second's worth at most).
-            let piece = Int(min(64 << 10, max(1, rate / 4)))
+        case .bytes(let body) where rate > 0 || yields:
+            // In pieces, each sent when the rate allows (a quarter second's worth at most), or
+            // for a background body, when no foreground work holds it.
+            let piece = rate > 0 ? Int(min(64 << 10, max(1, rate / 4))) : Int(BackgroundBodyGate.unsentLimit)
             start(BytesBodySource(body, pieceSize: piece), head: head, transfer: transfer)
         case .bytes(let body) where !awaitingContinue:
             body.withUnsafeBytes { stream.write(head, $0, final: true) }
@@ -87,9 +99,36 @@ final class RequestBodyWriter {
         }
     }
 
-    /// The rate timer fired at `now`: send the held piece when it is due.
+    /// The rate timer fired at `now`: send the held piece when it is due, or a background body
+    /// held past `BackgroundBodyGate.maxHold`.
     func rateTimerFired(now: UInt64) {
+        if now >= holdUntil {
+            release()
+            return
+        }
         guard pacer?.timerFired(now: now) == true, source != nil else { return }
+        pump()
+    }
+
+    /// Holds a background body while foreground work runs (no send silence meanwhile), until
+    /// that work ends or `maxHold` passed. The gate keeps the writer until it opens: every way an
+    /// exchange ends closes its writer first (`close` ends the hold), so a late `release` finds
+    /// nothing held and touches nothing, even once the connection is gone.
+    private func holdForForeground() {
+        let gate = resources.backgroundGate
+        yieldedStretch = gate.stretch
+        holdUntil = connection.nowMillis &+ BackgroundBodyGate.maxHold
+        connection.producerWaits(true)
+        connection.pacingChanged()
+        gate.wait { [self] in release() }
+    }
+
+    /// The held background body goes on (nothing when no body is held).
+    private func release() {
+        guard holdUntil != .max else { return }
+        holdUntil = .max
+        connection.producerWaits(false)
+        connection.pacingChanged()
         pump()
     }
 
@@ -106,6 +145,14 @@ final class RequestBodyWriter {
         repeat {
             pumpAgain = false
             guard let source, let transfer = connection.transfer, !stream.hasPendingWrites, !connection.bodyAwaitsContinue else { return }
+            if yields {
+                guard holdUntil == .max else { return }
+                let gate = resources.backgroundGate
+                if yieldedStretch != gate.stretch, gate.isClosed {
+                    holdForForeground()
+                    return
+                }
+            }
             if pacer == nil, let file = source.nextFile, !transfer.requestBodyChunked {
                 guard sendFilePiece(file, transfer: transfer) else { continue }
             }
@@ -221,6 +268,11 @@ final class RequestBodyWriter {
     func close() {
         heldPiece = nil
         pacer = nil
+        holdUntil = .max
+        if yields {
+            yields = false
+            if let socket = stream.facts.socket?.socketDescriptor { BackgroundBodyGate.limitUnsent(socket, false) }
+        }
         guard let source else { return }
         self.source = nil
         source.wake = nil

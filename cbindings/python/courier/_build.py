@@ -51,7 +51,9 @@ class _RequestBuilding:
                            ciphers=None, tls13_ciphers=None, curves=None, alpn=True, happy_eyeballs=None, continue_timeout=None,
                            max_header_bytes=None, max_header_fields=None, proxy_tunnel=None, http_version=None,
                            http2_ping_interval=None):
-        """Options beyond httpx's: ``files=`` a multipart form streamed from disk (see
+        """Options beyond httpx's: ``priority`` "very_low" to "very_high" ("normal" by default;
+        "low" and "very_low" are background work, whose uploads pause while requests of higher
+        priority run: see courier.h); ``files=`` a multipart form streamed from disk (see
         ``apply_files``); ``content=`` bytes, a str, a path-backed file (streamed from disk), any
         iterable of bytes, or an async iterable with ``fetch``/``stream_async`` (sent chunked
         unless ``content_length``); ``resume=path`` a resumable
