@@ -25,10 +25,12 @@ final class RequestBodyWriter {
     private var pacer: RatePacer?
     /// A background operation's body: it yields to foreground work (`BackgroundBodyGate`).
     private var yields = false
-    /// Until when the body waits for foreground work (`.max`: it does not wait).
+    /// When the held body looks at the gate again (`.max`: it does not wait).
     private var holdUntil: UInt64 = .max
-    /// The stretch of foreground work the body last yielded to (once per stretch).
-    private var yieldedStretch: UInt64 = .max
+    /// When the hold began.
+    private var heldSince: UInt64 = 0
+    /// The body held `maxHold` and went on: it holds again only once the gate was open.
+    private var heldEnough = false
 
     init(connection: HTTP1Connection, stream: any ByteStream, resources: HTTP1Resources) {
         self.connection = connection
@@ -52,7 +54,7 @@ final class RequestBodyWriter {
         pacer = rate > 0 ? RatePacer(limit: rate) : nil
         yields = transfer._options.priority < .normal
         holdUntil = .max
-        yieldedStretch = .max
+        heldEnough = false
         if yields, let socket = stream.facts.socket?.socketDescriptor { BackgroundBodyGate.limitUnsent(socket, true) }
         switch transfer._body {
         case .empty:
@@ -99,33 +101,36 @@ final class RequestBodyWriter {
         }
     }
 
-    /// The rate timer fired at `now`: send the held piece when it is due, or a background body
-    /// held past `BackgroundBodyGate.maxHold`.
+    /// The rate timer fired at `now`: send the held piece when it is due, or look whether a held
+    /// background body may go on.
     func rateTimerFired(now: UInt64) {
         if now >= holdUntil {
-            release()
+            recheckHold(now: now)
             return
         }
         guard pacer?.timerFired(now: now) == true, source != nil else { return }
         pump()
     }
 
-    /// Holds a background body while foreground work runs (no send silence meanwhile), until
-    /// that work ends or `maxHold` passed. The gate keeps the writer until it opens: every way an
-    /// exchange ends closes its writer first (`close` ends the hold), so a late `release` finds
-    /// nothing held and touches nothing, even once the connection is gone.
+    /// Holds a background body while foreground work runs (no send silence meanwhile): the
+    /// connection's timer brings it back to `recheckHold`.
     private func holdForForeground() {
-        let gate = resources.backgroundGate
-        yieldedStretch = gate.stretch
-        holdUntil = connection.nowMillis &+ BackgroundBodyGate.maxHold
+        heldSince = connection.nowMillis
+        holdUntil = heldSince &+ BackgroundBodyGate.recheck
         connection.producerWaits(true)
         connection.pacingChanged()
-        gate.wait { [self] in release() }
     }
 
-    /// The held background body goes on (nothing when no body is held).
-    private func release() {
-        guard holdUntil != .max else { return }
+    /// A held body goes on once no foreground work runs, or after `maxHold`; else it looks again.
+    private func recheckHold(now: UInt64) {
+        if resources.backgroundGate.isClosed {
+            if now &- heldSince < BackgroundBodyGate.maxHold {
+                holdUntil = now &+ BackgroundBodyGate.recheck
+                connection.pacingChanged()
+                return
+            }
+            heldEnough = true
+        }
         holdUntil = .max
         connection.producerWaits(false)
         connection.pacingChanged()
@@ -147,8 +152,9 @@ final class RequestBodyWriter {
             guard let source, let transfer = connection.transfer, !stream.hasPendingWrites, !connection.bodyAwaitsContinue else { return }
             if yields {
                 guard holdUntil == .max else { return }
-                let gate = resources.backgroundGate
-                if yieldedStretch != gate.stretch, gate.isClosed {
+                if !resources.backgroundGate.isClosed {
+                    heldEnough = false
+                } else if !heldEnough {
                     holdForForeground()
                     return
                 }

@@ -59,7 +59,7 @@ package final class HTTP2Stream: ExchangeCarrier {
         machine = HTTP2StreamStateMachine(now: now, totalDeadline: transfer.machine.totalDeadline,
                                           firstByteLimit: timeouts.firstByte?.millisecondsRoundedUp ?? .max,
                                           idleLimit: timeouts.idle?.millisecondsRoundedUp ?? .max,
-                                          sendLimit: (timeouts.send ?? timeouts.idle)?.millisecondsRoundedUp ?? .max)
+                                          sendLimit: timeouts.send.map { $0.millisecondsRoundedUp })
         let options = transfer._options
         if options.receiveRateLimit > 0 { receivePacer = RatePacer(limit: options.receiveRateLimit) }
         if options.sendRateLimit > 0 { sendPacer = RatePacer(limit: options.sendRateLimit) }

@@ -10,7 +10,6 @@ extension Executor {
         transfer.metrics.retries += 1
         waitingRetries += 1
         if let next = scheduler.finished(host: transfer.hostKey, priority: transfer._options.priority)?.transfer { start(next) }
-        if scheduler.runningBackground > 0 { backgroundMayGo() }
         waitTimer.arm(transfer.machine.waitDeadline)
         activityChanged()
     }

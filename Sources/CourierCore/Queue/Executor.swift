@@ -274,14 +274,6 @@ final class Executor: HTTP1ConnectionDelegate, HTTP2ConnectionDelegate, RetryApp
         if !preparation.isEmpty { transfer.prepare(preparation) }
     }
 
-    /// Background bodies held for foreground work go on once none runs (`BackgroundBodyGate`).
-    @inline(never)
-    func backgroundMayGo() {
-        if scheduler.running == scheduler.runningBackground, resources.backgroundGate.hasWaiting {
-            resources.backgroundGate.open()
-        }
-    }
-
     /// Ends a transfer exactly once: gives back what it holds (a freed slot starts the next
     /// operation), then tells its delegate.
     func finish(_ transfer: Transfer, _ error: CourierError?, releasing holding: TransferStateMachine.Holding) {
@@ -295,10 +287,8 @@ final class Executor: HTTP1ConnectionDelegate, HTTP2ConnectionDelegate, RetryApp
         case .slotAndPoolWait:
             pool.cancelWaiting(TransferRef(transfer), key: transfer.poolKey)
             next = scheduler.finished(host: transfer.hostKey, priority: transfer._options.priority)?.transfer
-            if scheduler.runningBackground > 0 { backgroundMayGo() }
         case .slot:
             next = scheduler.finished(host: transfer.hostKey, priority: transfer._options.priority)?.transfer
-            if scheduler.runningBackground > 0 { backgroundMayGo() }
         case .flightPlace:
             break
         case .retryWait:
