@@ -63,6 +63,16 @@ class _Settings:
         return options
 
 
+def _jar_of(cookies):
+    """A client's jar from httpx's ``cookies=``: a CookieJar as it is, else a new one holding
+    what was given (a dict, pairs, None)."""
+    if isinstance(cookies, CookieJar):
+        return cookies
+    jar = CookieJar()
+    jar.update(cookies or {})
+    return jar
+
+
 def _environment_http_proxy():
     """httpx's proxy for http:// URLs where it differs from curl's: ``(proxy, no_proxy)`` when
     only the upper-case ``HTTP_PROXY`` names one (httpx reads it through urllib, which drops it in
@@ -98,9 +108,7 @@ class _Base:
         # httpx's switches: HTTP/1.1 only unless http2=True (then h2 where the server agrees by
         # ALPN; with http1=False, HTTP/2 or nothing).
         self._http_version = ("2" if http1 else "2-only") if http2 else "1.1"
-        jar = cookies if isinstance(cookies, CookieJar) else CookieJar()
-        if cookies is not None and not isinstance(cookies, CookieJar):
-            jar.update(cookies)
+        jar = _jar_of(cookies)
         #: httpx's default, as this client's own object (the queue limit is left out of it).
         self._default_timeout = Timeout(DEFAULT_TIMEOUT_SECONDS)
         if timeout is _UNSET:
@@ -179,10 +187,7 @@ class _Base:
 
     @cookies.setter
     def cookies(self, cookies):
-        jar = cookies if isinstance(cookies, CookieJar) else CookieJar()
-        if not isinstance(cookies, CookieJar):
-            jar.update(cookies or {})
-        self._settings.cookies = jar
+        self._settings.cookies = _jar_of(cookies)
 
     @property
     def auth(self):

@@ -62,6 +62,22 @@ class _Lines:
         return [line.rstrip("\r\n") for line in held.splitlines()] if held else []
 
 
+class _Text:
+    """Bytes in, text out in an encoding (a character split between two pieces is decoded
+    whole): the sync and async text iterators' one decoder."""
+
+    def __init__(self, decoder):
+        self.decoder = decoder
+
+    def feed(self, piece):
+        text = self.decoder.decode(piece)
+        return [text] if text else []
+
+    def flush(self):
+        tail = self.decoder.decode(b"", final=True)
+        return [tail] if tail else []
+
+
 class BodyIterators:
     """The reading methods (see the module's notes), and the two facts both kinds of response
     make on first use: the request and the URL."""
@@ -156,14 +172,10 @@ class BodyIterators:
     def iter_text(self, chunk_size=None):
         """The body as text in ``encoding``, piece by piece (a character split between two pieces
         is decoded whole)."""
-        decoder = self._decoder()
+        text = _Text(self._decoder())
         for piece in self.iter_bytes(chunk_size):
-            text = decoder.decode(piece)
-            if text:
-                yield text
-        tail = decoder.decode(b"", final=True)
-        if tail:
-            yield tail
+            yield from text.feed(piece)
+        yield from text.flush()
 
     def iter_lines(self):
         lines = _Lines()
@@ -197,14 +209,12 @@ class BodyIterators:
             yield piece
 
     async def aiter_text(self, chunk_size=None):
-        decoder = self._decoder()
+        text = _Text(self._decoder())
         async for piece in self.aiter_bytes(chunk_size):
-            text = decoder.decode(piece)
-            if text:
-                yield text
-        tail = decoder.decode(b"", final=True)
-        if tail:
-            yield tail
+            for part in text.feed(piece):
+                yield part
+        for part in text.flush():
+            yield part
 
     async def aiter_lines(self):
         lines = _Lines()
