@@ -127,6 +127,8 @@ extern "C" {
 #define COURIER_E_REDIRECT_REFUSED     (COURIER_E_REDIRECT_REJECTED | (4 << 8))   /* by a redirect hook */
 #define COURIER_E_DNS_PROXY            (COURIER_E_DNS | (1 << 8))     /* the proxy's name (curl's 5) */
 #define COURIER_E_CONNECT_PROXY        (COURIER_E_CONNECT | (1 << 8))
+#define COURIER_E_CONNECT_NO_ROUTE     (COURIER_E_CONNECT | (2 << 8)) /* ENETUNREACH, EHOSTUNREACH: the
+                                                                     link is down; nothing was sent */
 #define COURIER_E_PROXY_REFUSED        (COURIER_E_PROXY | (1 << 8))   /* CONNECT answered with non-2xx;
                                                                      courier_response_status has it */
 #define COURIER_E_PROXY_HANDSHAKE      (COURIER_E_PROXY | (2 << 8))   /* the CONNECT answer is not HTTP */
@@ -625,7 +627,10 @@ int courier_request_set_bearer(courier_request *request, const char *token);
  * statuses 408, 429, 502, 503, 504; never a TLS verification failure. Retry-After lengthens a
  * wait (up to 60 s, see below). Each origin has a retry budget shared by every request in the
  * process (nine retries from full, then about one per five successes), so a failing server gets
- * a few retries in total, not `count` from every caller.
+ * a few retries in total, not `count` from every caller. A connect that failed for want of a
+ * route (COURIER_E_CONNECT_NO_ROUTE: the link is down) takes no token, and when its interval ends
+ * with the network still down, the retry waits for the network to come back (at most 60 s, or
+ * to the total timeout) instead of failing again at once.
  * `flags`: COURIER_RETRY_* or'ed. count 0 turns retries off. */
 #define COURIER_RETRY_BACKOFF        1u  /* past the list, each wait doubles (up to max_interval) */
 #define COURIER_RETRY_JITTER         2u  /* each wait drawn between half of it and all of it */

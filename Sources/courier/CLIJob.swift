@@ -287,6 +287,8 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         var problem = "HTTP error"
         if case .failure(let error) = reason {
             if error.code == .connectFailed, !options.retryConnRefused, !options.retryAllErrors { return false }
+            // (curl retries an unreachable network only with --retry-all-errors.)
+            if error.code == .noRoute, !options.retryAllErrors { return false }
             problem = error.code == .connectFailed ? "connection refused" : (error.code.primary == .timeout ? "timeout" : "error")
         }
         if !options.silent || options.showError {

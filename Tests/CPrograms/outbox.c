@@ -7,6 +7,10 @@
  *   outbox wait URL DIR [RETRY_MS]  freezes a POST to URL (unreachable when it starts) and waits
  *                                for it to go out: when the network or the host returns (tried
  *                                again every RETRY_MS, default 300, and on each network change)
+ *   outbox retry URL             with the link down: a POST to URL fails at once with
+ *                                COURIER_E_CONNECT_NO_ROUTE (prints "unrouted"); then a keyed POST
+ *                                with one retry 50 ms later waits for the network and prints
+ *                                "retried STATUS RETRIES" once it is answered
  *   outbox network               prints the network's kind (COURIER_NETWORK_*), interface and
  *                                the queue width that follows it
  *   outbox reach BASE_URL        per-host reachability (routes, refusals, names that do not
@@ -178,6 +182,36 @@ static int wait_for_network(const char *url, const char *directory, long retry_m
     return failures;
 }
 
+static int retry_after_outage(const char *url) {
+    courier_engine *engine = NULL;
+    CHECK(courier_engine_create(NULL, &engine) == COURIER_OK, "engine");
+    courier_request *request = NULL;
+    courier_response *response = NULL;
+    CHECK(courier_request_create(engine, "POST", url, &request) == COURIER_OK, "create");
+    courier_request_add_header(request, "Idempotency-Key", "unrouted-1");
+    int code = courier_request_perform(request, &response);
+    CHECK(code == COURIER_E_CONNECT_NO_ROUTE, "no route: %d %s", code, courier_request_errmsg(request));
+    printf("unrouted\n");
+    fflush(stdout);
+    courier_response_free(response);
+    courier_request_free(request);
+
+    const long interval_ms = 50;
+    CHECK(courier_request_create(engine, "POST", url, &request) == COURIER_OK, "create");
+    courier_request_add_header(request, "Idempotency-Key", "retried-1");
+    courier_request_set_body(request, "retried", 7);
+    CHECK(courier_request_set_retry(request, 1, &interval_ms, 1, 0) == COURIER_OK, "retry");
+    CHECK(courier_request_set_timeout(request, COURIER_TIMEOUT_TOTAL, 60000) == COURIER_OK, "timeout");
+    response = NULL;
+    code = courier_request_perform(request, &response);
+    CHECK(code == COURIER_OK, "the retry waited for the network: %s", courier_request_errmsg(request));
+    if (code == COURIER_OK) printf("retried %d %d\n", courier_response_status(response), courier_response_retries(response));
+    courier_response_free(response);
+    courier_request_free(request);
+    courier_engine_destroy(engine);
+    return failures;
+}
+
 /* The reachability of `host`: its reason (COURIER_REACH_*), and the interface in `interface`. */
 static int reach(const char *host, int *reachable, char *interface, size_t capacity) {
     int reason = -1;
@@ -267,6 +301,8 @@ int main(int argc, char **argv) {
         if (wait_for_network(argv[2], argv[3], argc == 5 ? atol(argv[4]) : 300)) return 1;
     } else if (argc == 3 && strcmp(argv[1], "reach") == 0) {
         if (reachability_checks(argv[2])) return 1;
+    } else if (argc == 3 && strcmp(argv[1], "retry") == 0) {
+        if (retry_after_outage(argv[2])) return 1;
     } else if (argc == 2 && strcmp(argv[1], "network") == 0) {
         int kind = -1;
         char interface[64] = "";
@@ -274,7 +310,7 @@ int main(int argc, char **argv) {
         printf("%d %s %d\n", kind, interface[0] ? interface : "-", courier_queue_width());
         return failures ? 1 : 0;
     } else {
-        fprintf(stderr, "usage: outbox checks BASE_URL DIR | outbox wait URL DIR [RETRY_MS] | outbox reach BASE_URL | outbox network\n");
+        fprintf(stderr, "usage: outbox checks BASE_URL DIR | outbox wait URL DIR [RETRY_MS] | outbox reach BASE_URL | outbox retry URL | outbox network\n");
         return 2;
     }
     fflush(stdout);

@@ -44,6 +44,7 @@ struct RetryTests {
         let p = RetryPolicy(count: 1)
         #expect(p.retries(.failure(CourierError(.connectFailed)), responseStarted: false))
         #expect(p.retries(.failure(CourierError(.connectTimeout)), responseStarted: false))
+        #expect(p.retries(.failure(CourierError(.noRoute)), responseStarted: false), "the link went down: it may come back")
         #expect(p.retries(.failure(CourierError(.connectionReset)), responseStarted: false))
         #expect(p.retries(.failure(CourierError(.firstByteTimeout)), responseStarted: false))
         #expect(!p.retries(.failure(CourierError(.connectionReset)), responseStarted: true), "the server may have acted on it")
@@ -158,6 +159,67 @@ struct RetryTests {
         _ = m.started(totalDeadline: .max)
         #expect(m.connectFailed(error, retry: input(now: 4_000)) == .finish(error, releasing: .slot), "three retries, then the error")
         #expect(m.retriesUsed == 3)
+    }
+
+    /// A connect with no route (the link is down) whose interval ends while the monitor still says
+    /// "no network" waits for the network instead of failing again at once; the network's return
+    /// sends it to the queue, and a network that stays away ends it with its failure.
+    @Test func aRetryWithNoRouteWaitsForTheNetwork() {
+        let noRoute = CourierError(.noRoute, "connect ENETUNREACH")
+        var m = Machine()
+        _ = m.accept(refusal: nil, queueDeadline: .max)
+        _ = m.started(totalDeadline: .max)
+        #expect(m.connectFailed(noRoute, retry: input(now: 1_000)) == .approveRetry)
+        _ = m.retryApproved(true)
+        _ = m.sinkRewound(true)
+        #expect(!m.waitsForNetwork, "the interval comes first")
+        #expect(m.networkReturned() == .none, "the network's return means nothing to a retry waiting its interval")
+        #expect(m.waitDeadlinePassed(now: 1_100, offline: true) == .none, "offline: no attempt that cannot leave the machine")
+        #expect(m.waitsForNetwork)
+        #expect(m.state == .waitingToRetry)
+        #expect(m.waitDeadline == 1_100 + Machine.networkWaitLimit, "bounded by the wait limit without a total deadline")
+        #expect(m.networkReturned() == .requeue)
+        #expect(m.state == .queued && m.waitDeadline == .max && !m.waitsForNetwork)
+        #expect(m.retriesUsed == 1, "the wait for the network is part of the same retry")
+
+        // The network stays away: the failure it waited to retry ends it, holding only its place.
+        var away = Machine()
+        _ = away.accept(refusal: nil, queueDeadline: .max)
+        _ = away.started(totalDeadline: 3_000)
+        _ = away.connectFailed(noRoute, retry: input(now: 1_000))
+        _ = away.retryApproved(true)
+        _ = away.sinkRewound(true)
+        _ = away.waitDeadlinePassed(now: 1_100, offline: true)
+        #expect(away.waitDeadline == 3_000, "the total deadline comes before the wait limit")
+        #expect(away.waitDeadlinePassed(now: 2_999, offline: true) == .none)
+        #expect(away.waitDeadlinePassed(now: 3_000, offline: true) == .finish(noRoute, releasing: .retryWait))
+        #expect(away.state == .finished)
+    }
+
+    /// Only "no route" waits for the network: a refused connect, or one whose interval ends with
+    /// the network up, joins the queue as any retry does.
+    @Test func otherRetriesDoNotWaitForTheNetwork() {
+        for (error, offline) in [(CourierError(.connectFailed, "ECONNREFUSED"), true), (CourierError(.noRoute), false)] {
+            var m = Machine()
+            _ = m.accept(refusal: nil, queueDeadline: .max)
+            _ = m.started(totalDeadline: .max)
+            _ = m.connectFailed(error, retry: input(now: 1_000))
+            _ = m.retryApproved(true)
+            _ = m.sinkRewound(true)
+            #expect(m.waitDeadlinePassed(now: 1_100, offline: offline) == .requeue, "\(error) offline \(offline)")
+        }
+    }
+
+    @Test func cancellingARetryWaitingForTheNetwork() {
+        var m = Machine()
+        _ = m.accept(refusal: nil, queueDeadline: .max)
+        _ = m.started(totalDeadline: .max)
+        _ = m.connectFailed(CourierError(.noRoute), retry: input(now: 1_000))
+        _ = m.retryApproved(true)
+        _ = m.sinkRewound(true)
+        _ = m.waitDeadlinePassed(now: 1_100, offline: true)
+        #expect(m.cancel(CourierError(.cancelled)) == .finish(CourierError(.cancelled), releasing: .retryWait))
+        #expect(!m.waitsForNetwork && m.networkReturned() == .none)
     }
 
     @Test func aResetBeforeTheResponseIsRetriedAfterItIsNot() {

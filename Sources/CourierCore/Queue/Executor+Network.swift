@@ -11,6 +11,13 @@ extension Executor {
             connections[ref.connection.id] = nil
             ref.connection.closeFromPool()
         }
+        if network.status.isReachable {
+            // Retries that waited for the network go back to the queue oldest first (the live
+            // list has the newest at its head).
+            for transfer in live.select({ $0.machine.waitsForNetwork }).reversed() {
+                execute(transfer.machine.networkReturned(), for: transfer)
+            }
+        }
     }
 
     /// Whether `host` can be reached (loop thread; the reply may come before this returns, or

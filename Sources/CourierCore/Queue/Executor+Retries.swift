@@ -52,9 +52,12 @@ extension Executor {
 
     /// The delegate's hook, then the origin's budget, agree to a retry (`retry` is its number, 1
     /// for the first). A retry the hook stops costs no token; one it allows takes a token whether
-    /// or not the budget has enough left.
+    /// or not the budget has enough left. A failure for want of a route takes none: nothing
+    /// reached the origin, so it says nothing about the origin (a link going down would
+    /// otherwise spend the budget of every caller at once).
     func approveRetry(_ transfer: Transfer, _ reason: RetryReason, retry: Int) -> Bool {
         guard transfer.delegate?.transferShouldRetry(transfer, reason: reason, retry: retry) ?? true else { return false }
+        if case .failure(let error) = reason, error.code == .noRoute { return true }
         guard transfer._options.retry.usesBudget else { return true }
         return budgets.attemptFailed(host: transfer.poolKey)
     }

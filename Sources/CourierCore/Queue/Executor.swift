@@ -329,10 +329,11 @@ final class Executor: HTTP1ConnectionDelegate, HTTP2ConnectionDelegate, RetryApp
     /// Deadlines of transfers that hold no connection.
     func waitDeadlinesPassed() {
         let now = loop.nowMillis
+        let offline = !network.status.isReachable
         var nextDeadline = UInt64.max
         var expired: [(Transfer, TransferStateMachine.Action)] = []
         for transfer in live.select({ $0.machine.waitDeadline != .max }) {
-            let action = transfer.machine.waitDeadlinePassed(now: now)
+            let action = transfer.machine.waitDeadlinePassed(now: now, offline: offline)
             if action == .none {
                 nextDeadline = min(nextDeadline, transfer.machine.waitDeadline)
             } else {

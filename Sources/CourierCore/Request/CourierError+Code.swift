@@ -180,6 +180,10 @@ extension CourierError {
         public static let proxyResolve = Code(6, 1)
         /// No connection to the proxy could be made.
         public static let proxyConnect = Code(7, 1)
+        /// No connection could be opened because the kernel has no route to the host's
+        /// addresses (ENETUNREACH, EHOSTUNREACH): the link is down, or the network has no way
+        /// there. Nothing was sent. A retry waits for the network to come back (`RetryPolicy`).
+        public static let noRoute = Code(7, 2)
         /// The proxy answered CONNECT with a status other than 2xx (the status is in `status`;
         /// 407 when it wants credentials it was not given).
         public static let proxyTunnelRefused = Code(29, 1)

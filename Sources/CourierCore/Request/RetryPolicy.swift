@@ -14,7 +14,12 @@
 ///   `retryAfterLimit` is not waited for (the response is the result);
 /// - the origin's retry budget has tokens left (see `RetryBudgets`: nine retries from a full budget,
 ///   then about one per five successes), unless `usesBudget` is off: a failing origin is not
-///   hammered by every caller at once.
+///   hammered by every caller at once;
+/// - a connect that failed for want of a route (`.noRoute`: the link is down) takes no token,
+///   and a retry whose interval ends with the network monitor still saying "no network" waits
+///   for the network to come back (at most a minute, or to the total deadline) rather than
+///   spend an attempt that cannot leave the machine (Alamofire's OfflineRetrier, MKNetworkKit's
+///   queue that waits out an outage).
 public struct RetryPolicy: Sendable, Hashable {
     /// How many times a request may be sent again after its first attempt (0: never).
     public var count: Int
@@ -100,7 +105,7 @@ public struct RetryPolicy: Sendable, Hashable {
     /// Failures that say nothing about the request itself: the next attempt may well succeed.
     package static func isTransient(_ error: CourierError, responseStarted: Bool) -> Bool {
         switch error.code {
-        case .connectFailed, .connectTimeout, .proxyConnect, .proxyTunnelClosed:
+        case .connectFailed, .noRoute, .connectTimeout, .proxyConnect, .proxyTunnelClosed:
             return true
         case .firstByteTimeout, .connectionReset, .emptyReply, .sendFailed:
             return !responseStarted

@@ -5,6 +5,50 @@ extension TransferStateMachine {
     package struct RetryRecord: Sendable {
         var reasons: [RetryReason] = []
         var failure: CourierError?
+        /// The retry's interval ended with the network down after a `.noRoute` failure: it waits
+        /// for the network (`networkReturned`) instead, until its queue deadline.
+        var waitsForNetwork = false
+    }
+
+    /// How long a retry waits for the network to come back, at most (less when its total
+    /// deadline comes first): a flapping link is back in seconds; one down for longer ends the
+    /// request with the failure it was waiting to retry.
+    package static let networkWaitLimit: UInt64 = 60_000
+
+    /// Whether the transfer is a retry waiting for the network to come back.
+    package var waitsForNetwork: Bool { state == .waitingToRetry && retryRecord?.waitsForNetwork == true }
+
+    /// The retry's interval ended (`waitDeadlinePassed`): it joins the queue again, or, when its
+    /// failure was "no route" and the network is still down (`offline`), waits for the network
+    /// rather than spend an attempt that cannot leave the machine; a wait for the network that
+    /// reached its deadline ends with that failure.
+    mutating func retryIntervalEnded(now: UInt64, offline: Bool) -> Action {
+        guard var record = retryRecord else { preconditionFailure("a retry waiting without a record") }
+        if record.waitsForNetwork {
+            state = .finished
+            queueDeadline = .max
+            return failed(record.failure ?? CourierError(.noRoute), releasing: .retryWait)
+        }
+        if offline, record.failure?.code == .noRoute {
+            record.waitsForNetwork = true
+            retryRecord = record
+            queueDeadline = min(totalDeadline, Self.later(now, by: Self.networkWaitLimit))
+            return .none
+        }
+        // The queue's own deadline bounded the first wait only.
+        state = .queued
+        queueDeadline = .max
+        return .requeue
+    }
+
+    /// The network came back: a retry waiting for it joins the queue now.
+    package mutating func networkReturned() -> Action {
+        guard waitsForNetwork, var record = retryRecord else { return .none }
+        record.waitsForNetwork = false
+        retryRecord = record
+        state = .queued
+        queueDeadline = .max
+        return .requeue
     }
 
     /// What the executor knows when an attempt fails and the request has a retry policy.

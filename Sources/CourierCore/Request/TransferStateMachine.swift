@@ -390,9 +390,9 @@ package struct TransferStateMachine: Sendable {
         }
     }
 
-    /// The wait-deadline timer fired at `now`. (A running transfer's deadlines are its
-    /// connection's to watch.)
-    package mutating func waitDeadlinePassed(now: UInt64) -> Action {
+    /// The wait-deadline timer fired at `now`; `offline`: the network monitor says no network.
+    /// (A running transfer's deadlines are its connection's to watch.)
+    package mutating func waitDeadlinePassed(now: UInt64, offline: Bool = false) -> Action {
         switch state {
         case .queued:
             guard now >= queueDeadline else { return .none }
@@ -404,10 +404,7 @@ package struct TransferStateMachine: Sendable {
             return failed(CourierError(.totalTimeout, "while waiting for a connection"), releasing: .slotAndPoolWait)
         case .waitingToRetry:
             guard now >= queueDeadline else { return .none }
-            // The queue's own deadline bounded the first wait only.
-            state = .queued
-            queueDeadline = .max
-            return .requeue
+            return retryIntervalEnded(now: now, offline: offline)
         case .created, .running, .finished, .joined:
             return .none
         }

@@ -35,6 +35,8 @@ package final class AddressRacer {
     /// with several addresses).
     private var raceTimer: UnsafeMutablePointer<uv_timer_t>?
     private var lastConnectError: Int32 = 0
+    /// Every attempt so far failed for want of a route (the link is down): `.noRoute`.
+    private var unrouted = true
     private var cancelled = false
     /// DNS and connect times, and the address that answered.
     package private(set) var timings = ConnectTimings()
@@ -143,11 +145,12 @@ package final class AddressRacer {
         guard attempts.isEmpty else { return }
         let reason = lastConnectError == 0 ? "no address" : String(cString: uv_err_name(lastConnectError))
         let last = addresses.last.map { " \($0)" } ?? ""
-        fail(CourierError(.connectFailed, "connect \(reason)\(last) (\(host))"))
+        fail(CourierError(unrouted && lastConnectError != 0 ? .noRoute : .connectFailed, "connect \(reason)\(last) (\(host))"))
     }
 
     private func attemptFailed(_ address: SocketAddress, _ status: Int32) {
         lastConnectError = status
+        if status != UV_ENETUNREACH.rawValue, status != UV_EHOSTUNREACH.rawValue { unrouted = false }
         trace?.add("connect to \(address.ipDescription) port \(port) failed: \(String(cString: uv_strerror(status)))")
     }
 
@@ -216,7 +219,7 @@ package final class AddressRacer {
             // The proxy's failures are not the origin's (curl's 5, not 6).
             if error.code == .dnsFailure {
                 error = CourierError(.proxyResolve, "proxy " + (error.detail ?? host))
-            } else if error.code == .connectFailed {
+            } else if error.code.primary == .connectFailed {
                 error = CourierError(.proxyConnect, "proxy " + (error.detail ?? host))
             }
         }

@@ -7,7 +7,9 @@ import Testing
 /// an Idempotency-Key server on the far end. The link goes down and up: the monitor reports
 /// each change, a frozen request waits while it is down and goes out when it returns (its retry
 /// interval is an hour: only the network's return can send it), and the width follows the kind
-/// of interface (renamed wwan0, it is a modem: width 2). Needs root (skipped otherwise).
+/// of interface (renamed wwan0, it is a modem: width 2). A connect with the link down fails with
+/// "no route", and a retry waits for the link instead of failing again. Needs root (skipped
+/// otherwise).
 @Suite("Network changes in a namespace", .serialized)
 struct NetworkNamespaceTests {
     let s = TestServers.shared
@@ -115,11 +117,26 @@ struct NetworkNamespaceTests {
             if ((try? String(contentsOfFile: watchOutput, encoding: .utf8)) ?? "").contains("none - unreachable") { break }
             try await Task.sleep(for: .milliseconds(10))
         }
+        // With the link down, from C: a connect fails at once with "no route", and a retry with a
+        // 50 ms interval waits for the network instead of failing again. The link stays down a
+        // second after the first failure (the outage's length: the retry's interval ends inside it).
+        let retryOutput = directory + ".retry"
+        defer { try? FileManager.default.removeItem(atPath: retryOutput) }
+        async let retried = runProcess("/bin/sh", ["-c", "exec \"$0\" \"$@\" > \"\(retryOutput)\"", "/usr/sbin/ip"]
+                                                  + inClient + [bin + "/outbox", "retry", "http://198.51.100.2:8080/submit"])
+        for _ in 0..<1000 {
+            if ((try? String(contentsOfFile: retryOutput, encoding: .utf8)) ?? "").contains("unrouted") { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        try await Task.sleep(for: .seconds(1))  // (the outage's length, not a wait for a state)
         try await ip(["-n", client, "link", "set", clientLink, "up"])
         try await ip(["-n", client, "route", "add", "default", "via", "198.51.100.2"])
 
         let sent = try await delivered
         #expect(sent.status == 0 && sent.stdout.hasPrefix("delivered 201 "), "sent when the link came back: \(sent.stdout)\(sent.stderr)")
+        let retry = try await retried
+        let retryLines = (try? String(contentsOfFile: retryOutput, encoding: .utf8)) ?? ""
+        #expect(retry.status == 0 && retryLines.hasPrefix("unrouted\nretried 201 1\n"), "\(retryLines)\(retry.stderr)")
         _ = try await watched
         let output = ((try? String(contentsOfFile: watchOutput, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
         let lines = output.filter { !$0.hasPrefix("  ") }

@@ -58,7 +58,7 @@ __all__ = ["Client", "AsyncClient", "Timeout", "Headers", "request", "get", "hea
            "host_reachability", "Reachability",
            "E_OUTBOX", "E_OUTBOX_LOCKED", "E_OUTBOX_FULL", "E_OUTBOX_CORRUPT", "E_FILE_CHANGED", "E_UNSUPPORTED_ENCODING",
            "E_HEADER_BYTES", "E_HEADER_COUNT", "E_TLS_CIPHER",
-           "CourierError", "E_DNS_PROXY", "E_CONNECT_PROXY", "E_PROXY", "E_PROXY_REFUSED", "E_PROXY_HANDSHAKE",
+           "CourierError", "E_DNS_PROXY", "E_CONNECT_PROXY", "E_CONNECT_NO_ROUTE", "E_PROXY", "E_PROXY_REFUSED", "E_PROXY_HANDSHAKE",
            "E_PROXY_CLOSED", "E_PROXY_UNSUPPORTED",
            "HTTPStatusError", "version",
            "queue_width", "set_queue_width", "set_host_limit", "activity", "observe_activity", "shutdown"]
@@ -68,7 +68,7 @@ __all__ = list(dict.fromkeys(__all__))
 #: The proxy's own failures (CourierError.code): its name did not resolve, it could not be
 #: reached, it refused the CONNECT tunnel (the status is in the message), its answer to CONNECT
 #: was not HTTP, it closed before answering, or it is not an http:// proxy.
-from ._native import (E_DNS_PROXY, E_CONNECT_PROXY, E_PROXY, E_PROXY_REFUSED, E_PROXY_HANDSHAKE,  # noqa: E402
+from ._native import (E_DNS_PROXY, E_CONNECT_PROXY, E_CONNECT_NO_ROUTE, E_PROXY, E_PROXY_REFUSED, E_PROXY_HANDSHAKE,  # noqa: E402
                       E_PROXY_CLOSED, E_PROXY_UNSUPPORTED)
 #: An engine hook failed the request (``on_request`` or ``on_response`` raised or returned
 #: False), and a redirect ``on_redirect`` refused.

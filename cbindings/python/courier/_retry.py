@@ -8,7 +8,9 @@ draws each wait between half of it and all of it); idempotent methods, or any wi
 ``Retry-After`` waited for up to ``retry_after_limit`` seconds; none started after ``max_time``
 seconds. ``on_retry(retry, reason)`` is asked before each one (on Courier's loop thread: keep it
 short) and returns False to stop. Each origin has a retry budget shared by the whole process
-(``budget=False`` opts out).
+(``budget=False`` opts out). A connect that failed because the link is down (``E_CONNECT_NO_ROUTE``)
+takes nothing from the budget, and its retry waits for the network to come back (at most 60 s,
+or to the total timeout) instead of failing again at once.
 """
 import ctypes
 from collections import namedtuple
