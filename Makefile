@@ -176,9 +176,10 @@ bench-bulk: bench-deps
 	$(SWIFT) build -c release --scratch-path .build/install --product CourierC -Xswiftc -static-stdlib
 	python3 benchmarks/bulk.py
 
-# The seed's story on a shaped 3G link in network namespaces (root): uploads and a view's
-# thumbnails, per setup (Courier, Courier unlimited, curl -Z, aiohttp when `make bench-deps` put
-# it in the bench's venv); writes benchmarks/SCENARIO.md and scenario.png.
+# The seed's story on shaped links in network namespaces (root): A, uploads and a view's
+# thumbnails on 3G per setup (Courier, Courier unlimited, curl -Z, aiohttp when `make bench-deps`
+# put it in the bench's venv); B, offline and back with a crash; C, a flaky link. Writes
+# benchmarks/SCENARIO.md, scenario.png and scenario-c.png.
 scenario: deps
 	$(call ensure_packages,$(SCENARIO_PACKAGES))
 	$(SWIFT) build -c release --product CourierC

@@ -26,7 +26,7 @@ PROFILES = {
     "edge": dict(down=240, up=200, rtt=400, jitter=0, loss=0, interface="wwan0"),
     "3g": dict(down=780, up=330, rtt=100, jitter=0, loss=1, interface="wwan0"),
     "wifi": dict(down=30000, up=30000, rtt=20, jitter=0, loss=0, interface="wlan0"),
-    "flaky": dict(down=780, up=330, rtt=100, jitter=300, loss=5, interface="wwan0"),
+    "flaky": dict(down=8000, up=4000, rtt=40, jitter=300, loss=5, interface="wlan0"),
 }
 
 

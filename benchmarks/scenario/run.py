@@ -13,7 +13,10 @@ time, per setup, from the first run).
 
 Scenario B (offline_run.py: freezable POSTs through 20 s of link down, then a client killed
 during the flush and started again; lost and doubly created requests as the server counts them
-by key) runs beside A on a link of its own. Scenario C (a flaky link) is not written yet.
+by key) and scenario C (flaky_run.py: 1,000 cached GETs and 200 keyed POSTs with retries on a
+link with loss and jitter that goes down for 3 s every 15 s; how each ended, bodies checked,
+keys counted; its timeline in benchmarks/scenario-c.png, its requests in
+benchmarks/out/scenario-c.json) run beside A, each on a link of its own.
 """
 import concurrent.futures
 import json
@@ -29,6 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 from link import Link, leftover_namespaces, missing  # noqa: E402
+import flaky_run  # noqa: E402
 import offline_run  # noqa: E402
 
 PROFILE = "3g"
@@ -135,6 +139,7 @@ def main():
     started = time.monotonic()
     with concurrent.futures.ThreadPoolExecutor(max_workers=len(setups) * RUNS + 1) as pool:
         offline = pool.submit(offline_run.run, PROFILE, f"{os.getpid() % 10000}99")
+        flaky = pool.submit(flaky_run.run, "flaky", f"{os.getpid() % 10000}98")
         futures = {(s, i): pool.submit(one_run, s, i) for s in setups for i in range(RUNS)}
         for (setup, index), future in futures.items():
             requests, problem = future.result()
@@ -146,6 +151,11 @@ def main():
         except Exception as error:  # (reported in SCENARIO.md; the run still writes A)
             b = None
             problems.append(f"scenario B: {error}")
+        try:
+            c = flaky.result()
+        except Exception as error:  # (reported in SCENARIO.md; the run still writes A and B)
+            c = None
+            problems.append(f"scenario C: {error}")
     took = time.monotonic() - started
     if leftover_namespaces():
         problems.append(f"namespaces left behind: {leftover_namespaces()}")
@@ -154,7 +164,13 @@ def main():
     with open(os.path.join(ROOT, "benchmarks", "out", "scenario-a.json"), "w") as f:
         json.dump(results, f)
     plotted = plot({s: results[s][0] for s in setups}, os.path.join(ROOT, "benchmarks", "scenario.png"))
-    write(rows, left_out, problems, plotted, took, b)
+    c_picture = None
+    if c:
+        with open(os.path.join(ROOT, "benchmarks", "out", "scenario-c.json"), "w") as f:
+            json.dump(c["records"], f)
+        if flaky_run.plot(c, os.path.join(ROOT, "benchmarks", "scenario-c.png")):
+            c_picture = "scenario-c.png"
+    write(rows, left_out, problems, plotted, took, b, c, c_picture)
     for s in setups:
         r = rows[s]
         print(f"  {s}: thumbnails median {r['median']:.1f} s, p95 {r['p95']:.1f} s, failed {r['failed']}; "
@@ -162,10 +178,12 @@ def main():
     if b:
         print(f"  B: lost {b['first_lost']} + {b['crash_lost']}, created twice {b['first_created_twice']} + "
               f"{b['crash_created_twice']}")
-    return 1 if problems or (b and b["problems"]) else 0
+    if c:
+        print(f"  C: GETs {c['get_outcomes']}; POSTs {c['post_outcomes']}; never ended {c['hung']}, corrupt {c['corrupt']}")
+    return 1 if problems or (b and b["problems"]) or (c and flaky_run.problems(c)) else 0
 
 
-def write(rows, left_out, problems, plotted, took, b):
+def write(rows, left_out, problems, plotted, took, b, c, c_picture):
     p = Link(PROFILE).profile
     lines = ["# Scenario: the seed's story on a shaped link", "",
              "Written by `make scenario` (benchmarks/scenario/run.py). Two network namespaces per run joined "
@@ -190,6 +208,8 @@ def write(rows, left_out, problems, plotted, took, b):
         lines += ["![each request from start to end, per setup (first run)](scenario.png)", ""]
     if b:
         lines += offline_run.table(b)
+    if c:
+        lines += flaky_run.table(c, c_picture)
     if left_out:
         lines += ["Left out: " + ", ".join(f"{s} (not installed: `make bench-deps`)" for s in left_out), ""]
     if problems:
