@@ -7,7 +7,10 @@
                   (delay_line.py) listening on FAR_ADDRESS
 
 The link's rate is htb on both ends of the veth (the far end's egress is the download rate, the
-near end's the upload rate: one bottleneck each way that every connection shares), loss is an
+near end's the upload rate: one bottleneck each way that every connection shares) in front of a
+FIFO holding QUEUE_SECONDS of the rate (a cellular link's buffer is seconds deep; the default,
+a thousand packets, is 36 s at 330 kbit/s, where TCP's retransmission timers back off past a
+minute and a flow can starve for as long), loss is an
 nftables rule dropping a share of packets entering either namespace, and the round trip is the
 delay line's (this kernel has no netem). Addresses are TEST-NET-2 (198.51.100.0/24): nothing can
 leave the machine. Everything is removed by `close()` (a `with` block), also when the run fails.
@@ -19,6 +22,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NEAR_ADDRESS, FAR_ADDRESS = "198.51.100.1", "198.51.100.2"
+QUEUE_SECONDS = 4
 
 #: down and up in kbit/s, the round trip in ms, its jitter in ms, loss in percent, the near
 #: interface's name (its kind of network).
@@ -101,6 +105,9 @@ class Link:
             self.exec_in(namespace, "tc", "qdisc", "add", "dev", link, "root", "handle", "1:", "htb", "default", "10")
             self.exec_in(namespace, "tc", "class", "add", "dev", link, "parent", "1:", "classid", "1:10", "htb",
                          "rate", f"{rate}kbit", "ceil", f"{rate}kbit")
+            packets = max(30, min(1000, round(rate * 1000 / 8 * QUEUE_SECONDS / 1500)))
+            self.exec_in(namespace, "tc", "qdisc", "add", "dev", link, "parent", "1:10", "handle", "10:", "pfifo",
+                         "limit", str(packets))
         if p["loss"]:
             # The loss: a share of the packets entering either end (each direction loses its own).
             for namespace in (self.near, self.far):

@@ -11,6 +11,9 @@ time, per setup, from the first run).
 
   run.py [--quick]     --quick: two runs, and what a machine without aiohttp has
 
+A also runs once per setup on `wifi` (width 6), the same way; SCENARIO_PROFILES (e.g.
+"edge,3g,wifi") chooses the profiles, the first with RUNS runs and its picture, the others once.
+
 Scenario B (offline_run.py: freezable POSTs through 20 s of link down, then a client killed
 during the flush and started again; lost and doubly created requests as the server counts them
 by key) and scenario C (flaky_run.py: 1,000 cached GETs and 200 keyed POSTs with retries on a
@@ -35,13 +38,14 @@ from link import Link, leftover_namespaces, missing  # noqa: E402
 import flaky_run  # noqa: E402
 import offline_run  # noqa: E402
 
-PROFILE = "3g"
+PROFILES = os.environ.get("SCENARIO_PROFILES", "3g,wifi").split(",")
+PROFILE = PROFILES[0]
 UPLOADS, UPLOAD_BYTES, THUMBS, THUMB_BYTES, DELAY, THUMB_TIMEOUT = 10, 500 * 1024, 20, 10 * 1024, 1.0, 30.0
 RUNS = 2 if "--quick" in sys.argv else 3
 RUN_LIMIT = 400  # seconds: a setup's run that takes longer is a hang, reported as such
 VENV_PYTHON = os.path.join(ROOT, ".build", "pybench-venv", "bin", "python")
 SETUPS = ["courier", "courier-unlimited", "curl", "aiohttp"]
-TITLES = {"courier": "Courier (defaults: width 2 on cellular, view at high priority)",
+TITLES = {"courier": "Courier (defaults: width from the network, view at high priority)",
           "courier-unlimited": "Courier, unlimited width", "curl": "curl -Z (parallel 50)",
           "aiohttp": "aiohttp (connector limit 100)"}
 
@@ -54,11 +58,12 @@ def python_for(setup):
     return VENV_PYTHON if os.path.exists(VENV_PYTHON) else sys.executable
 
 
-def one_run(setup, index):
-    """One run of `setup` on a link of its own; its requests as dicts."""
+def one_run(profile, setup, index):
+    """One run of `setup` on a link of its own shaped as `profile`; its requests as dicts."""
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "cbindings", "python"),
                COURIER_LIBRARY=os.path.join(ROOT, ".build", "release", "libCourierC.so"))
-    with Link(PROFILE, tag=f"{os.getpid() % 10000}{SETUPS.index(setup)}{index}") as link:
+    tag = f"{os.getpid() % 1000}{PROFILES.index(profile)}{SETUPS.index(setup)}{index}"
+    with Link(profile, tag=tag) as link:
         url = link.serve([sys.executable, os.path.join(ROOT, "Tests", "Servers", "stream_server.py")])
         argv = [python_for(setup), os.path.join(HERE, "clients.py"), setup, url, str(UPLOADS), str(UPLOAD_BYTES),
                 str(THUMBS), str(THUMB_BYTES), str(DELAY), str(THUMB_TIMEOUT)]
@@ -73,11 +78,18 @@ def one_run(setup, index):
         return requests, (err.strip()[-300:] if process.returncode else "")
 
 
+def began(run, kind):
+    """When the first request of `kind` started in `run` (a client's clock starts before it has
+    loaded its library: what that takes is not the scenario's)."""
+    return min((r["start"] for r in run if r["kind"] == kind), default=0)
+
+
 def summarise(runs):
-    thumbs = [r["end"] - DELAY for run in runs for r in run if r["kind"] == "thumb" and r["ok"]]
+    thumbs = [r["end"] - began(run, "thumb") for run in runs for r in run if r["kind"] == "thumb" and r["ok"]]
     failed = sum(1 for run in runs for r in run if r["kind"] == "thumb" and not r["ok"])
     uploads_ok = sum(1 for run in runs for r in run if r["kind"] == "upload" and r["ok"])
-    last_upload = [max((r["end"] for r in run if r["kind"] == "upload"), default=0) for run in runs]
+    last_upload = [max((r["end"] for r in run if r["kind"] == "upload"), default=0) - began(run, "upload")
+                   for run in runs]
     thumbs.sort()
     errors = {}
     for run in runs:
@@ -135,17 +147,18 @@ def main():
                    stdout=subprocess.DEVNULL)
     setups = [s for s in SETUPS if python_for(s) is not None and (s != "curl" or shutil.which("curl"))]
     left_out = [s for s in SETUPS if s not in setups]
-    results, problems = {}, []
+    results, problems = {p: {} for p in PROFILES}, []
     started = time.monotonic()
-    with concurrent.futures.ThreadPoolExecutor(max_workers=len(setups) * RUNS + 1) as pool:
-        offline = pool.submit(offline_run.run, PROFILE, f"{os.getpid() % 10000}99")
+    runs = [(p, s, i) for p in PROFILES for s in setups for i in range(RUNS if p == PROFILE else 1)]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(runs) + 2) as pool:
+        offline = pool.submit(offline_run.run, "3g", f"{os.getpid() % 10000}99")
         flaky = pool.submit(flaky_run.run, "flaky", f"{os.getpid() % 10000}98")
-        futures = {(s, i): pool.submit(one_run, s, i) for s in setups for i in range(RUNS)}
-        for (setup, index), future in futures.items():
+        futures = {run: pool.submit(one_run, *run) for run in runs}
+        for (profile, setup, index), future in futures.items():
             requests, problem = future.result()
-            results.setdefault(setup, []).append(requests)
+            results[profile].setdefault(setup, []).append(requests)
             if problem:
-                problems.append(f"{setup} run {index + 1}: {problem}")
+                problems.append(f"{setup} on {profile} run {index + 1}: {problem}")
         try:
             b = offline.result()
         except Exception as error:  # (reported in SCENARIO.md; the run still writes A)
@@ -159,11 +172,11 @@ def main():
     took = time.monotonic() - started
     if leftover_namespaces():
         problems.append(f"namespaces left behind: {leftover_namespaces()}")
-    rows = {s: summarise(results[s]) for s in setups}
+    rows = {p: {s: summarise(results[p][s]) for s in setups} for p in PROFILES}
     os.makedirs(os.path.join(ROOT, "benchmarks", "out"), exist_ok=True)
     with open(os.path.join(ROOT, "benchmarks", "out", "scenario-a.json"), "w") as f:
         json.dump(results, f)
-    plotted = plot({s: results[s][0] for s in setups}, os.path.join(ROOT, "benchmarks", "scenario.png"))
+    plotted = plot({s: results[PROFILE][s][0] for s in setups}, os.path.join(ROOT, "benchmarks", "scenario.png"))
     c_picture = None
     if c:
         with open(os.path.join(ROOT, "benchmarks", "out", "scenario-c.json"), "w") as f:
@@ -171,9 +184,9 @@ def main():
         if flaky_run.plot(c, os.path.join(ROOT, "benchmarks", "scenario-c.png")):
             c_picture = "scenario-c.png"
     write(rows, left_out, problems, plotted, took, b, c, c_picture)
-    for s in setups:
-        r = rows[s]
-        print(f"  {s}: thumbnails median {r['median']:.1f} s, p95 {r['p95']:.1f} s, failed {r['failed']}; "
+    for p, s in ((p, s) for p in PROFILES for s in setups):
+        r = rows[p][s]
+        print(f"  {s} on {p}: thumbnails median {r['median']:.1f} s, p95 {r['p95']:.1f} s, failed {r['failed']}; "
               f"uploads {r['uploads_ok']}/{r['uploads']} done by {r['uploads_done']:.0f} s")
     if b:
         print(f"  B: lost {b['first_lost']} + {b['crash_lost']}, created twice {b['first_created_twice']} + "
@@ -184,28 +197,17 @@ def main():
 
 
 def write(rows, left_out, problems, plotted, took, b, c, c_picture):
-    p = Link(PROFILE).profile
     lines = ["# Scenario: the seed's story on a shaped link", "",
              "Written by `make scenario` (benchmarks/scenario/run.py). Two network namespaces per run joined "
              "by a veth; the rate by htb on each end, loss by nftables, the round trip by a delay line "
-             "(benchmarks/scenario/link.py). The client's end is named wwan0: Courier's classifier says "
-             "cellular, so its queue is 2 wide.", "",
-             f"- date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; profile `{PROFILE}`: {p['down']} kbit/s "
-             f"down, {p['up']} kbit/s up, {p['rtt']} ms round trip, {p['loss']} % loss; {RUNS} runs per setup, "
-             f"each on its own link, all at once ({took:.0f} s)", "",
-             f"## A: {UPLOADS} uploads of {UPLOAD_BYTES // 1024} KiB, then {THUMBS} thumbnails of "
-             f"{THUMB_BYTES // 1024} KiB a second later", "",
-             f"Thumbnail times from the view's start (each has {THUMB_TIMEOUT:.0f} s); uploads: how many "
-             "completed, and when the last did (median of the runs).", "",
-             "| setup | thumbnail median s | p95 s | max s | thumbnails failed | uploads done | last upload s | failures |",
-             "|---|---:|---:|---:|---:|---:|---:|---|"]
-    for setup, r in rows.items():
-        failures = ", ".join(f"{count}x {what}" for what, count in sorted(r["errors"].items())) or "none"
-        lines.append(f"| {TITLES[setup]} | {r['median']:.1f} | {r['p95']:.1f} | {r['max']:.1f} | "
-                     f"{r['failed']}/{r['thumbs']} | {r['uploads_ok']}/{r['uploads']} | {r['uploads_done']:.0f} | {failures} |")
-    lines.append("")
-    if plotted:
-        lines += ["![each request from start to end, per setup (first run)](scenario.png)", ""]
+             "(benchmarks/scenario/link.py). On a cellular profile the client's end is named wwan0 (Courier's "
+             "classifier says cellular: its queue is 2 wide), on wifi wlan0 (6 wide).", "",
+             f"- date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; every run on its own link, all at "
+             f"once ({took:.0f} s)", ""]
+    for profile in PROFILES:
+        lines += table_a(profile, rows[profile], RUNS if profile == PROFILE else 1)
+        if plotted and profile == PROFILE:
+            lines += ["![each request from start to end, per setup (first run)](scenario.png)", ""]
     if b:
         lines += offline_run.table(b)
     if c:
@@ -217,6 +219,22 @@ def write(rows, left_out, problems, plotted, took, b, c, c_picture):
     with open(os.path.join(ROOT, "benchmarks", "SCENARIO.md"), "w") as f:
         f.write("\n".join(lines))
 
+
+def table_a(profile, rows, runs):
+    """SCENARIO.md's lines for scenario A on `profile`."""
+    p = Link(profile).profile
+    lines = [f"## A on `{profile}`: {UPLOADS} uploads of {UPLOAD_BYTES // 1024} KiB, then {THUMBS} thumbnails of "
+             f"{THUMB_BYTES // 1024} KiB a second later", "",
+             f"{p['down']} kbit/s down, {p['up']} kbit/s up, {p['rtt']} ms round trip, {p['loss']} % loss; "
+             f"{runs} run{'s' if runs > 1 else ''} per setup. Thumbnail times from the view's start (each has "
+             f"{THUMB_TIMEOUT:.0f} s); uploads: how many completed, and when the last did (median of the runs).", "",
+             "| setup | thumbnail median s | p95 s | max s | thumbnails failed | uploads done | last upload s | failures |",
+             "|---|---:|---:|---:|---:|---:|---:|---|"]
+    for setup, r in rows.items():
+        failures = ", ".join(f"{count}x {what}" for what, count in sorted(r["errors"].items())) or "none"
+        lines.append(f"| {TITLES[setup]} | {r['median']:.1f} | {r['p95']:.1f} | {r['max']:.1f} | "
+                     f"{r['failed']}/{r['thumbs']} | {r['uploads_ok']}/{r['uploads']} | {r['uploads_done']:.0f} | {failures} |")
+    return lines + [""]
 
 if __name__ == "__main__":
     sys.exit(main())
