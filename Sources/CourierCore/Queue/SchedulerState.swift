@@ -120,13 +120,15 @@ package struct SchedulerState<Item: Hashable> {
 
     /// A running operation of `priority` ended (success, failure or cancellation). Returns the
     /// operation to start in its place, if any; at most one can, since one slot of each kind was
-    /// freed.
-    package mutating func finished(host: Int, priority: Priority) -> Item? {
+    /// freed. (`priority` is asked only while background work runs: with none, the operation
+    /// cannot be background work, and its priority is not even read.)
+    @inline(__always)
+    package mutating func finished(host: Int, priority: @autoclosure () -> Priority) -> Item? {
         precondition(host < hosts.count && hosts[host].running > 0 && running > 0,
                      "finished(host: \(host)) with nothing running there")
         hosts[host].running -= 1  // (the host exists: no `withHost`)
         running -= 1
-        if priority < .normal { runningBackground -= 1 }
+        if runningBackground != 0, priority() < .normal { runningBackground -= 1 }
         return startNext()
     }
 
