@@ -26,8 +26,9 @@ INTEROP_PACKAGES := apache2 caddy h2o lighttpd lighttpd-mod-deflate lighttpd-mod
 INTEROP_PYPI     := uvicorn==0.55.0 starlette==1.10.0
 DEMO_PACKAGES  := nginx python3 openssl
 BENCH_PACKAGES := nginx wrk libcurl4-openssl-dev gnuplot-nox valgrind strace python3 nghttp2-client
-# The slow-network scenarios (benchmarks/scenario): namespaces and htb (iproute2), loss (nftables).
-SCENARIO_PACKAGES := iproute2 nftables gnuplot-nox curl python3
+# The slow-network scenarios (benchmarks/scenario): namespaces and htb (iproute2), loss (nftables),
+# nginx for the thumbnails.
+SCENARIO_PACKAGES := iproute2 nftables gnuplot-nox curl python3 nginx
 
 .PHONY: scenario api interop-deps python-wheel python-site bench-bulk soak test-asan test-tsan fuzz install-files all deps core-packages test-deps demo-deps bench-deps llhttp build test demo bench install clean
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Scenario A's client side, one setup per run, inside the shaped link's near namespace: UPLOADS
-uploads of UPLOAD_BYTES start at once; DELAY seconds later a view asks for THUMBS thumbnails of
-THUMB_BYTES. Prints one JSON line per request, times in seconds from the start:
+uploads of UPLOAD_BYTES to BASE_URL (a scripted server) start at once; DELAY seconds later a view
+asks THUMB_URL (nginx) for THUMBS thumbnails of THUMB_BYTES (`thumbs/N.bin`). Prints one JSON line per request, times in seconds from the start:
 {"kind": "upload"|"thumb", "index", "start", "end", "ok", "error"}.
 
-  clients.py SETUP BASE_URL UPLOADS UPLOAD_BYTES THUMBS THUMB_BYTES DELAY THUMB_TIMEOUT
+  clients.py SETUP BASE_URL THUMB_URL UPLOADS UPLOAD_BYTES THUMBS THUMB_BYTES DELAY THUMB_TIMEOUT
 
 SETUP:
   courier            Courier's defaults: the queue's width from the network (the near end of the
@@ -24,9 +24,9 @@ import sys
 import tempfile
 import time
 
-SETUP, BASE = sys.argv[1], sys.argv[2]
-UPLOADS, UPLOAD_BYTES, THUMBS, THUMB_BYTES = (int(a) for a in sys.argv[3:7])
-DELAY, THUMB_TIMEOUT = float(sys.argv[7]), float(sys.argv[8])
+SETUP, BASE, THUMB_BASE = sys.argv[1:4]
+UPLOADS, UPLOAD_BYTES, THUMBS, THUMB_BYTES = (int(a) for a in sys.argv[4:8])
+DELAY, THUMB_TIMEOUT = float(sys.argv[8]), float(sys.argv[9])
 START = time.monotonic()
 PAYLOAD = b"p" * UPLOAD_BYTES
 
@@ -45,7 +45,7 @@ def upload_url(index):
 
 
 def thumb_url(index):
-    return f"{BASE}/blob/{THUMB_BYTES}?seed={index}"
+    return f"{THUMB_BASE}/thumbs/{index}.bin?n={index}"
 
 
 async def courier_setup(unlimited):

@@ -72,7 +72,7 @@ class Link:
         tag = tag or str(os.getpid() % 100000)
         self.near, self.far = f"courier-near-{tag}", f"courier-far-{tag}"
         self.near_link, self.far_link = self.profile["interface"], f"far{tag}"
-        self.processes = []
+        self.processes, self.stops = [], []
         self.up = False
 
     def __enter__(self):
@@ -121,7 +121,10 @@ class Link:
     def serve(self, argv):
         """Starts a server (`argv`, printing its loopback port first) in the far namespace
         behind its own delay line (half the round trip each way); returns the URL clients use."""
-        target = int(self.start_in(self.far, argv).split()[0])
+        return self.delay_line(int(self.start_in(self.far, argv).split()[0]))
+
+    def delay_line(self, target):
+        """A delay line in the far namespace in front of its loopback port `target`; the URL."""
         line = self.start_in(self.far, [sys.executable, os.path.join(HERE, "delay_line.py"), FAR_ADDRESS, str(target),
                                         str(self.profile["rtt"] / 2), str(self.profile.get("jitter", 0))])
         return f"http://{FAR_ADDRESS}:{int(line.split()[0])}"
@@ -151,7 +154,20 @@ class Link:
         """A client program in the near namespace."""
         return subprocess.Popen(["ip", "netns", "exec", self.near] + argv, env=env, **popen)
 
+    def serve_nginx(self, directory):
+        """nginx (benchmarks/nginx.sh, one worker) serving `directory`/html in the far namespace,
+        behind its own delay line; returns the URL clients use."""
+        script = os.path.join(os.path.dirname(HERE), "nginx.sh")
+        env = dict(os.environ, NGINX_WORKERS="1")
+        stop = ["ip", "netns", "exec", self.far, "sh", script, "stop", directory]
+        self.stops.append(stop)
+        port = self.start_in(self.far, ["sh", script, "start", directory], env=env).split()[0]
+        return self.delay_line(int(port))
+
     def close(self):
+        for stop in self.stops:
+            subprocess.run(stop, capture_output=True, timeout=30)
+        self.stops = []
         for process in self.processes:
             if process.poll() is None:
                 process.kill()

@@ -63,10 +63,30 @@ def one_run(profile, setup, index):
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "cbindings", "python"),
                COURIER_LIBRARY=os.path.join(ROOT, ".build", "release", "libCourierC.so"))
     tag = f"{os.getpid() % 1000}{PROFILES.index(profile)}{SETUPS.index(setup)}{index}"
+    site = thumbnail_site()
+    try:
+        return run_on_link(profile, setup, tag, site, env)
+    finally:
+        shutil.rmtree(site, ignore_errors=True)
+
+
+def thumbnail_site():
+    """A directory for nginx: html/thumbs/N.bin, THUMB_BYTES each."""
+    site = tempfile.mkdtemp(prefix="courier-scenario-nginx-")
+    os.makedirs(os.path.join(site, "html", "thumbs"))
+    for n in range(THUMBS):
+        with open(os.path.join(site, "html", "thumbs", f"{n}.bin"), "wb") as f:
+            f.write(os.urandom(THUMB_BYTES))
+    return site
+
+
+def run_on_link(profile, setup, tag, site, env):
     with Link(profile, tag=tag) as link:
+        # Uploads go to the scripted server (it reads and drops them), thumbnails come from nginx.
         url = link.serve([sys.executable, os.path.join(ROOT, "Tests", "Servers", "stream_server.py")])
-        argv = [python_for(setup), os.path.join(HERE, "clients.py"), setup, url, str(UPLOADS), str(UPLOAD_BYTES),
-                str(THUMBS), str(THUMB_BYTES), str(DELAY), str(THUMB_TIMEOUT)]
+        thumbs = link.serve_nginx(site)
+        argv = [python_for(setup), os.path.join(HERE, "clients.py"), setup, url, thumbs, str(UPLOADS),
+                str(UPLOAD_BYTES), str(THUMBS), str(THUMB_BYTES), str(DELAY), str(THUMB_TIMEOUT)]
         process = link.client(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             out, err = process.communicate(timeout=RUN_LIMIT)
