@@ -531,6 +531,17 @@ int courier_request_add_resolve(courier_request *request, const char *entry);
 int courier_request_add_connect_to(courier_request *request, const char *entry);
 int courier_request_set_ip_family(courier_request *request, int family);
 
+/* Every connection goes to the Unix domain socket `path` instead of over TCP (curl's
+ * CURLOPT_UNIX_SOCKET_PATH; with `abstract` not 0, a name in Linux's abstract namespace, curl's
+ * CURLOPT_ABSTRACT_UNIX_SOCKET). The URL still names the host for the Host field and TLS; no name
+ * is resolved and proxies are not used. The Docker Engine API:
+ *     courier_engine_set_unix_socket(engine, "/var/run/docker.sock", 0);
+ *     ... GET http://localhost/v1.43/containers/json
+ * NULL goes back to TCP. COURIER_E_INVALID_ARGUMENT for an empty path or one over 107 bytes; a
+ * socket that is missing or not listening fails the request with COURIER_E_CONNECT. */
+int courier_engine_set_unix_socket(courier_engine *engine, const char *path, int abstract);
+int courier_request_set_unix_socket(courier_request *request, const char *path, int abstract);
+
 /* Fail with COURIER_E_BODY_TOO_LARGE beyond this many body bytes (0: no limit). */
 int courier_request_set_max_body(courier_request *request, int64_t bytes);
 

@@ -80,6 +80,21 @@ public final class Engine: Sendable {
         self.init(baseURL: base, defaultHeaders: headers, configuration: configuration, baseURLError: error)
     }
 
+    /// An engine whose connections all go to a Unix domain socket instead of over TCP: the Docker
+    /// Engine API's `try Engine(unixSocket: .path("/var/run/docker.sock"))`. `host` names the
+    /// API in URLs, the Host field and TLS ("http://localhost" by default); no name is resolved
+    /// and proxies are not used. Throws `.invalidArgument` for an empty path or one longer than
+    /// `ConnectRoute.UnixSocket.maxLength` bytes; a socket that is missing or not listening fails
+    /// each request with `.connectFailed`.
+    public convenience init(unixSocket socket: ConnectRoute.UnixSocket, host: String = "http://localhost",
+                            defaultHeaders: [String: String] = [:], configuration: Configuration = Configuration()) throws(CourierError) {
+        var configuration = configuration
+        var route = configuration.options.route ?? ConnectRoute()
+        route.unixSocket = try ConnectRoute(unixSocket: socket).unixSocket
+        configuration.options.route = route
+        self.init(host: host, defaultHeaders: defaultHeaders, configuration: configuration)
+    }
+
     /// Why `host` did not parse, for engines whose operations can only fail.
     private let baseURLError: CourierError?
     /// The base URL's path without a trailing "/" ("" for a bare host): the prefix of every path.

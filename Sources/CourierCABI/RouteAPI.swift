@@ -1,7 +1,8 @@
 import CourierCore
 
-// courier_request_add_resolve, _add_connect_to, _set_ip_family: where a request's connection goes
-// (curl's CURLOPT_RESOLVE, CURLOPT_CONNECT_TO, CURLOPT_IPRESOLVE).
+// courier_request_add_resolve, _add_connect_to, _set_ip_family, courier_engine_set_unix_socket and
+// courier_request_set_unix_socket: where a request's connection goes (curl's CURLOPT_RESOLVE,
+// CURLOPT_CONNECT_TO, CURLOPT_IPRESOLVE, CURLOPT_UNIX_SOCKET_PATH, CURLOPT_ABSTRACT_UNIX_SOCKET).
 
 /// Changes the request's route (made on first use).
 private func changeRoute(_ handle: OpaquePointer?, _ change: (inout ConnectRoute) throws(CourierError) -> Void) -> Int32 {
@@ -31,4 +32,31 @@ public func courier_request_set_ip_family(_ handle: OpaquePointer?, _ family: In
     let families: [ConnectRoute.Family] = [.any, .ipv4, .ipv6]
     guard family >= 0, Int(family) < families.count else { return CourierError.Code.invalidArgument.c }
     return changeRoute(handle) { route in route.family = families[Int(family)] }
+}
+
+/// The route with `path` as its Unix socket (abstract when `abstract` is not 0), or without one
+/// for a NULL path.
+private func setUnixSocket(_ options: inout TransferOptions, _ path: UnsafePointer<CChar>?, _ abstract: Int32) throws(CourierError) {
+    guard let path else {
+        if var route = options.route {
+            route.unixSocket = nil
+            options.route = route
+        }
+        return
+    }
+    let name = String(cString: path)
+    let socket: ConnectRoute.UnixSocket = abstract != 0 ? .abstract(name) : .path(name)
+    var route = options.route ?? ConnectRoute()
+    route.unixSocket = try ConnectRoute(unixSocket: socket).unixSocket
+    options.route = route
+}
+
+@_cdecl("courier_engine_set_unix_socket")
+public func courier_engine_set_unix_socket(_ handle: OpaquePointer?, _ path: UnsafePointer<CChar>?, _ abstract: Int32) -> Int32 {
+    configureDefaults(handle) { o throws(CourierError) in try setUnixSocket(&o, path, abstract) }
+}
+
+@_cdecl("courier_request_set_unix_socket")
+public func courier_request_set_unix_socket(_ handle: OpaquePointer?, _ path: UnsafePointer<CChar>?, _ abstract: Int32) -> Int32 {
+    configure(handle) { r throws(CourierError) in try setUnixSocket(&r.draft.options, path, abstract) }
 }

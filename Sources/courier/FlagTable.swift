@@ -116,6 +116,8 @@ enum FlagTable {
         FlagDoc("6", "--ipv6", nil, "Connect over IPv6 only", .dns),
         FlagDoc(nil, "--resolve", "host:port:addr[,addr]", "Use these addresses for host:port instead of a name lookup", .dns, .connection),
         FlagDoc(nil, "--connect-to", "HOST1:PORT1:HOST2:PORT2", "Connect to HOST2:PORT2 for requests to HOST1:PORT1 (empty parts match any)", .dns, .connection),
+        FlagDoc(nil, "--unix-socket", "path", "Connect through this Unix domain socket instead of TCP (no proxy)", .connection),
+        FlagDoc(nil, "--abstract-unix-socket", "path", "Connect through this abstract Unix domain socket", .connection),
         // auth
         FlagDoc("u", "--user", "user:password", "Basic authentication", .important, .auth),
         FlagDoc(nil, "--oauth2-bearer", "token", "Bearer authentication (RFC 6750)", .auth),

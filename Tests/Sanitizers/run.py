@@ -210,6 +210,27 @@ def scenarios(h):
     http2(h)
     retries(h)
     bindings(h)
+    unix_sockets(h)
+
+
+def unix_sockets(h):
+    """Connections over Unix domain sockets (a socket file and an abstract name), from C and the
+    CLI, against uds_server.py."""
+    path, name = os.path.join(h.work, "docker.sock"), f"courier-{h.sanitizer}-{os.getpid()}"
+    servers = [subprocess.Popen([sys.executable, os.path.join(ROOT, "Tests", "Servers", "uds_server.py"), where],
+                                stdout=subprocess.PIPE, text=True) for where in (path, "@" + name)]
+    try:
+        for server in servers:
+            server.stdout.readline()
+        program = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "unix_socket.c"), "unix_socket")
+        h.run("c unix sockets", [program, path, name])
+        cli = os.path.join(h.build, "courier")
+        h.run("cli --unix-socket keep-alive", [cli, "-s", "-o", "/dev/null", "--unix-socket", path, "http://localhost/_ping?n=[1-50]"])
+        h.run("cli --unix-socket missing", [cli, "-s", "--unix-socket", path + ".missing", "http://localhost/"], expect=7)
+    finally:
+        for server in servers:
+            server.terminate()
+            server.wait()
 
 
 def http2(h):

@@ -70,7 +70,21 @@ def serve(answer, port=0, host="127.0.0.1"):
             listener.close()
     listener.listen(256)
     print(listener.getsockname()[1], 0, flush=True)
+    accept_forever(answer, listener)
 
+
+def serve_unix(answer, path):
+    """As `serve`, on a Unix domain socket at `path` (a leading "@" names one in Linux's abstract
+    namespace); prints "ready" once it listens."""
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind("\0" + path[1:] if path.startswith("@") else path)
+    listener.listen(256)
+    print("ready", flush=True)
+    accept_forever(answer, listener)
+
+
+def accept_forever(answer, listener):
+    """Serves each connection `listener` accepts on a thread of its own (see `serve`)."""
     def connection(conn):
         buffer = b""
         try:

@@ -140,10 +140,11 @@ package struct PoolKeys {
         // An HTTP/1.0 request does not keep its connection: said here, where the rare options
         // are read anyway, so the request writer tests nothing more for ordinary requests.
         if transfer._options.sendsHTTP10 { transfer.requestAsksToClose = true }
-        let proxy = try transfer._options.proxySettings?.proxy(for: transfer._authority.origin)
         // Through a proxy the route gives the proxy's addresses (curl's --resolve covers every
-        // name it resolves); direct, where the connection goes.
+        // name it resolves); direct, where the connection goes. A Unix socket takes no proxy
+        // (proxies are reached over TCP: curl's --unix-socket ignores them too).
         let route = transfer._options.route
+        let proxy = route?.unixSocket != nil ? nil : try transfer._options.proxySettings?.proxy(for: transfer._authority.origin)
         let ping = transfer._options.connectChoices?.http2PingInterval
         if lastPoolKey >= 0, lastPoolTLSID == tlsID, lastRequestedVersion == version, transfer.targets(lastOrigin), lastPoolProxy == proxy,
            routes[lastPoolKey] == route, pingIntervals[lastPoolKey] == ping {

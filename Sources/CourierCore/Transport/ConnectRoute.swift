@@ -1,7 +1,7 @@
 /// Where connections go when not where the URL says, and which address families count: curl's
-/// `--connect-to HOST1:PORT1:HOST2:PORT2`, `--resolve HOST:PORT:ADDR[,ADDR]` and `-4`/`-6`. The
-/// request itself is unchanged (its Host field, TLS name and certificate check stay the URL's);
-/// only the TCP connection goes elsewhere. Part of the pool key: a connection made by one route
+/// `--connect-to HOST1:PORT1:HOST2:PORT2`, `--resolve HOST:PORT:ADDR[,ADDR]`, `-4`/`-6` and
+/// `--unix-socket`/`--abstract-unix-socket`. The request itself is unchanged (its Host field, TLS
+/// name and certificate check stay the URL's); only the connection goes elsewhere. Part of the pool key: a connection made by one route
 /// never serves a request with another. Pure: `target(for:)` is tested without sockets.
 public struct ConnectRoute: Sendable, Hashable {
     /// Which addresses a connection may use.
@@ -36,7 +36,31 @@ public struct ConnectRoute: Sendable, Hashable {
         }
     }
 
+    /// A Unix domain socket every connection goes to instead of a TCP connection (the Docker
+    /// Engine's `/var/run/docker.sock`): no name is resolved, and proxies are not used (they are
+    /// reached over TCP, as curl's `--unix-socket` ignores them too).
+    public enum UnixSocket: Sendable, Hashable {
+        /// A socket file's path.
+        case path(String)
+        /// A name in Linux's abstract namespace (no file; curl's `--abstract-unix-socket`).
+        case abstract(String)
+
+        /// The longest path or name a socket address holds (its 108 bytes, less the NUL that ends
+        /// a path or starts an abstract name).
+        public static let maxLength = 107
+
+        /// The path or the name.
+        public var name: String {
+            switch self {
+            case .path(let path): return path
+            case .abstract(let name): return name
+            }
+        }
+    }
+
     public var family: Family = .any
+    /// Connections go to this Unix domain socket (nil: TCP to the host, or where `redirects` say).
+    public var unixSocket: UnixSocket?
     /// `--resolve`: the addresses of `host:port` (IP literals), used instead of a name lookup.
     public var addresses: [Endpoint: [String]] = [:]
     /// `--connect-to` rules, the first that matches wins.
@@ -52,10 +76,22 @@ public struct ConnectRoute: Sendable, Hashable {
         }
     }
 
-    public init(family: Family = .any, addresses: [Endpoint: [String]] = [:], redirects: [Redirect] = []) {
+    public init(family: Family = .any, addresses: [Endpoint: [String]] = [:], redirects: [Redirect] = [],
+                unixSocket: UnixSocket? = nil) {
         self.family = family
         self.addresses = addresses
         self.redirects = redirects
+        self.unixSocket = unixSocket
+    }
+
+    /// A route to the Unix domain socket `socket`; an empty or too long path or name is an error
+    /// (a path the kernel cannot hold would otherwise fail every request with a vague message).
+    public init(unixSocket socket: UnixSocket) throws(CourierError) {
+        let length = socket.name.utf8.count
+        guard length > 0, length <= UnixSocket.maxLength, !socket.name.utf8.contains(0) else {
+            throw CourierError(.invalidArgument, "a Unix socket's path is 1 to \(UnixSocket.maxLength) bytes without NUL, not \(length)")
+        }
+        self.init(family: .any, addresses: [:], redirects: [], unixSocket: socket)
     }
 
     /// Adds curl's `HOST:PORT:ADDR[,ADDR]...` (addresses in brackets or not).

@@ -1,8 +1,9 @@
 import CUV
 import Glibc
 
-/// A TCP socket on the loop: the bottom filter of every connection's stack. It opens by having
-/// an `AddressRacer` dial (or by adopting a connected descriptor), then reads into the loop's
+/// A TCP socket on the loop, or a Unix domain one: the bottom filter of every connection's stack.
+/// It opens by having an `AddressRacer` dial, by connecting to a Unix socket, or by adopting a
+/// connected descriptor, then reads into the loop's
 /// shared buffer (`LoopReadBuffers`, or a consumer's landing zone: `SocketStream+Reads`) and
 /// writes trying the kernel first.
 ///
@@ -21,8 +22,11 @@ package final class SocketStream: ByteStream {
     private var racer: AddressRacer?
     /// A connected descriptor to adopt instead of dialling (tests over a socketpair).
     private let adoptedDescriptor: Int32?
+    /// The Unix domain socket to connect to instead of dialling.
+    private let unixSocket: ConnectRoute.UnixSocket?
     @exclusivity(unchecked) unowned(unsafe) var delegate: ByteStreamDelegate?
-    @exclusivity(unchecked) var handle: UnsafeMutablePointer<uv_tcp_t>?
+    /// The libuv stream: a `uv_tcp_t`, or a `uv_pipe_t` for a Unix socket.
+    @exclusivity(unchecked) var handle: UnsafeMutablePointer<uv_stream_t>?
     @exclusivity(unchecked) var closed = false
     @exclusivity(unchecked) private var connected = false
     @exclusivity(unchecked) private var writesInFlight = 0
@@ -40,6 +44,14 @@ package final class SocketStream: ByteStream {
         self.racer = racer
         self.uvLoop = uvLoop
         adoptedDescriptor = nil
+        unixSocket = nil
+    }
+
+    /// A socket that connects to the Unix domain socket `socket` when it opens.
+    package init(connectingTo socket: ConnectRoute.UnixSocket, uvLoop: UnsafeMutablePointer<uv_loop_t>) {
+        self.uvLoop = uvLoop
+        adoptedDescriptor = nil
+        unixSocket = socket
     }
 
     /// A socket over a descriptor that is already connected (one end of a socketpair in tests);
@@ -47,6 +59,7 @@ package final class SocketStream: ByteStream {
     package init(adopting descriptor: Int32, uvLoop: UnsafeMutablePointer<uv_loop_t>) {
         self.uvLoop = uvLoop
         adoptedDescriptor = descriptor
+        unixSocket = nil
     }
 
     package var hasPendingWrites: Bool { writesInFlight > 0 }
@@ -67,13 +80,17 @@ package final class SocketStream: ByteStream {
         if let descriptor = adoptedDescriptor {
             let tcp = UnsafeMutablePointer<uv_tcp_t>.allocate(capacity: 1)
             uv_tcp_init(uvLoop, tcp)
-            adopt(tcp)
+            adopt(Self.stream(tcp))
             let status = uv_tcp_open(tcp, uv_os_sock_t(descriptor))
             if status != 0 {
                 failOpen(CourierError(.connectFailed, "adopt descriptor: \(String(cString: uv_err_name(status)))"))
                 return
             }
-            startReading(tcp)
+            startReading()
+            return
+        }
+        if let unixSocket {
+            openUnixSocket(unixSocket)
             return
         }
         racer?.start { [unowned(unsafe) self] result in
@@ -82,23 +99,47 @@ package final class SocketStream: ByteStream {
             racer = nil
             switch result {
             case .success(let tcp):
-                adopt(tcp)
+                adopt(Self.stream(tcp))
                 uv_tcp_nodelay(tcp, 1)
-                startReading(tcp)
+                startReading()
             case .failure(let error):
                 failOpen(error)
             }
         }
     }
 
-    /// Takes `tcp` as this stream's handle (its `data` retains the stream until the close callback).
-    private func adopt(_ tcp: UnsafeMutablePointer<uv_tcp_t>) {
-        tcp.pointee.data = Unmanaged.passRetained(self).toOpaque()
-        handle = tcp
+    /// Connects to a Unix domain socket (decided at once) and reads from it through a pipe handle.
+    private func openUnixSocket(_ socket: ConnectRoute.UnixSocket) {
+        switch UnixSocketConnect.connect(socket) {
+        case .failure(let error):
+            failOpen(error)
+        case .success(let descriptor):
+            let pipe = UnsafeMutablePointer<uv_pipe_t>.allocate(capacity: 1)
+            uv_pipe_init(uvLoop, pipe, 0)
+            adopt(UnsafeMutablePointer<uv_stream_t>(OpaquePointer(pipe)))
+            let status = uv_pipe_open(pipe, uv_file(descriptor))
+            if status != 0 {
+                Glibc.close(descriptor)
+                failOpen(CourierError(.connectFailed, "open Unix socket: \(String(cString: uv_err_name(status)))"))
+                return
+            }
+            startReading()
+        }
     }
 
-    private func startReading(_ tcp: UnsafeMutablePointer<uv_tcp_t>) {
-        let status = uv_read_start(UnsafeMutablePointer<uv_stream_t>(OpaquePointer(tcp)), Self.onAlloc, Self.onRead)
+    private static func stream(_ tcp: UnsafeMutablePointer<uv_tcp_t>) -> UnsafeMutablePointer<uv_stream_t> {
+        UnsafeMutablePointer<uv_stream_t>(OpaquePointer(tcp))
+    }
+
+    /// Takes `stream` as this stream's handle (its `data` retains the stream until the close callback).
+    private func adopt(_ stream: UnsafeMutablePointer<uv_stream_t>) {
+        stream.pointee.data = Unmanaged.passRetained(self).toOpaque()
+        handle = stream
+    }
+
+    private func startReading() {
+        guard let handle else { return }
+        let status = uv_read_start(handle, Self.onAlloc, Self.onRead)
         if status != 0 {
             failOpen(CourierError(.connectFailed, "read start: \(String(cString: uv_err_name(status)))"))
             return
@@ -114,15 +155,15 @@ package final class SocketStream: ByteStream {
     }
 
     package func pauseReading() {
-        guard !readingPaused, !closed, connected, let tcp = handle else { return }
+        guard !readingPaused, !closed, connected, let handle else { return }
         readingPaused = true
-        uv_read_stop(UnsafeMutablePointer<uv_stream_t>(OpaquePointer(tcp)))
+        uv_read_stop(handle)
     }
 
     package func resumeReading() {
-        guard readingPaused, !closed, connected, let tcp = handle else { return }
+        guard readingPaused, !closed, connected, let handle else { return }
         readingPaused = false
-        let status = uv_read_start(UnsafeMutablePointer<uv_stream_t>(OpaquePointer(tcp)), Self.onAlloc, Self.onRead)
+        let status = uv_read_start(handle, Self.onAlloc, Self.onRead)
         if status != 0 {
             delegate?.streamDidEnd(.failed(CourierError(.connectionReset, "read start: \(String(cString: uv_err_name(status)))")))
         }
@@ -130,14 +171,15 @@ package final class SocketStream: ByteStream {
 
     // MARK: - The socket itself
 
-    /// This end's address, asked of the socket (getsockname) when someone wants it.
+    /// This end's address, asked of the socket (getsockname) when someone wants it (nil for a
+    /// Unix socket).
     package var localAddress: SocketAddress? {
-        guard let handle else { return nil }
+        guard let descriptor = socketDescriptor else { return nil }
         var storage = sockaddr_storage()
-        var length = Int32(MemoryLayout<sockaddr_storage>.size)
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         return withUnsafeMutablePointer(to: &storage) { raw in
             raw.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                uv_tcp_getsockname(handle, address, &length) == 0 ? SocketAddress(address) : nil
+                getsockname(descriptor, address, &length) == 0 ? SocketAddress(address) : nil
             }
         }
     }
@@ -180,9 +222,8 @@ package final class SocketStream: ByteStream {
     // MARK: - Writing
 
     package func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer?, final: Bool) {
-        guard !closed, connected, let tcp = handle else { return }
+        guard !closed, connected, let stream = handle else { return }
         let total = first.count + (second?.count ?? 0)
-        let stream = UnsafeMutablePointer<uv_stream_t>(OpaquePointer(tcp))
         var written: Int32 = UV_EAGAIN.rawValue
         if writesInFlight == 0, total > 0 {
             var buffers = (uv_buf_t(base: UnsafeMutablePointer(mutating: first.baseAddress?.assumingMemoryBound(to: CChar.self)), len: first.count),
@@ -248,7 +289,7 @@ package final class SocketStream: ByteStream {
 
     /// Closes a handle whose `data` holds a retained stream; the retain and the memory are
     /// released in the close callback, when libuv is done with both.
-    private static func closeHandle(_ handle: UnsafeMutablePointer<uv_tcp_t>) {
+    private static func closeHandle(_ handle: UnsafeMutablePointer<uv_stream_t>) {
         uv_close(UnsafeMutablePointer<uv_handle_t>(OpaquePointer(handle))) { handle in
             if let data = handle!.pointee.data { Unmanaged<SocketStream>.fromOpaque(data).release() }
             UnsafeMutableRawPointer(handle!).deallocate()

@@ -3,7 +3,8 @@ import CUV
 /// Builds the stream stack one pool key's connections speak through, bottom up (curl's
 /// connection filter chain):
 ///
-///     SocketStream (dialled by an AddressRacer: to the origin, its route's target, or the proxy)
+///     SocketStream (dialled by an AddressRacer: to the origin, its route's target, or the proxy;
+///                   or connected to the route's Unix socket)
 ///     └ TunnelStream   when a proxy must tunnel (https through it, or `Proxy.tunnel`)
 ///       └ TLSStream    for https: with the origin, verified against its name, end to end
 ///
@@ -55,7 +56,13 @@ package struct StreamStack {
     /// A new, unopened stack; `trace` (when the request asked for one) hears every layer.
     package func make(resolver: Resolver, uvLoop: UnsafeMutablePointer<uv_loop_t>, sessions: TLSSessionCache,
                       sessionKey: Int, trace: ConnectionTrace?) -> any ByteStream {
-        var stream: any ByteStream = SocketStream(dialing: racer(resolver: resolver, uvLoop: uvLoop, trace: trace), uvLoop: uvLoop)
+        var stream: any ByteStream
+        if let socket = route?.unixSocket {
+            trace?.add("  Trying Unix socket \(socket.name)...")
+            stream = SocketStream(connectingTo: socket, uvLoop: uvLoop)
+        } else {
+            stream = SocketStream(dialing: racer(resolver: resolver, uvLoop: uvLoop, trace: trace), uvLoop: uvLoop)
+        }
         for filter in filters {
             switch filter {
             case .tunnel(let target):

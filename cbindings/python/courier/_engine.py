@@ -2,6 +2,7 @@
 proxy settings), sent blocking, through asyncio, or with callbacks."""
 
 import ctypes
+import os
 
 from . import _auth, _compose, _hooks, _native, _offline
 from ._build import _RequestBuilding
@@ -23,7 +24,7 @@ class Engine(_RequestBuilding):
     def __init__(self, base=None, headers=None, accepted_status=None, cache=None, cache_dir=None, cache_memory=None,
                  cookies=None, proxy=None, no_proxy=None, trust_env=True, auth=None, on_challenge=None,
                  challenge_timeout=None, outbox=None, on_request=None, on_response=None, on_redirect=None, on_metrics=None,
-                 on_debug=None):
+                 on_debug=None, unix_socket=None):
         """``cache``: a Cache to share with other engines; or ``cache_dir`` and/or
         ``cache_memory`` (bytes) for a cache of the engine's own. Without any, nothing is cached.
         ``cookies``: a CookieJar every request of the engine uses (a request's own ``cookies=``
@@ -40,7 +41,10 @@ class Engine(_RequestBuilding):
         ``challenge_timeout`` (seconds, default 30): how long refused requests wait for it before
         they get their refusal (what it returns later still serves the requests that follow).
         ``outbox``: an ``Outbox`` where requests sent with ``freeze="kind"`` wait while their host
-        cannot be reached (what earlier processes left there is sent now).
+        cannot be reached (what earlier processes left there is sent now). ``unix_socket``: every
+        connection goes to this Unix domain socket instead of over TCP (the Docker Engine's
+        ``"/var/run/docker.sock"``; a leading ``"\\0"`` names one in Linux's abstract namespace);
+        URLs still name the host, no name is resolved and no proxy is used.
 
         Hooks, for every request of the engine: ``on_request(OutgoingRequest)`` just before it is
         sent (final method, URL, headers and body; ``set_header`` to sign it); ``on_response(Response)``
@@ -117,12 +121,18 @@ class Engine(_RequestBuilding):
             if code:
                 self.close()
                 raise _error(code, "on_debug")
-        if proxy is not None or no_proxy is not None or not trust_env:
-            try:
+        try:
+            if proxy is not None or no_proxy is not None or not trust_env:
                 _check(lib.courier_engine_set_proxy(handle, _proxy_argument(proxy, trust_env), _text(no_proxy)))
-            except BaseException:
-                self.close()
-                raise
+            if unix_socket is not None:
+                path = os.fsencode(unix_socket)
+                abstract = path.startswith(b"\0")
+                code = lib.courier_engine_set_unix_socket(handle, path[1:] if abstract else path, int(abstract))
+                if code:
+                    raise _error(code, "unix_socket %r: a socket's path is 1 to 107 bytes" % (unix_socket,))
+        except BaseException:
+            self.close()
+            raise
 
     def close(self):
         """Cancels the engine's requests in flight and releases it."""

@@ -2,8 +2,8 @@
 (for users' tests: no network, the client's redirects, auth flows and hooks still run), and
 ``HTTPTransport`` / ``AsyncHTTPTransport`` carry Courier's own network options where httpx's
 take them (``retries=``: connect failures retried; ``verify``, ``cert``, ``http1``, ``http2``,
-``proxy``). What Courier cannot do yet is refused by name, never ignored: ``uds=`` (no Unix
-socket transport yet), ``local_address=`` (no choosing the source address), ``socket_options``."""
+``proxy``, ``uds``). What Courier cannot do yet is refused by name, never ignored:
+``local_address=`` (no choosing the source address), ``socket_options``."""
 
 from ._errors import UsageError
 from . import _native
@@ -73,12 +73,12 @@ def _answered(response, request):
 
 class HTTPTransport:
     """Courier's network path with httpx's transport options. ``retries``: how many times a
-    request whose connection could not be made goes again (httpx's meaning)."""
+    request whose connection could not be made goes again (httpx's meaning). ``uds``: every
+    connection goes to this Unix domain socket (httpx's; the Docker Engine API's
+    ``HTTPTransport(uds="/var/run/docker.sock")`` with ``base_url="http://docker"``)."""
 
     def __init__(self, verify=True, cert=None, trust_env=True, http1=True, http2=False, limits=None, proxy=None,
                  uds=None, local_address=None, retries=0, socket_options=None):
-        if uds is not None:
-            raise UsageError(_native.E_INVALID_ARGUMENT, "HTTPTransport(uds=...): Courier has no Unix-socket transport yet")
         if local_address is not None:
             raise UsageError(_native.E_INVALID_ARGUMENT,
                              "HTTPTransport(local_address=...): Courier cannot choose the source address yet")
@@ -87,6 +87,8 @@ class HTTPTransport:
         self.client_options = dict(verify=verify, cert=cert, trust_env=trust_env, http1=http1, http2=http2, proxy=proxy)
         if limits is not None:
             self.client_options["limits"] = limits
+        if uds is not None:
+            self.client_options["unix_socket"] = uds
         self.retries = int(retries)
 
     def request_options(self):

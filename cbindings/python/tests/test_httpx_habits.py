@@ -382,9 +382,6 @@ class HooksAuthAndTransports(unittest.TestCase):
         self.assertEqual((response.status_code, response.text), (202, "later"))
 
     def test_http_transport_options(self):
-        with self.assertRaises(httpx.UsageError) as uds:
-            httpx.HTTPTransport(uds="/run/docker.sock")
-        self.assertIn("Unix-socket", str(uds.exception))
         with self.assertRaises(httpx.UsageError):
             httpx.HTTPTransport(local_address="0.0.0.0")
         with httpx.Client(transport=httpx.HTTPTransport(retries=2)) as client:
