@@ -129,6 +129,15 @@ package enum CacheRules {
         }
     }
 
+    /// The final statuses whose caching semantics this cache implements (must-understand,
+    /// section 5.2.2.3): RFC 9110's, less 206 and 304, which are never stored as they are.
+    package static func understands(_ status: Int) -> Bool {
+        switch status {
+        case 200...205, 300...303, 305, 307, 308, 400...417, 421, 422, 426, 500...505: return true
+        default: return false
+        }
+    }
+
     /// Whether a response to a GET may be stored (section 3). A response to a request with
     /// Authorization (section 3.5) is stored only when it says so explicitly (public, private,
     /// must-revalidate or s-maxage).
@@ -139,8 +148,13 @@ package enum CacheRules {
         // section 4.3.4) are never stored as they are.
         guard status >= 200, status != 206, status != 304, status < 600 else { return false }
         if request.directives.noStore { return false }
-        // must-understand: a cache that understands the status ignores no-store (section 5.2.2.3).
-        if directives.noStore, !directives.mustUnderstand { return false }
+        // must-understand (section 5.2.2.3): a status the cache understands is stored whatever
+        // no-store says, one it does not understand never.
+        if directives.mustUnderstand {
+            guard understands(status) else { return false }
+        } else if directives.noStore {
+            return false
+        }
         if request.authorization != nil,
            !(directives.isPublic || directives.isPrivate || directives.mustRevalidate || directives.sharedMaxAge != nil) {
             return false
@@ -233,7 +247,7 @@ package enum CacheRules {
     package static func correctedInitialAge(fields: CacheFields, requestTime: Int64, responseTime: Int64) -> Int64 {
         let date = fields.date.flatMap { HTTPDate.parse($0, now: responseTime) } ?? responseTime
         let apparentAge = elapsed(from: date, to: responseTime)
-        let ageValue = fields.age.flatMap(deltaSeconds) ?? 0
+        let ageValue = fields.age.flatMap(firstAgeMember) ?? 0
         let responseDelay = elapsed(from: requestTime, to: responseTime)
         return min(max(apparentAge, ageValue + responseDelay), CacheDirectives.deltaSecondsLimit)
     }
@@ -244,6 +258,12 @@ package enum CacheRules {
         let (difference, overflow) = end.subtractingReportingOverflow(start)
         if overflow { return start < 0 ? CacheDirectives.deltaSecondsLimit : 0 }
         return min(max(0, difference), CacheDirectives.deltaSecondsLimit)
+    }
+
+    /// An Age field's value: a list is read by its first member, the rest discarded (section 5.1:
+    /// Age is a singleton, but a list arrives from intermediaries that append).
+    package static func firstAgeMember(_ text: String) -> Int64? {
+        deltaSeconds(String(text.prefix { $0 != "," }))
     }
 
     /// A delta-seconds value (Age), saturating at 2^31; nil when it is not one.

@@ -57,6 +57,15 @@ struct CacheRulesTests {
 
     @Test func s5_2_2_3_mustUnderstandOverridesNoStoreForAStatusTheCacheUnderstands() {
         #expect(storable([("Cache-Control", "must-understand, no-store, max-age=60")]))
+        #expect(storable([("Cache-Control", "must-understand, no-store, max-age=60")], status: 404))
+    }
+
+    @Test func s5_2_2_3_mustUnderstandOnAStatusTheCacheDoesNotUnderstandIsNeverStored() {
+        for status in [218, 299, 418, 425, 499, 599] {
+            #expect(!storable([("Cache-Control", "must-understand, no-store, max-age=60")], status: status), "\(status)")
+            #expect(!storable([("Cache-Control", "must-understand, max-age=60")], status: status), "\(status) without no-store")
+            #expect(storable([("Cache-Control", "max-age=60")], status: status), "\(status): storable without must-understand")
+        }
     }
 
     @Test func s3_5_aResponseToARequestWithCredentialsNeedsExplicitPermission() {
@@ -185,6 +194,17 @@ struct CacheRulesTests {
     @Test func s4_2_3_ageFieldPlusResponseDelay() {
         let response = storedResponse([("Date", httpDate(t)), ("Age", "100")], requestTime: t - 2, responseTime: t)
         #expect(response.correctedInitialAge == 102)
+    }
+
+    @Test func s5_1_anAgeListIsReadByItsFirstMember() {
+        let listed = storedResponse([("Date", httpDate(t)), ("Age", "100, 7")], requestTime: t - 2, responseTime: t)
+        #expect(listed.correctedInitialAge == 102, "100, the first member, plus the response delay")
+        let spaced = storedResponse([("Date", httpDate(t)), ("Age", " 60 ,abc")], requestTime: t, responseTime: t)
+        #expect(spaced.correctedInitialAge == 60)
+        let broken = storedResponse([("Date", httpDate(t)), ("Age", "x, 100")], requestTime: t, responseTime: t)
+        #expect(broken.correctedInitialAge == 0, "a first member that is not delta-seconds counts as none")
+        let twoLines = storedResponse([("Date", httpDate(t)), ("Age", "30"), ("Age", "900")], requestTime: t, responseTime: t)
+        #expect(twoLines.correctedInitialAge == 30, "the first field line")
     }
 
     @Test func s4_2_3_theLargerOfApparentAndCorrectedAge() {
