@@ -24,7 +24,7 @@ public func courier_request_set_retry(_ handle: OpaquePointer?, _ count: Int32, 
         }
         var policy = r.draft.options.retry
         policy.count = Int(count)
-        policy.intervals = waits.isEmpty ? [.seconds(1)] : waits
+        policy.intervals = waits  // (none: a second, the policy's default)
         policy.exponentialBackoff = flags & retryBackoff != 0
         policy.jitter = flags & retryJitter != 0
         policy.retriesAllErrors = flags & retryAllErrors != 0

@@ -32,6 +32,13 @@ struct RetryTests {
         let backoff = RetryPolicy(count: 6, intervals: [.milliseconds(100)], exponentialBackoff: true, maxInterval: .milliseconds(500))
         #expect((1...6).map { backoff.interval(beforeRetry: $0) } ==
                 [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(500), .milliseconds(500), .milliseconds(500)])
+        // OCNet's default: no intervals at all is a second between attempts (C's NULL/0 and
+        // Python's intervals=() come here too).
+        let none = RetryPolicy(count: 3, intervals: [])
+        #expect((1...3).map { none.interval(beforeRetry: $0) } == [.seconds(1), .seconds(1), .seconds(1)])
+        let doubling = RetryPolicy(count: 3, intervals: [], exponentialBackoff: true)
+        #expect((1...3).map { doubling.interval(beforeRetry: $0) } == [.seconds(1), .seconds(2), .seconds(4)],
+                "as a list of one second")
     }
 
     @Test func jitterDrawsBetweenHalfAndAll() {

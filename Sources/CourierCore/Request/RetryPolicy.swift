@@ -24,7 +24,8 @@ public struct RetryPolicy: Sendable, Hashable {
     /// How many times a request may be sent again after its first attempt (0: never).
     public var count: Int
     /// The wait before each retry: the first before the first retry, and so on; the last value
-    /// repeats when the list is shorter than `count` (or doubles, with `exponentialBackoff`).
+    /// repeats when the list is shorter than `count` (or doubles, with `exponentialBackoff`). An
+    /// empty list means a second between attempts (OCNet's default), as a list of `[.seconds(1)]`.
     public var intervals: [Nanoseconds]
     /// Past the end of `intervals`, each wait doubles (up to `maxInterval`) instead of repeating.
     public var exponentialBackoff: Bool
@@ -71,13 +72,17 @@ public struct RetryPolicy: Sendable, Hashable {
         self.usesBudget = usesBudget
     }
 
+    /// The wait when `intervals` is empty (OCNet's `retryTimeIntervals` default).
+    static let defaultInterval = Nanoseconds.seconds(1)
+
     /// The wait before retry number `retry` (1 for the first), before Retry-After and jitter.
     package func interval(beforeRetry retry: Int) -> Nanoseconds {
-        guard let last = intervals.last else { return Nanoseconds(0) }
         if retry <= intervals.count { return intervals[retry - 1] }
+        // (An empty list is one of a second.)
+        let last = intervals.last ?? Self.defaultInterval
         guard exponentialBackoff else { return last }
         var wait = last.rawValue
-        for _ in intervals.count..<retry {
+        for _ in max(intervals.count, 1)..<retry {
             let (doubled, overflow) = wait.multipliedReportingOverflow(by: 2)
             wait = overflow ? .max : doubled
             if wait >= maxInterval.rawValue { return maxInterval }

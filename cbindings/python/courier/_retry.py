@@ -1,7 +1,7 @@
 """Retries for the Python binding: ``retry=Retry(...)`` (or ``retry=3``) on any request.
 
 Mirrors the library's RetryPolicy: ``count`` retries at most, waiting ``intervals`` seconds before
-each (the last repeats; ``backoff`` doubles past the list up to ``max_interval``; ``jitter``
+each (the last repeats; none at all is a second, OCNet's default; ``backoff`` doubles past the list up to ``max_interval``; ``jitter``
 draws each wait between half of it and all of it); idempotent methods, or any with an
 ``Idempotency-Key`` header or ``non_idempotent=True``; failures before a response head and the
 ``statuses`` (408, 429, 502, 503, 504 by default), every failure with ``all_errors=True``;
