@@ -127,6 +127,7 @@ extern "C" {
 #define COURIER_E_REDIRECT_REFUSED     (COURIER_E_REDIRECT_REJECTED | (4 << 8))   /* by a redirect hook */
 #define COURIER_E_DNS_PROXY            (COURIER_E_DNS | (1 << 8))     /* the proxy's name (curl's 5) */
 #define COURIER_E_CONNECT_PROXY        (COURIER_E_CONNECT | (1 << 8))
+#define COURIER_E_INVALID_JSON         (COURIER_E_RESPONSE_FORMAT | (2 << 8)) /* courier_json_pretty */
 #define COURIER_E_CONNECT_NO_ROUTE     (COURIER_E_CONNECT | (2 << 8)) /* ENETUNREACH, EHOSTUNREACH: the
                                                                      link is down; nothing was sent */
 #define COURIER_E_PROXY_REFUSED        (COURIER_E_PROXY | (1 << 8))   /* CONNECT answered with non-2xx;
@@ -271,6 +272,15 @@ const char *courier_version(void);
 /* Static English text for a result code (any code, known or not); never NULL, never freed.
  * Thread safety: any thread. */
 const char *courier_strerror(int code);
+
+/* OCNet's JSON pretty printer (OCNetPrintDecodeJSON), for logs: the JSON text `json` (`length`
+ * bytes of UTF-8) indented two spaces per level, one member or element per line, members in
+ * document order, numbers as written, non-ASCII characters as themselves (never \u escapes).
+ * Writes at most `capacity` bytes into `out`, always NUL-terminated when capacity > 0, and the
+ * whole text's length (without its NUL) into *needed: a first call with capacity 0 sizes the
+ * buffer. COURIER_E_INVALID_JSON for text that is not JSON (nothing written), COURIER_E_MISUSE
+ * for NULL json or needed. */
+int courier_json_pretty(const char *json, size_t length, char *out, size_t capacity, size_t *needed);
 
 /*
  * Fails every request in flight with COURIER_E_SHUTDOWN (their callbacks run), closes every

@@ -211,6 +211,8 @@ def scenarios(h):
     retries(h)
     bindings(h)
     unix_sockets(h)
+    pretty = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "json.c"), "json")
+    h.run("c json pretty", [pretty])
 
 
 def unix_sockets(h):

@@ -64,7 +64,7 @@ extension CourierError {
             (.tlsCipher, "COURIER_E_TLS_CIPHER", "no usable cipher, TLS 1.3 suite or curve in the list"),
             (.responseFormat, "COURIER_E_RESPONSE_FORMAT", "response is not in the expected format"),
             (.invalidText, nil, "body is not valid text in its charset"),
-            (.invalidJSON, nil, "body is not valid JSON"),
+            (.invalidJSON, "COURIER_E_INVALID_JSON", "body is not valid JSON"),
             (.decodeMismatch, nil, "JSON does not match the expected type"),
             (.unsupportedCharset, nil, "unsupported charset"),
             (.unexpectedContentType, nil, "unexpected Content-Type"),

@@ -46,6 +46,7 @@ from ._request import PendingRequest
 from ._models import Request
 from ._engine import Engine
 from ._datacache import DataCache
+from ._pretty import pretty_json
 from ._settings import CACHE_POLICIES, CACHE_STATS, COALESCING, PRIORITIES, TIMEOUTS  # noqa: F401
 
 __all__ = ["Client", "AsyncClient", "Timeout", "Headers", "request", "get", "head", "options", "delete", "post",
@@ -60,7 +61,7 @@ __all__ = ["Client", "AsyncClient", "Timeout", "Headers", "request", "get", "hea
            "E_HEADER_BYTES", "E_HEADER_COUNT", "E_TLS_CIPHER",
            "CourierError", "E_DNS_PROXY", "E_CONNECT_PROXY", "E_CONNECT_NO_ROUTE", "E_PROXY", "E_PROXY_REFUSED", "E_PROXY_HANDSHAKE",
            "E_PROXY_CLOSED", "E_PROXY_UNSUPPORTED",
-           "HTTPStatusError", "version",
+           "HTTPStatusError", "version", "pretty_json",
            "queue_width", "set_queue_width", "set_host_limit", "activity", "observe_activity", "shutdown"]
 
 __all__ = list(dict.fromkeys(__all__))

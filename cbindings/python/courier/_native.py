@@ -77,6 +77,7 @@ _SIGNATURES = {
     "courier_version_number": (c_int, []),
     "courier_version": (c_char_p, []),
     "courier_strerror": (c_char_p, [c_int]),
+    "courier_json_pretty": (c_int, [c_char_p, c_size_t, c_char_p, c_size_t, P(c_size_t)]),
     "courier_shutdown": (c_int, []),
     "courier_queue_width": (c_int, []),
     "courier_queue_set_width": (c_int, [c_int]),

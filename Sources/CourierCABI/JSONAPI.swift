@@ -1,0 +1,24 @@
+import Courier
+import CourierCore
+
+// courier_json_pretty: OCNet's JSON pretty printer (JSONValue.prettyPrinted) for C.
+
+@_cdecl("courier_json_pretty")
+public func courier_json_pretty(_ json: UnsafePointer<CChar>?, _ length: Int, _ out: UnsafeMutablePointer<CChar>?,
+                                _ capacity: Int, _ needed: UnsafeMutablePointer<Int>?) -> Int32 {
+    guard let json, let needed, capacity == 0 || out != nil else { return CourierError.Code.misuse.c }
+    let bytes = Array(UnsafeBufferPointer(start: UnsafeRawPointer(json).assumingMemoryBound(to: UInt8.self), count: length))
+    let pretty: [UInt8]
+    do {
+        pretty = Array(try JSONValue(parsing: bytes).prettyPrinted().utf8)
+    } catch {
+        return error.code.c
+    }
+    needed.pointee = pretty.count
+    if let out, capacity > 0 {
+        let copied = min(pretty.count, capacity - 1)
+        pretty.withUnsafeBytes { UnsafeMutableRawPointer(out).copyMemory(from: $0.baseAddress!, byteCount: copied) }
+        out[copied] = 0
+    }
+    return COURIER_OK
+}
