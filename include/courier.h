@@ -128,6 +128,8 @@ extern "C" {
 #define COURIER_E_DNS_PROXY            (COURIER_E_DNS | (1 << 8))     /* the proxy's name (curl's 5) */
 #define COURIER_E_CONNECT_PROXY        (COURIER_E_CONNECT | (1 << 8))
 #define COURIER_E_INVALID_JSON         (COURIER_E_RESPONSE_FORMAT | (2 << 8)) /* courier_json_pretty */
+#define COURIER_E_CONNECT_BIND         (COURIER_E_CONNECT | (3 << 8)) /* the local address or port
+                                                                     could not be bound (curl's 45) */
 #define COURIER_E_CONNECT_NO_ROUTE     (COURIER_E_CONNECT | (2 << 8)) /* ENETUNREACH, EHOSTUNREACH: the
                                                                      link is down; nothing was sent */
 #define COURIER_E_PROXY_REFUSED        (COURIER_E_PROXY | (1 << 8))   /* CONNECT answered with non-2xx;
@@ -550,6 +552,18 @@ int courier_request_set_ip_family(courier_request *request, int family);
  * NULL goes back to TCP. COURIER_E_INVALID_ARGUMENT for an empty path or one over 107 bytes; a
  * socket that is missing or not listening fails the request with COURIER_E_CONNECT. */
 int courier_engine_set_unix_socket(courier_engine *engine, const char *path, int abstract);
+
+/* Where TCP connections come from (curl's CURLOPT_INTERFACE and CURLOPT_LOCALPORT /
+ * CURLOPT_LOCALPORTRANGE, httpx's local_address). `address` in curl's --interface syntax: an IP
+ * address of this machine, an interface name (bound to the device as root, else to its address
+ * of the destination's family), "if!NAME" or "host!ADDRESS"; NULL for anywhere. Ports: the first
+ * free one in [low, high]; 0, 0 for any. Connections bound differently are never shared.
+ * COURIER_E_INVALID_ARGUMENT for an address that is not one or a bad range; a binding the kernel
+ * refuses fails the request with COURIER_E_CONNECT_BIND (curl's 45). */
+int courier_engine_set_local_address(courier_engine *engine, const char *address);
+int courier_request_set_local_address(courier_request *request, const char *address);
+int courier_engine_set_local_port(courier_engine *engine, int low, int high);
+int courier_request_set_local_port(courier_request *request, int low, int high);
 int courier_request_set_unix_socket(courier_request *request, const char *path, int abstract);
 
 /* Fail with COURIER_E_BODY_TOO_LARGE beyond this many body bytes (0: no limit). */

@@ -60,3 +60,57 @@ public func courier_engine_set_unix_socket(_ handle: OpaquePointer?, _ path: Uns
 public func courier_request_set_unix_socket(_ handle: OpaquePointer?, _ path: UnsafePointer<CChar>?, _ abstract: Int32) -> Int32 {
     configure(handle) { r throws(CourierError) in try setUnixSocket(&r.draft.options, path, abstract) }
 }
+
+/// The route with its local end changed by `change` (made on first use).
+private func setLocal(_ options: inout TransferOptions, _ change: (inout LocalBinding) -> Void) {
+    var route = options.route ?? ConnectRoute()
+    var local = route.local ?? LocalBinding()
+    change(&local)
+    route.local = local.source == nil && local.ports == nil ? nil : local
+    options.route = route
+}
+
+/// curl's --interface syntax, or NULL for anywhere.
+private func localSource(_ text: UnsafePointer<CChar>?) throws(CourierError) -> LocalBinding.Source? {
+    guard let text else { return nil }
+    return try LocalBinding(interface: String(cString: text)).source
+}
+
+/// A port range, or none for 0, 0.
+private func localPorts(_ low: Int32, _ high: Int32) throws(CourierError) -> ClosedRange<UInt16>? {
+    if low == 0, high == 0 { return nil }
+    guard low >= 1, high >= low, high <= 65535 else { throw CourierError(.invalidArgument, "local ports \(low)-\(high)") }
+    return UInt16(low)...UInt16(high)
+}
+
+@_cdecl("courier_engine_set_local_address")
+public func courier_engine_set_local_address(_ handle: OpaquePointer?, _ address: UnsafePointer<CChar>?) -> Int32 {
+    configureDefaults(handle) { o throws(CourierError) in
+        let source = try localSource(address)
+        setLocal(&o) { $0.source = source }
+    }
+}
+
+@_cdecl("courier_request_set_local_address")
+public func courier_request_set_local_address(_ handle: OpaquePointer?, _ address: UnsafePointer<CChar>?) -> Int32 {
+    configure(handle) { r throws(CourierError) in
+        let source = try localSource(address)
+        setLocal(&r.draft.options) { $0.source = source }
+    }
+}
+
+@_cdecl("courier_engine_set_local_port")
+public func courier_engine_set_local_port(_ handle: OpaquePointer?, _ low: Int32, _ high: Int32) -> Int32 {
+    configureDefaults(handle) { o throws(CourierError) in
+        let ports = try localPorts(low, high)
+        setLocal(&o) { $0.ports = ports }
+    }
+}
+
+@_cdecl("courier_request_set_local_port")
+public func courier_request_set_local_port(_ handle: OpaquePointer?, _ low: Int32, _ high: Int32) -> Int32 {
+    configure(handle) { r throws(CourierError) in
+        let ports = try localPorts(low, high)
+        setLocal(&r.draft.options) { $0.ports = ports }
+    }
+}

@@ -141,6 +141,16 @@ enum ArgumentParser {
             // (Checked where curl checks it: a path too long fails the transfer with exit 6.)
             let path = try value(argument)
             o.route = (o.route ?? ConnectRoute()).with { $0.unixSocket = .path(path) }
+        case "--interface":
+            let text = try value(argument)
+            let binding: LocalBinding
+            do { binding = try LocalBinding(interface: text) } catch { throw UsageError(message: error.message) }
+            o.route = (o.route ?? ConnectRoute()).with { $0.local = LocalBinding(source: binding.source, ports: $0.local?.ports) }
+        case "--local-port":
+            let text = try value(argument)
+            let ports: ClosedRange<UInt16>
+            do { ports = try LocalBinding.ports(parsing: text) } catch { throw UsageError(message: error.message) }
+            o.route = (o.route ?? ConnectRoute()).with { $0.local = LocalBinding(source: $0.local?.source, ports: ports) }
         case "--abstract-unix-socket":
             let name = try value(argument)
             o.route = (o.route ?? ConnectRoute()).with { $0.unixSocket = .abstract(name) }

@@ -20,7 +20,7 @@ enum ExitCode {
         case .unsupportedScheme: return 1
         case .invalidHeader: return 43
         case .dnsFailure: return code == .proxyResolve ? 5 : 6
-        case .connectFailed: return 7
+        case .connectFailed: return code == .localBind ? 45 : 7
         case .timeout: return 28
         case .connectionReset: return 56
         case .emptyReply: return 52

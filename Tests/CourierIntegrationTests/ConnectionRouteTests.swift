@@ -51,6 +51,51 @@ struct ConnectionRouteTests {
         #expect(!routed.metrics.reusedConnection, "a route's connections are its own")
     }
 
+    /// curl's --interface and --local-port: the server sees the address and a port of the range
+    /// (the scripted server's /echo reports its peer); the device itself as root; a binding the
+    /// kernel refuses is `.localBind`; a connection bound one way serves nothing else.
+    @Test func theLocalEndIsWhereTheRouteSays() async throws {
+        func peer(_ t: Transfer) -> [String] {
+            guard let start = t.bodyText.range(of: "\"peer\": [") else { return [] }
+            return t.bodyText[start.upperBound...].prefix { $0 != "]" }.split(separator: ",").map {
+                $0.trimmingCharacters(in: CharacterSet(charactersIn: " \""))
+            }
+        }
+        let bound = ConnectRoute(local: LocalBinding(source: .address("127.0.0.2"), ports: 41_000...41_040))
+        let (t, _) = await fetch(s.scripted + "/echo") { $0.route = bound }
+        let seen = peer(t)
+        #expect(t.error == nil && seen.first == "127.0.0.2", "\(t.bodyText)")
+        #expect((41_000...41_040).contains(Int(seen.last ?? "") ?? 0), "a port of the range: \(seen)")
+        let (again, _) = await fetch(s.scripted + "/echo") { $0.route = bound }
+        #expect(again.metrics.reusedConnection, "the bound connection serves the same binding")
+        let (plain, _) = await fetch(s.scripted + "/echo")
+        #expect(peer(plain).first == "127.0.0.1", "never a request without it: \(plain.bodyText)")
+        let device = try ConnectRoute(local: LocalBinding(interface: "lo"))
+        let (lo, _) = await fetch(s.scripted + "/echo") { $0.route = device }
+        #expect(lo.error == nil, "\(String(describing: lo.error))")
+        for source in [LocalBinding.Source.address("192.0.2.77"), .interface("nosuchif0"), .address("::1")] {
+            let (refused, _) = await fetch(s.scripted + "/echo") { $0.route = ConnectRoute(local: LocalBinding(source: source)) }
+            #expect(refused.error?.code == .localBind, "\(source): \(String(describing: refused.error))")
+        }
+        #expect(throws: CourierError.self) { try LocalBinding(interface: "host!not-an-address") }
+        #expect(throws: CourierError.self) { try LocalBinding.ports(parsing: "9-3") }
+        #expect(try LocalBinding.ports(parsing: "5000") == 5000...5000)
+    }
+
+    @Test func theLocalEndFromCAndTheCLI() async throws {
+        let bin = try await CExamples.shared.directory()
+        let c = try await runProcess(bin + "/local_end", [s.scripted])
+        #expect(c.status == 0 && c.stdout.contains("all checks passed"), "\(c.stdout)\(c.stderr)")
+        let cli = try await runProcess(CLITests.binary, ["-s", "-o", "/dev/null", "--interface", "127.0.0.2", "--local-port", "41300-41340",
+                                                         "-w", "%{local_ip} %{local_port}", s.scripted + "/echo"])
+        let port = Int(cli.stdout.split(separator: " ").last ?? "") ?? 0
+        #expect(cli.status == 0 && cli.stdout.hasPrefix("127.0.0.2 ") && (41_300...41_340).contains(port), "\(cli.stdout)\(cli.stderr)")
+        let refused = try await runProcess(CLITests.binary, ["-sS", "--interface", "192.0.2.77", s.scripted + "/echo"])
+        #expect(refused.status == 45, "curl's 45: \(refused.status) \(refused.stderr)")
+        let usage = try await runProcess(CLITests.binary, ["-sS", "--local-port", "9-3", s.scripted + "/echo"])
+        #expect(usage.status == 2, "\(usage.status) \(usage.stderr)")
+    }
+
     @Test func familiesAreKept() async throws {
         let (v6, _) = await fetch(s.scripted + "/echo") { $0.route = ConnectRoute(family: .ipv6) }
         #expect(v6.error?.code == .connectFailed, "an IPv4 literal has no IPv6 address: \(String(describing: v6.error))")

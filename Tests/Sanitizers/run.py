@@ -213,6 +213,8 @@ def scenarios(h):
     unix_sockets(h)
     pretty = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "json.c"), "json")
     h.run("c json pretty", [pretty])
+    local_end = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "local_end.c"), "local_end")
+    h.run("c local address and ports", [local_end, h.scripted])
 
 
 def unix_sockets(h):

@@ -80,6 +80,7 @@ extension CourierError {
             (.proxyResolve, "COURIER_E_DNS_PROXY", "could not resolve the proxy"),
             (.proxyConnect, "COURIER_E_CONNECT_PROXY", "could not connect to the proxy"),
             (.noRoute, "COURIER_E_CONNECT_NO_ROUTE", "could not connect: no route to the host"),
+            (.localBind, "COURIER_E_CONNECT_BIND", "could not bind the connection's local end"),
             (.proxyTunnelRefused, "COURIER_E_PROXY_REFUSED", "the proxy refused the CONNECT tunnel"),
             (.proxyHandshake, "COURIER_E_PROXY_HANDSHAKE", "malformed proxy answer to CONNECT"),
             (.proxyTunnelClosed, "COURIER_E_PROXY_CLOSED", "the proxy closed the connection during CONNECT"),

@@ -184,6 +184,10 @@ extension CourierError {
         /// addresses (ENETUNREACH, EHOSTUNREACH): the link is down, or the network has no way
         /// there. Nothing was sent. A retry waits for the network to come back (`RetryPolicy`).
         public static let noRoute = Code(7, 2)
+        /// The connection's local end could not be bound as asked (`LocalBinding`: an address
+        /// not of this machine, every port of the range taken, an interface without an address
+        /// of the family): curl's 45.
+        public static let localBind = Code(7, 3)
         /// The proxy answered CONNECT with a status other than 2xx (the status is in `status`;
         /// 407 when it wants credentials it was not given).
         public static let proxyTunnelRefused = Code(29, 1)

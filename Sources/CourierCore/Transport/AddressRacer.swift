@@ -22,6 +22,10 @@ package final class AddressRacer {
     private unowned(unsafe) let resolver: Resolver
     private let givenAddresses: [SocketAddress]?
     private let family: ConnectRoute.Family
+    /// Where each attempt's socket is bound before it connects (nil: the kernel chooses).
+    private let binding: LocalBinding?
+    /// Why the latest attempt could not be bound; when every attempt failed so, the race's error.
+    private var bindError: CourierError?
     private let attemptDelayMillis: UInt64
     /// Whether `host:port` is a proxy: its failures to resolve or connect are the proxy's.
     let toProxy: Bool
@@ -47,7 +51,8 @@ package final class AddressRacer {
     package init(host: String, port: UInt16, resolver: Resolver, uvLoop: UnsafeMutablePointer<uv_loop_t>,
                  addresses: [SocketAddress]? = nil, family: ConnectRoute.Family = .any,
                  attemptDelayMillis: UInt64 = AddressRacer.defaultAttemptDelayMillis, toProxy: Bool = false,
-                 trace: ConnectionTrace? = nil) {
+                 binding: LocalBinding? = nil, trace: ConnectionTrace? = nil) {
+        self.binding = binding
         self.host = host
         self.port = port
         self.resolver = resolver
@@ -126,8 +131,15 @@ package final class AddressRacer {
             addressIndex += 1
             trace?.add("  Trying \(address)...")
             let tcp = UnsafeMutablePointer<uv_tcp_t>.allocate(capacity: 1)
-            uv_tcp_init(uvLoop, tcp)
+            // (A socket to be bound must exist first: made now, of the address's family.)
+            if binding != nil { uv_tcp_init_ex(uvLoop, tcp, UInt32(address.family)) } else { uv_tcp_init(uvLoop, tcp) }
             tcp.pointee.data = Unmanaged.passRetained(self).toOpaque()
+            if let binding, let error = bind(tcp, binding, toward: address) {
+                bindError = error
+                trace?.add("  Local end: \(error.message)")
+                Self.closeHandle(tcp)
+                continue
+            }
             let request = UnsafeMutablePointer<uv_connect_t>.allocate(capacity: 1)
             request.pointee.data = Unmanaged.passRetained(self).toOpaque()
             let status = address.withSockaddr { uv_tcp_connect(request, tcp, $0, Self.onConnect) }
@@ -143,9 +155,19 @@ package final class AddressRacer {
             return
         }
         guard attempts.isEmpty else { return }
+        if let bindError, lastConnectError == 0 { return fail(bindError) }
         let reason = lastConnectError == 0 ? "no address" : String(cString: uv_err_name(lastConnectError))
         let last = addresses.last.map { " \($0)" } ?? ""
         fail(CourierError(unrouted && lastConnectError != 0 ? .noRoute : .connectFailed, "connect \(reason)\(last) (\(host))"))
+    }
+
+    /// Binds the new attempt's socket as `binding` asks; nil when bound.
+    private func bind(_ tcp: UnsafeMutablePointer<uv_tcp_t>, _ binding: LocalBinding, toward address: SocketAddress) -> CourierError? {
+        var descriptor: uv_os_fd_t = -1
+        guard uv_fileno(UnsafeMutablePointer<uv_handle_t>(OpaquePointer(tcp)), &descriptor) == 0 else {
+            return CourierError(.localBind, "no socket to bind")
+        }
+        return binding.bind(descriptor, toward: address)
     }
 
     private func attemptFailed(_ address: SocketAddress, _ status: Int32) {

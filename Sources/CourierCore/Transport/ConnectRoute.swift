@@ -61,6 +61,8 @@ public struct ConnectRoute: Sendable, Hashable {
     public var family: Family = .any
     /// Connections go to this Unix domain socket (nil: TCP to the host, or where `redirects` say).
     public var unixSocket: UnixSocket?
+    /// Where TCP connections come from (curl's --interface and --local-port; nil: anywhere).
+    public var local: LocalBinding?
     /// `--resolve`: the addresses of `host:port` (IP literals), used instead of a name lookup.
     public var addresses: [Endpoint: [String]] = [:]
     /// `--connect-to` rules, the first that matches wins.
@@ -77,11 +79,12 @@ public struct ConnectRoute: Sendable, Hashable {
     }
 
     public init(family: Family = .any, addresses: [Endpoint: [String]] = [:], redirects: [Redirect] = [],
-                unixSocket: UnixSocket? = nil) {
+                unixSocket: UnixSocket? = nil, local: LocalBinding? = nil) {
         self.family = family
         self.addresses = addresses
         self.redirects = redirects
         self.unixSocket = unixSocket
+        self.local = local
     }
 
     /// A route to the Unix domain socket `socket`; an empty or too long path or name is an error

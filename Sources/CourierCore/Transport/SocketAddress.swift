@@ -60,6 +60,11 @@ package struct SocketAddress: Sendable, CustomStringConvertible {
         }
     }
 
+    /// The size of the address's `sockaddr_in` or `sockaddr_in6`.
+    package var length: socklen_t {
+        socklen_t(isIPv6 ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
+    }
+
     /// Calls `body` with the address as a `sockaddr` pointer, for libuv.
     package func withSockaddr<R>(_ body: (UnsafePointer<sockaddr>) -> R) -> R {
         withUnsafeBytes(of: storage) { raw in

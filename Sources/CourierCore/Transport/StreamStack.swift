@@ -82,7 +82,7 @@ package struct StreamStack {
         if let proxy {
             return AddressRacer(host: proxy.host, port: proxy.port, resolver: resolver, uvLoop: uvLoop,
                                 addresses: route?.givenAddresses(host: proxy.host, port: proxy.port), family: route?.family ?? .any,
-                                attemptDelayMillis: attemptDelayMillis, toProxy: true, trace: trace)
+                                attemptDelayMillis: attemptDelayMillis, toProxy: true, binding: route?.local, trace: trace)
         }
         guard let route else {
             return AddressRacer(host: origin.host, port: origin.port, resolver: resolver, uvLoop: uvLoop,
@@ -90,6 +90,6 @@ package struct StreamStack {
         }
         let target = route.target(for: origin)
         return AddressRacer(host: target.host, port: target.port, resolver: resolver, uvLoop: uvLoop, addresses: target.addresses,
-                            family: route.family, attemptDelayMillis: attemptDelayMillis, trace: trace)
+                            family: route.family, attemptDelayMillis: attemptDelayMillis, binding: route.local, trace: trace)
     }
 }

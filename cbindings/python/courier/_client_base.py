@@ -99,8 +99,9 @@ class _Base:
                                                      options["http1"], options["http2"])
             proxy = options["proxy"] if options["proxy"] is not None else proxy
             limits = options.get("limits", limits)
-            if "unix_socket" in options:
-                engine_options = dict(engine_options, unix_socket=options["unix_socket"])
+            for name in ("unix_socket", "local_address"):
+                if name in options:
+                    engine_options = dict(engine_options, **{name: options[name]})
             self._transport_options = transport.request_options()
             transport = None
         else:

@@ -24,7 +24,7 @@ class Engine(_RequestBuilding):
     def __init__(self, base=None, headers=None, accepted_status=None, cache=None, cache_dir=None, cache_memory=None,
                  cookies=None, proxy=None, no_proxy=None, trust_env=True, auth=None, on_challenge=None,
                  challenge_timeout=None, outbox=None, on_request=None, on_response=None, on_redirect=None, on_metrics=None,
-                 on_debug=None, unix_socket=None):
+                 on_debug=None, unix_socket=None, local_address=None):
         """``cache``: a Cache to share with other engines; or ``cache_dir`` and/or
         ``cache_memory`` (bytes) for a cache of the engine's own. Without any, nothing is cached.
         ``cookies``: a CookieJar every request of the engine uses (a request's own ``cookies=``
@@ -44,7 +44,9 @@ class Engine(_RequestBuilding):
         cannot be reached (what earlier processes left there is sent now). ``unix_socket``: every
         connection goes to this Unix domain socket instead of over TCP (the Docker Engine's
         ``"/var/run/docker.sock"``; a leading ``"\\0"`` names one in Linux's abstract namespace);
-        URLs still name the host, no name is resolved and no proxy is used.
+        URLs still name the host, no name is resolved and no proxy is used. ``local_address``:
+        where TCP connections come from (httpx's; curl's --interface syntax: an address of this
+        machine, an interface name, ``"if!NAME"``).
 
         Hooks, for every request of the engine: ``on_request(OutgoingRequest)`` just before it is
         sent (final method, URL, headers and body; ``set_header`` to sign it); ``on_response(Response)``
@@ -130,6 +132,10 @@ class Engine(_RequestBuilding):
                 code = lib.courier_engine_set_unix_socket(handle, path[1:] if abstract else path, int(abstract))
                 if code:
                     raise _error(code, "unix_socket %r: a socket's path is 1 to 107 bytes" % (unix_socket,))
+            if local_address is not None:
+                code = lib.courier_engine_set_local_address(handle, _text(local_address))
+                if code:
+                    raise _error(code, "local_address %r: an address of this machine or an interface" % (local_address,))
         except BaseException:
             self.close()
             raise

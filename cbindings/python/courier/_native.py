@@ -94,6 +94,7 @@ _SIGNATURES = {
     "courier_engine_set_cache": (c_int, [engine_p, cache_p]),
     "courier_engine_set_proxy": (c_int, [engine_p, c_char_p, c_char_p]),
     "courier_engine_set_unix_socket": (c_int, [engine_p, c_char_p, c_int]),
+    "courier_engine_set_local_address": (c_int, [engine_p, c_char_p]),
     "courier_engine_set_authenticator": (c_int, [engine_p, c_char_p, CHALLENGE_FN, c_void_p]),
     "courier_engine_set_challenge_timeout": (c_int, [engine_p, c_int64]),
     "courier_network_status": (c_int, [P(c_int), ctypes.c_char_p, c_size_t]),

@@ -2,8 +2,8 @@
 (for users' tests: no network, the client's redirects, auth flows and hooks still run), and
 ``HTTPTransport`` / ``AsyncHTTPTransport`` carry Courier's own network options where httpx's
 take them (``retries=``: connect failures retried; ``verify``, ``cert``, ``http1``, ``http2``,
-``proxy``, ``uds``). What Courier cannot do yet is refused by name, never ignored:
-``local_address=`` (no choosing the source address), ``socket_options``."""
+``proxy``, ``uds``, ``local_address``). What Courier cannot do is refused by name, never ignored:
+``socket_options``."""
 
 from ._errors import UsageError
 from . import _native
@@ -75,13 +75,12 @@ class HTTPTransport:
     """Courier's network path with httpx's transport options. ``retries``: how many times a
     request whose connection could not be made goes again (httpx's meaning). ``uds``: every
     connection goes to this Unix domain socket (httpx's; the Docker Engine API's
-    ``HTTPTransport(uds="/var/run/docker.sock")`` with ``base_url="http://docker"``)."""
+    ``HTTPTransport(uds="/var/run/docker.sock")`` with ``base_url="http://docker"``).
+    ``local_address``: where connections come from ("0.0.0.0" for IPv4 only, an address of this
+    machine, or an interface name)."""
 
     def __init__(self, verify=True, cert=None, trust_env=True, http1=True, http2=False, limits=None, proxy=None,
                  uds=None, local_address=None, retries=0, socket_options=None):
-        if local_address is not None:
-            raise UsageError(_native.E_INVALID_ARGUMENT,
-                             "HTTPTransport(local_address=...): Courier cannot choose the source address yet")
         if socket_options is not None:
             raise UsageError(_native.E_INVALID_ARGUMENT, "HTTPTransport(socket_options=...): Courier sets its sockets itself")
         self.client_options = dict(verify=verify, cert=cert, trust_env=trust_env, http1=http1, http2=http2, proxy=proxy)
@@ -89,6 +88,8 @@ class HTTPTransport:
             self.client_options["limits"] = limits
         if uds is not None:
             self.client_options["unix_socket"] = uds
+        if local_address is not None:
+            self.client_options["local_address"] = local_address
         self.retries = int(retries)
 
     def request_options(self):

@@ -383,7 +383,19 @@ class HooksAuthAndTransports(unittest.TestCase):
 
     def test_http_transport_options(self):
         with self.assertRaises(httpx.UsageError):
-            httpx.HTTPTransport(local_address="0.0.0.0")
+            httpx.HTTPTransport(socket_options=[])
+        # httpx's local_address: where connections come from ("0.0.0.0": IPv4 only).
+        with httpx.Client(transport=httpx.HTTPTransport(local_address="127.0.0.2")) as client:
+            self.assertEqual(client.get(SCRIPTED + "/echo").json()["peer"][0], "127.0.0.2")
+        port = SCRIPTED.rsplit(":", 1)[1]
+        with httpx.Client(transport=httpx.HTTPTransport(local_address="0.0.0.0")) as client:
+            self.assertEqual(client.get("http://localhost:%s/echo" % port).json()["peer"][0], "127.0.0.1")
+        with self.assertRaises(httpx.UsageError):
+            httpx.Client(transport=httpx.HTTPTransport(local_address="host!nope")).get(SCRIPTED + "/echo")
+        with httpx.Client(transport=httpx.HTTPTransport(local_address="192.0.2.77")) as client:
+            with self.assertRaises(httpx.ConnectError) as refused:
+                client.get(SCRIPTED + "/echo")
+            self.assertIn("bind", str(refused.exception))
         with httpx.Client(transport=httpx.HTTPTransport(retries=2)) as client:
             self.assertEqual(client.get(SCRIPTED + "/echo").status_code, 200)
             with self.assertRaises(httpx.ConnectError):
