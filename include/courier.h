@@ -201,7 +201,10 @@ extern "C" {
 #define COURIER_CACHE_RETURN_CACHE_ELSE_LOAD 2  /* a stored response whatever its age, else the network */
 #define COURIER_CACHE_ONLY                   3  /* never the network: stored, or a generated 504 */
 #define COURIER_CACHE_STALE_IF_ERROR         4  /* the protocol, and the stored response when the origin fails */
-#define COURIER_CACHE_THEN_FRESH             5  /* the stored response at once, then the network's (two callbacks) */
+#define COURIER_CACHE_THEN_FRESH             5  /* the stored response at once, then the network's (two callbacks)
+                                                   unless it was fresh (RFC 9111 decides when to ask) */
+#define COURIER_CACHE_THEN_NETWORK           6  /* MKNetworkKit's: the stored response at once, fresh or not,
+                                                   and the network always asked (two callbacks) */
 
 /* Where a response came from (courier_response_cache_phase). */
 #define COURIER_PHASE_FRESH                  0  /* from the origin, now */

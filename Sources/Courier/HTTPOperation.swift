@@ -120,8 +120,9 @@ public final class HTTPOperation: @unchecked Sendable, CustomStringConvertible {
     public var engineID: Int { draft.engineID }
 
     /// How this request uses its engine's cache (shortcut for `options.cachePolicy`). With
-    /// `.cachedThenFresh` the completion and finish handlers may run twice: first with the stored
-    /// response (`Response.isPreview`, phase `.cached(stale:)`), then with the final one.
+    /// `.cachedThenFresh` or `.cachedThenNetwork` the completion and finish handlers may run
+    /// twice: first with the stored response (`Response.isPreview`, phase `.cached(stale:)`), then
+    /// with the final one.
     public var cachePolicy: CachePolicy {
         get { options.cachePolicy }
         set { options.cachePolicy = newValue }

@@ -92,7 +92,8 @@ public func courier_engine_set_cache(_ engineHandle: OpaquePointer?, _ cacheHand
 /// The C values of the cache's enums (the header's COURIER_CACHE_*, COURIER_PHASE_*,
 /// COURIER_COALESCE_*), in one place.
 enum CacheCodes {
-    static let policies: [CachePolicy] = [.useProtocol, .reload, .returnCacheElseLoad, .cacheOnly, .staleIfError, .cachedThenFresh]
+    static let policies: [CachePolicy] = [.useProtocol, .reload, .returnCacheElseLoad, .cacheOnly, .staleIfError, .cachedThenFresh,
+                                          .cachedThenNetwork]
     static let coalescing: [Coalescing] = [.withCache, .always, .never]
 
     static func phase(_ phase: CachePhase) -> Int32 {

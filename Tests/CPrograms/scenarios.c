@@ -340,6 +340,20 @@ static int cache(const char *base, const char *fresh, const char *stale, const c
         return fail("cached-then-fresh", seen);
     }
     courier_request_free(request);
+    /* MKNetworkKit's cached-then-network on a fresh response: the stored copy, and the network
+     * asked all the same. */
+    struct deliveries n = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, {0}, {0}, {0}};
+    courier_request_create(engine, "GET", fresh, &request);
+    courier_request_set_cache_policy(request, COURIER_CACHE_THEN_NETWORK);
+    rc = courier_request_send(request, on_delivery, &n);
+    if (rc != COURIER_OK) return fail("send", rc);
+    seen = wait_deliveries(&n, 2);
+    printf("then-network %d deliveries: %d/%d, %d/%d\n", seen, n.phases[0], n.previews[0], n.phases[1], n.previews[1]);
+    if (seen != 2 || n.phases[0] != COURIER_PHASE_CACHED || n.previews[0] != 1 || n.previews[1] != 0
+        || (n.phases[1] != COURIER_PHASE_FRESH && n.phases[1] != COURIER_PHASE_NOT_MODIFIED) || n.codes[1] != COURIER_OK) {
+        return fail("cached-then-network", seen);
+    }
+    courier_request_free(request);
     if (courier_request_create(engine, "GET", stale, &request) != COURIER_OK) return 1;
     if (courier_request_set_cache_policy(request, 42) != COURIER_E_INVALID_ARGUMENT) return fail("a bad policy", 0);
     if (courier_request_set_coalescing(request, 7) != COURIER_E_INVALID_ARGUMENT) return fail("a bad coalescing mode", 0);

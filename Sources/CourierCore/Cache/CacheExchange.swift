@@ -103,12 +103,13 @@ package final class CacheExchange: @unchecked Sendable {
             exchange.addValidators(to: transfer, staleOnError: staleOnError)
             return false
         case .previewThenValidate(let staleOnError):
-            cache.count(.hit(found!.1, stale: true))
+            let stale = !stored!.isFresh(now: now)
+            cache.count(.hit(found!.1, stale: stale))
             cache.count(.revalidation)
             let preview = Transfer.finished(url: transfer.url, head: stored!.servedHead(now: now),
                                             body: transfer._method == .head ? [] : stored!.body,
                                             trailers: HTTPHeaders(), metrics: TransferMetrics())
-            preview._cachePhase = .cached(stale: !stored!.isFresh(now: now))
+            preview._cachePhase = .cached(stale: stale)
             preview._isPreview = true
             transfer._delegate?.transferDidDeliverPreview(transfer, preview: preview)
             exchange.addValidators(to: transfer, staleOnError: staleOnError)

@@ -15,10 +15,16 @@ public enum CachePolicy: Sendable, Hashable, CaseIterable {
     /// The protocol's rules, and when the origin cannot be reached or answers 500, 502, 503 or 504,
     /// the stored response instead, marked stale (RFC 5861's stale-if-error without a limit).
     case staleIfError
-    /// MKNetworkKit's cached-then-fresh: a stored response is delivered at once (its phase
+    /// Cached-then-fresh by RFC 9111's rules: a stored response is delivered at once (its phase
     /// `.cached(stale:)`), then, unless it was fresh, the network's answer (`.fresh`,
-    /// `.notModified`, or an error). A fresh stored response is the only delivery.
+    /// `.notModified`, or an error). A fresh stored response is the only delivery: the server is
+    /// asked only when the protocol says so.
     case cachedThenFresh
+    /// MKNetworkKit's cached-then-fresh exactly: a stored response, fresh or not, is delivered at
+    /// once (`.cached(stale:)`, marked as the preview), and the origin is always asked too
+    /// (conditionally when the stored response has a validator): its answer is the second
+    /// delivery (`.notModified`, `.fresh`, or an error). Nothing stored: one network answer.
+    case cachedThenNetwork
 }
 
 /// Where a delivered response came from: a caller of a cached engine never has to guess.
@@ -291,6 +297,10 @@ package enum CacheRules {
         let age = stored.currentAge(now: now)
         let fresh = stored.freshnessLifetime > age
         let staleness = max(0, age - stored.freshnessLifetime)
+        if policy == .cachedThenNetwork, !mayNotAsk {
+            // (Always asked, whatever the stored response's freshness.)
+            return .previewThenValidate(staleOnError: mayServeOnError(stored, request: request, policy: policy, staleness: staleness))
+        }
         let requestNoCache = request.directives.noCache || request.pragmaNoCache
         if !stored.directives.noCache, !requestNoCache {
             if fresh {
@@ -316,7 +326,7 @@ package enum CacheRules {
         }
         if mayNotAsk { return .gatewayTimeout }
         let staleOnError = mayServeOnError(stored, request: request, policy: policy, staleness: staleness)
-        return policy == .cachedThenFresh ? .previewThenValidate(staleOnError: staleOnError) : .validate(staleOnError: staleOnError)
+        return policy == .cachedThenFresh || policy == .cachedThenNetwork ? .previewThenValidate(staleOnError: staleOnError) : .validate(staleOnError: staleOnError)
     }
 
     /// Request max-age (section 5.2.1.1) and min-fresh (5.2.1.3). max-age=0 always validates: ages

@@ -373,6 +373,18 @@ struct CacheRulesTests {
         #expect(decide(stored, policy: .reload, at: t) == .fetch)
     }
 
+    @Test func cachedThenNetworkAlwaysAsks() {
+        let stored = storedResponse([("Cache-Control", "max-age=60"), ("ETag", "\"e\"")])
+        #expect(decide(stored, policy: .cachedThenNetwork) == .previewThenValidate(staleOnError: false), "fresh: asked all the same")
+        #expect(decide(stored, policy: .cachedThenNetwork, at: t + 100) == .previewThenValidate(staleOnError: false))
+        #expect(decide(nil, policy: .cachedThenNetwork) == .fetch)
+        // only-if-cached still forbids the network: the stored response, or a 504.
+        #expect(decide(stored, [("Cache-Control", "only-if-cached")], policy: .cachedThenNetwork) == .serve(stale: false, revalidateInBackground: false))
+        #expect(decide(nil, [("Cache-Control", "only-if-cached")], policy: .cachedThenNetwork) == .gatewayTimeout)
+        let lenient = storedResponse([("Cache-Control", "max-age=60, stale-if-error=600")])
+        #expect(decide(lenient, policy: .cachedThenNetwork, at: t + 100) == .previewThenValidate(staleOnError: true))
+    }
+
     @Test func cachedThenFreshPreviewsAStaleResponseAndServesAFreshOne() {
         let stored = storedResponse([("Cache-Control", "max-age=60")])
         #expect(decide(stored, policy: .cachedThenFresh) == .serve(stale: false, revalidateInBackground: false))

@@ -40,6 +40,27 @@ struct CachePolicyTests {
         #expect(await resource.requests() == 1)
     }
 
+    /// MKNetworkKit's own: the stored copy at once even when fresh, and the origin always asked
+    /// (conditionally): the second delivery is the network's.
+    @Test func cachedThenNetworkAsksEvenWhenTheStoredResponseIsFresh() async throws {
+        let resource = ScriptedResource()
+        await resource.configure(headers: [("Cache-Control", "max-age=600"), ("ETag", "\"n1\"")], body: "fresh")
+        let (api, _) = cachedEngine()
+        _ = try await api.get(resource.path)
+        let op = api.operation(path: resource.path)
+        op.cachePolicy = .cachedThenNetwork
+        var phases: [CachePhase] = []
+        var previews: [Bool] = []
+        for try await response in api.responses(op) {
+            phases.append(response.cachePhase)
+            previews.append(response.isPreview)
+            #expect(response.bodyText == "fresh")
+        }
+        #expect(phases == [.cached(stale: false), .notModified])
+        #expect(previews == [true, false])
+        #expect(await resource.requests() == 2, "the origin was asked")
+    }
+
     @Test func cachedThenFreshCallsTheCompletionHandlerTwiceWithTypedPhases() async throws {
         let resource = ScriptedResource()
         await resource.configure(headers: [("Cache-Control", "max-age=1")], body: "v1")

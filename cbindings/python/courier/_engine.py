@@ -289,7 +289,8 @@ class Engine(_RequestBuilding):
 
     async def responses(self, method, url, **options):
         """Every response of one request, as an async iterator: one, or two with
-        ``cache="cached_then_fresh"`` (the stored response, then the network's), each with its
+        ``cache="cached_then_fresh"`` or ``"cached_then_network"`` (the stored response, then the
+        network's; the second asks the network even when the stored response is fresh), each with its
         ``phase``. Ends after the final one; raises its error. Leaving early cancels the request."""
         import asyncio  # (not at import time: a program without asyncio does not load it)
         loop = asyncio.get_running_loop()
@@ -337,7 +338,7 @@ class Engine(_RequestBuilding):
 
     def _enqueue(self, loop, method, url, options):
         self._serve(loop)
-        if options.get("cache") == "cached_then_fresh":
+        if options.get("cache") in ("cached_then_fresh", "cached_then_network"):
             # (Only then can a first, preview response come before the final one.)
             self._previewing = True
         handle = self._build(method, url, **options)

@@ -9,7 +9,7 @@ PRIORITIES = {"very_low": 0, "low": 1, "normal": 2, "high": 3, "very_high": 4}
 TIMEOUTS = {"queue": 1, "connect": 2, "first_byte": 3, "idle": 4, "total": 5, "send": 6}
 #: How a call uses its engine's cache (``cache=`` on a request); the C ABI's COURIER_CACHE_*.
 CACHE_POLICIES = {"protocol": 0, "reload": 1, "cache_else_load": 2, "cache_only": 3, "stale_if_error": 4,
-                  "cached_then_fresh": 5}
+                  "cached_then_fresh": 5, "cached_then_network": 6}
 COALESCING = {"with_cache": 0, "always": 1, "never": 2}
 CACHE_STATS = ["hits", "memory_hits", "disk_hits", "misses", "revalidations", "not_modified", "stale_served", "stores",
                "generated", "memory_bytes", "memory_entries", "disk_bytes", "memory_evictions", "disk_evictions",

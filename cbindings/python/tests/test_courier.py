@@ -410,6 +410,20 @@ class Caching(unittest.TestCase):
         self.assertEqual(seen, [("cached_stale", True, None), ("not_modified", False, None)])
         self.assertEqual(final.phase, "not_modified")
 
+    def test_cached_then_network_asks_even_when_fresh(self):
+        path = resource("ctn", headers=[["Cache-Control", "max-age=600"], ["ETag", '"n"']], body="always asked")
+
+        async def main():
+            with courier.Engine(SCRIPTED, cache_memory=1 << 20) as engine:
+                await engine.fetch("GET", path)
+                seen = [(r.phase, r.is_preview) async for r in engine.responses("GET", path, cache="cached_then_network")]
+                fresh_only = [r.phase async for r in engine.responses("GET", path, cache="cached_then_fresh")]
+                return seen, fresh_only
+
+        seen, fresh_only = asyncio.run(main())
+        self.assertEqual(seen, [("cached", True), ("not_modified", False)])
+        self.assertEqual(fresh_only, ["cached"], "the RFC's policy does not ask while fresh")
+
     def test_async_responses_yield_the_preview_then_the_final(self):
         path = resource("actf", headers=[["Cache-Control", "max-age=0"], ["ETag", '"a"']], body="async")
 
