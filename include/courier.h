@@ -287,6 +287,12 @@ const char *courier_strerror(int code);
  * for NULL json or needed. */
 int courier_json_pretty(const char *json, size_t length, char *out, size_t capacity, size_t *needed);
 
+/* The request as a curl command line, for logs and bug reports (MKNetworkKit's
+ * curlCommandLineString): method, URL, headers as they will be sent, the body (text, a file, a
+ * form; binary bytes as a note), --compressed. Written as courier_json_pretty writes (capacity 0
+ * sizes it). COURIER_E_MISUSE for a NULL request or needed. Any time after creation. */
+int courier_request_curl_command(const courier_request *request, char *out, size_t capacity, size_t *needed);
+
 /*
  * Fails every request in flight with COURIER_E_SHUTDOWN (their callbacks run), closes every
  * connection and stops the loop thread; the next request starts it again. Use before exit in
@@ -343,6 +349,16 @@ int courier_engine_create(const char *base, courier_engine **engine);
  * nothing waits. NULL is a no-op. Thread safety: any thread, once.
  */
 void courier_engine_destroy(courier_engine *engine);
+
+/* Cancels every queued and running request of the engine (MKNetworkKit's cancel of an engine's
+ * operations); each ends with COURIER_E_CANCELLED as with courier_request_cancel. Returns at
+ * once. courier_engine_cancel_where cancels those `select` returns non-zero for, asked with each
+ * request's method and current URL on Courier's thread before it returns (so `user` need only
+ * live for the call; `select` must not call into Courier). Both are safe from a callback.
+ * COURIER_E_MISUSE for a NULL engine or select. Thread safety: any thread. */
+typedef int (*courier_select_fn)(const char *method, const char *url, void *user);
+int courier_engine_cancel_all(courier_engine *engine);
+int courier_engine_cancel_where(courier_engine *engine, courier_select_fn select, void *user);
 
 /* A header every request of the engine sends unless it sets the same name. Copied.
  * COURIER_E_INVALID_HEADER for CR, LF, NUL or a bad name. Thread safety: not concurrently with

@@ -6,19 +6,27 @@ extension HTTPOperation {
 
     /// A curl command line that sends the same request, for logs and bug reports
     /// (MKNetworkKit's `curlCommandLineString`).
-    public var curlCommand: String {
+    public var curlCommand: String { draft.curlCommand }
+
+    public var description: String { "HTTPOperation(\(method) \(urlString), \(state))" }
+}
+
+/// The command line itself, from the request as it is drafted (also the C ABI's
+/// `courier_request_curl_command` and Python's `curl_command`).
+extension RequestDraft {
+    package var curlCommand: String {
         var parts = ["curl"]
         if method != .get || body != nil || (!parameters.isEmpty && !ParameterEncoding.usesQuery(method)) {
             if method == .head { parts.append("-I") } else { parts += ["-X", method.rawValue] }
         }
-        let resolved = try? draft.resolvedURL()
+        let resolved = try? resolvedURL()
         let url = resolved.map { u -> String in
             guard let user = u.user else { return u.description }
             return "\(u.scheme.rawValue)://\(user)\(u.password.map { ":" + $0 } ?? "")@\(u.hostHeader)\(u.target)"
         } ?? urlString
         parts.append(Self.shellQuote(url))
-        let sentHeaders = resolved.map { draft.resolvedHeaders(url: $0) } ?? headers
-        let (requestBody, contentType) = draft.resolvedBody()
+        let sentHeaders = resolved.map { resolvedHeaders(url: $0) } ?? headers
+        let (requestBody, contentType) = resolvedBody()
         for (name, value) in sentHeaders where !(name.lowercased() == "authorization" && resolved?.user != nil) {
             parts += ["-H", Self.shellQuote("\(name): \(value)")]
         }
@@ -51,8 +59,6 @@ extension HTTPOperation {
         if options.decompress { parts.append("--compressed") }
         return parts.joined(separator: " ")
     }
-
-    public var description: String { "HTTPOperation(\(method) \(urlString), \(state))" }
 
     static func shellQuote(_ s: String) -> String {
         if !s.isEmpty, s.utf8.allSatisfy({ b in

@@ -123,6 +123,13 @@ final class CEngine: @unchecked Sendable {
     /// Whether `courier_engine_destroy` ran (the object may live on for its requests).
     var isDestroyed: Bool { lock.withLock { destroyed } }
 
+    /// Cancels every queued and running request of this engine (`where`: those it selects, asked
+    /// with each one's method and URL on the loop thread).
+    func cancelAll(where predicate: (@Sendable (HTTPMethod, CourierURL) -> Bool)? = nil) {
+        let id = self.id
+        Runtime.shared.cancelAll { $0.owner == id && (predicate?($0.method, $0.url) ?? true) }
+    }
+
     /// The destructor's work: cancel what is in flight and drop uncollected completions (which
     /// also breaks the engine → completion → request → engine cycle).
     func destroy() {
@@ -134,8 +141,7 @@ final class CEngine: @unchecked Sendable {
         }
         for entry in dropped.elements { if let response = entry.response { releaseHandle(response) } }
         watchNetwork(false)
-        let id = self.id
-        Runtime.shared.cancelAll { $0.owner == id }
+        cancelAll()
         // Frozen requests waiting for the network end too (with COURIER_E_SHUTDOWN); their
         // entries stay in the outbox for the next process.
         outbox?.abandonWaiting { ($0 as? CRequest)?.engine === self }

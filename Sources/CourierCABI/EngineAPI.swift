@@ -1,5 +1,6 @@
 import Courier
 import CourierCore
+import Dispatch
 
 // courier_engine_*.
 
@@ -88,4 +89,52 @@ func validatedHeader(_ name: UnsafePointer<CChar>?, _ value: UnsafePointer<CChar
     single.add(name: name, value: value)
     guard !single.summarizeForSending().hasInvalid else { return nil }
     return (name, value)
+}
+
+@_cdecl("courier_engine_cancel_all")
+public func courier_engine_cancel_all(_ handle: OpaquePointer?) -> Int32 {
+    guard let engine = CEngine.fromHandle(handle) else { return CourierError.Code.misuse.c }
+    engine.cancelAll()
+    return COURIER_OK
+}
+
+/// courier_select_fn.
+public typealias CSelect = @convention(c) (UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Int32
+
+/// The C predicate and its user pointer, lent to the loop for the length of the call.
+private final class CSelection: @unchecked Sendable {
+    typealias Select = CSelect
+    let select: Select
+    let user: UnsafeMutableRawPointer?
+    let engineID: Int
+    init(_ select: Select, _ user: UnsafeMutableRawPointer?, _ engineID: Int) {
+        self.select = select
+        self.user = user
+        self.engineID = engineID
+    }
+
+    func chooses(_ transfer: Transfer) -> Bool {
+        guard transfer.owner == engineID else { return false }
+        return transfer.method.rawValue.withCString { method in
+            transfer.url.description.withCString { url in select(method, url, user) != 0 }
+        }
+    }
+}
+
+@_cdecl("courier_engine_cancel_where")
+public func courier_engine_cancel_where(_ handle: OpaquePointer?, _ select: CSelect?, _ user: UnsafeMutableRawPointer?) -> Int32 {
+    guard let engine = CEngine.fromHandle(handle), let select else { return CourierError.Code.misuse.c }
+    let selection = CSelection(select, user, engine.id)
+    if Runtime.shared.isOnLoopThread {
+        Runtime.shared.cancelSelected(where: selection.chooses)
+        return COURIER_OK
+    }
+    // (The predicate is asked before this returns: the caller's pointer is only lent.)
+    let done = DispatchSemaphore(value: 0)
+    Runtime.shared.executeOrRunHere {
+        if Runtime.shared.isOnLoopThread { Runtime.shared.cancelSelected(where: selection.chooses) }
+        done.signal()
+    }
+    done.wait()
+    return COURIER_OK
 }

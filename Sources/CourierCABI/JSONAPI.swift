@@ -8,17 +8,10 @@ public func courier_json_pretty(_ json: UnsafePointer<CChar>?, _ length: Int, _ 
                                 _ capacity: Int, _ needed: UnsafeMutablePointer<Int>?) -> Int32 {
     guard let json, let needed, capacity == 0 || out != nil else { return CourierError.Code.misuse.c }
     let bytes = Array(UnsafeBufferPointer(start: UnsafeRawPointer(json).assumingMemoryBound(to: UInt8.self), count: length))
-    let pretty: [UInt8]
     do {
-        pretty = Array(try JSONValue(parsing: bytes).prettyPrinted().utf8)
+        writeText(try JSONValue(parsing: bytes).prettyPrinted(), out, capacity, needed)
+        return COURIER_OK
     } catch {
         return error.code.c
     }
-    needed.pointee = pretty.count
-    if let out, capacity > 0 {
-        let copied = min(pretty.count, capacity - 1)
-        pretty.withUnsafeBytes { UnsafeMutableRawPointer(out).copyMemory(from: $0.baseAddress!, byteCount: copied) }
-        out[copied] = 0
-    }
-    return COURIER_OK
 }

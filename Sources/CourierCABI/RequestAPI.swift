@@ -349,3 +349,11 @@ public func courier_request_set_user_data(_ handle: OpaquePointer?, _ data: Unsa
 public func courier_request_user_data(_ handle: OpaquePointer?) -> UnsafeMutableRawPointer? {
     request(handle)?.userData
 }
+
+@_cdecl("courier_request_curl_command")
+public func courier_request_curl_command(_ handle: OpaquePointer?, _ out: UnsafeMutablePointer<CChar>?, _ capacity: Int,
+                                         _ needed: UnsafeMutablePointer<Int>?) -> Int32 {
+    guard let request = request(handle), let needed, capacity == 0 || out != nil else { return CourierError.Code.misuse.c }
+    writeText(request.draft.curlCommand, out, capacity, needed)
+    return COURIER_OK
+}

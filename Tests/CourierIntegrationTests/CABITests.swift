@@ -146,6 +146,14 @@ struct CABITests {
         #expect(tls.status == 0, "\(tls.stdout)\(tls.stderr)")
     }
 
+    /// An engine's requests cancelled all at once and by a predicate, another engine's untouched,
+    /// and a request's curl command (Tests/CPrograms/cancel.c).
+    @Test func cancelAllAndTheCurlCommandFromC() async throws {
+        let bin = try await CExamples.shared.directory()
+        let run = try await runProcess(bin + "/cancel", [await s.privateScripted()])
+        #expect(run.status == 0 && run.stdout.contains("all checks passed"), "\(run.stdout)\(run.stderr)")
+    }
+
     /// The HTTP cache over the C ABI (Tests/CPrograms/scenarios.c `cache`): hits and their
     /// phases, a generated 504, the memory tier dropped and a disk hit, cached-then-fresh as two
     /// marked deliveries, cached-then-network asking while fresh, bad arguments, and twenty
@@ -545,7 +553,7 @@ actor CExamples {
                ("outbox", root + "/Tests/CPrograms/outbox.c"), ("info", root + "/Tests/CPrograms/info.c"),
                ("defaults", root + "/Tests/CPrograms/defaults.c"), ("connection", root + "/Tests/CPrograms/connection.c"),
                ("unix_socket", root + "/Tests/CPrograms/unix_socket.c"), ("json", root + "/Tests/CPrograms/json.c"),
-               ("local_end", root + "/Tests/CPrograms/local_end.c")]
+               ("local_end", root + "/Tests/CPrograms/local_end.c"), ("cancel", root + "/Tests/CPrograms/cancel.c")]
         for (example, source) in programs {
             let result = try await runProcess("/usr/bin/env", [compiler, "-std=c11", "-D_DEFAULT_SOURCE", "-Wall", "-Wextra", "-Werror", "-g",
                                                                "-I", root + "/include", source,

@@ -215,6 +215,8 @@ def scenarios(h):
     h.run("c json pretty", [pretty])
     local_end = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "local_end.c"), "local_end")
     h.run("c local address and ports", [local_end, h.scripted])
+    cancel = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "cancel.c"), "cancel")
+    h.run("c cancel all, cancel where, curl command", [cancel, h.scripted])
 
 
 def unix_sockets(h):

@@ -105,9 +105,14 @@ final class Executor: HTTP1ConnectionDelegate, HTTP2ConnectionDelegate, RetryApp
         for transfer in live.select(predicate) { cancel(transfer, CourierError(.cancelled)) }
     }
 
-    /// Live transfers `predicate` selects.
+    /// How many live transfers `predicate` selects.
     func countLive(where predicate: (Transfer) -> Bool) -> Int {
         live.select(predicate).count
+    }
+
+    /// Live transfers `predicate` selects.
+    func selectLive(where predicate: (Transfer) -> Bool) -> [Transfer] {
+        live.select(predicate)
     }
 
     /// Carries out one action of a transfer's machine. `at` is a clock reading the caller

@@ -105,6 +105,14 @@ package final class Runtime: @unchecked Sendable {
         post(.run { [self] in executor.cancelAll(where: predicate) }, startingLoop: false)
     }
 
+    /// Cancels the live transfers `predicate` selects, asking it during this call (loop thread
+    /// only): a caller may lend it what lives only for the call (a C callback's pointer). The
+    /// cancels themselves run on a later turn, as `cancel` always does.
+    package func cancelSelected(where predicate: (Transfer) -> Bool) {
+        precondition(isOnLoopThread, "cancelSelected off the loop thread")
+        for transfer in executor.selectLive(where: predicate) { cancel(transfer) }
+    }
+
     /// How many transfers the loop holds (queued, running, or following another) that
     /// `predicate` selects, reported on the loop thread (tests: "nothing is left running").
     package func countLive(where predicate: @escaping @Sendable (Transfer) -> Bool, reply: @escaping @Sendable (Int) -> Void) {

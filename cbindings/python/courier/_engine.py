@@ -6,6 +6,7 @@ import os
 
 from . import _auth, _compose, _hooks, _native, _offline
 from ._build import _RequestBuilding
+from ._engine_control import _EngineControl
 from ._cache import Cache
 from ._errors import CourierError
 from ._native import lib
@@ -17,7 +18,7 @@ from ._streams import StreamedResponse
 from ._support import _check, _error, _report_unraisable, _text
 
 
-class Engine(_RequestBuilding):
+class Engine(_RequestBuilding, _EngineControl):
     """Requests to one API: a base URL (``"http://127.0.0.1:8080/v1"``), default headers, the
     statuses that count as success. Use as a context manager, or call ``close()``."""
 
