@@ -132,7 +132,13 @@ package final class AddressRacer {
             trace?.add("  Trying \(address)...")
             let tcp = UnsafeMutablePointer<uv_tcp_t>.allocate(capacity: 1)
             // (A socket to be bound must exist first: made now, of the address's family.)
-            if binding != nil { uv_tcp_init_ex(uvLoop, tcp, UInt32(address.family)) } else { uv_tcp_init(uvLoop, tcp) }
+            let made = binding != nil ? uv_tcp_init_ex(uvLoop, tcp, UInt32(address.family)) : uv_tcp_init(uvLoop, tcp)
+            if made != 0 {
+                // (No handle to close: the socket could not be made, out of descriptors.)
+                tcp.deallocate()
+                attemptFailed(address, made)
+                continue
+            }
             tcp.pointee.data = Unmanaged.passRetained(self).toOpaque()
             if let binding, let error = bind(tcp, binding, toward: address) {
                 bindError = error
