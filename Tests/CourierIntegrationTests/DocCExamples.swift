@@ -70,3 +70,36 @@ func watchActivity() -> Int {
     defer { observation.cancel() }
     return SharedQueue.activity.running
 }
+
+// From Engines.md.
+struct WeatherError: Error, Equatable {
+    let code: Int
+}
+
+struct WeatherAPI {
+    let engine: Engine
+
+    init(host: String, token: String) {
+        var configuration = Engine.Configuration()
+        // What a subclass's header preparation did, for every request of the engine.
+        configuration.hooks.adaptRequest = { request in
+            request.headers.replaceOrAdd(name: "X-Token", value: token)
+        }
+        // What operationSucceeded decided: a 200 carrying a business error fails, typed.
+        configuration.hooks.validateResponse = { response in
+            if let code = try? response.json()["error"]?.intValue { throw WeatherError(code: code) }
+        }
+        engine = Engine(host: host, configuration: configuration)
+    }
+
+    /// The forecast's text, or the API's own error (operationFailedWithError's mapping).
+    func forecast(city: String) async -> Result<String, WeatherError> {
+        do {
+            let response = try await engine.get(path: "status", params: ["code": "200", "body": city])
+            return .success(try response.string())
+        } catch {
+            if let business = error.underlying as? WeatherError { return .failure(business) }
+            return .failure(WeatherError(code: -(error.response?.status ?? 0)))
+        }
+    }
+}

@@ -36,6 +36,11 @@ struct DocCExamplesTests {
         #expect(shouldTryAgainLater(CourierError(.connectFailed)))
         #expect(!shouldTryAgainLater(CourierError(.cancelled)))
         #expect(configuredEngine(host: s.scripted).defaultHeaders["X-Api-Key"] == "k1")
+        // The wrapper that replaces MKNetworkKit's operation subclass: a plain answer, and a 200
+        // whose body is a business error, typed.
+        let weather = WeatherAPI(host: s.scripted, token: "t0k3n")
+        #expect(await weather.forecast(city: "Paris") == .success("Paris"))
+        #expect(await weather.forecast(city: #"{"error": 42}"#) == .failure(WeatherError(code: 42)))
         #expect(try await upload(api: api).status == 200)
         #expect(watchActivity() >= 0)
         let directory = s.root + "/docc-\(UUID().uuidString.prefix(8))"
