@@ -562,6 +562,16 @@ int courier_request_add_resolve(courier_request *request, const char *entry);
 int courier_request_add_connect_to(courier_request *request, const char *entry);
 int courier_request_set_ip_family(courier_request *request, int family);
 
+/* A condition on the resource's modification time `time` (epoch seconds), curl's
+ * CURLOPT_TIMECONDITION with its values: COURIER_TIMECOND_IFMODSINCE sends If-Modified-Since (the
+ * server answers 304 when not modified since), _IFUNMODSINCE If-Unmodified-Since (412 when it was),
+ * _LASTMOD a Last-Modified field; _NONE removes them. COURIER_E_INVALID_ARGUMENT for another value. */
+#define COURIER_TIMECOND_NONE         0
+#define COURIER_TIMECOND_IFMODSINCE   1
+#define COURIER_TIMECOND_IFUNMODSINCE 2
+#define COURIER_TIMECOND_LASTMOD      3
+int courier_request_set_time_condition(courier_request *request, int condition, int64_t time);
+
 /* Every connection goes to the Unix domain socket `path` instead of over TCP (curl's
  * CURLOPT_UNIX_SOCKET_PATH; with `abstract` not 0, a name in Linux's abstract namespace, curl's
  * CURLOPT_ABSTRACT_UNIX_SOCKET). The URL still names the host for the Host field and TLS; no name

@@ -9,6 +9,7 @@ import CourierCore
 public typealias HTTPMethod = CourierCore.HTTPMethod
 public typealias HTTPHeaders = CourierCore.HTTPHeaders
 public typealias CourierURL = CourierCore.CourierURL
+public typealias TimeCondition = CourierCore.TimeCondition
 public typealias RequestBody = CourierCore.RequestBody
 public typealias BodyStream = CourierCore.BodyStream
 public typealias MultipartForm = CourierCore.MultipartForm

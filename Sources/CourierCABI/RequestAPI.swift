@@ -357,3 +357,16 @@ public func courier_request_curl_command(_ handle: OpaquePointer?, _ out: Unsafe
     writeText(request.draft.curlCommand, out, capacity, needed)
     return COURIER_OK
 }
+
+@_cdecl("courier_request_set_time_condition")
+public func courier_request_set_time_condition(_ handle: OpaquePointer?, _ condition: Int32, _ time: Int64) -> Int32 {
+    configure(handle) { r throws(CourierError) in
+        switch condition {
+        case 0: r.draft.setTimeCondition(nil)
+        case 1: r.draft.setTimeCondition(.modifiedSince(time))
+        case 2: r.draft.setTimeCondition(.unmodifiedSince(time))
+        case 3: r.draft.setTimeCondition(.lastModified(time))
+        default: throw CourierError(.invalidArgument, "time condition \(condition): COURIER_TIMECOND_*")
+        }
+    }
+}

@@ -9,7 +9,7 @@ enum ArgumentParser {
                                              "G", "R", "J", "M", "4", "6", "p", ":"]
     /// Flags that take a value.
     static let shortWithValue: Set<Character> = ["X", "H", "d", "o", "m", "w", "A", "u", "E", "D", "F", "T", "C", "b", "c", "x", "U",
-                                                 "e", "r", "K"]
+                                                 "e", "r", "K", "z"]
 
     /// The command line as curl reads it: groups of URLs and their options, separated by
     /// `-:`/`--next`, each starting from the defaults; the global options (`-v`, `-s`, `-Z`,
@@ -110,6 +110,7 @@ enum ArgumentParser {
         case "U": o.proxyUser = value
         case "G": o.get = true
         case "e": o.referer = value
+        case "z": o.timeCondition = value
         case "r": o.range = value
         case "R": o.remoteTime = true
         case "J": o.remoteHeaderName = true
@@ -160,6 +161,7 @@ enum ArgumentParser {
             do { route.redirects.append(try ConnectRoute.Redirect(parsing: text)) } catch { throw UsageError(message: error.message) }
             o.route = route
         case "--referer": o.referer = try value(argument)
+        case "--time-cond": o.timeCondition = try value(argument)
         case "--range": o.range = try value(argument)
         case "--fail-with-body": o.failWithBody = true
         case "--output-dir": o.outputDirectory = try value(argument)

@@ -1,5 +1,6 @@
 import Courier
 import CourierCore
+import Glibc
 
 /// What every URL of one invocation shares, worked out once: the parsed options and the request
 /// body, the files and stores the transfers write to, and the request parts that do not depend on
@@ -96,6 +97,15 @@ final class CLIContext: @unchecked Sendable {
             if !url.isEmpty { headers.add(name: "Referer", value: url) }
         }
         if let range = options.range, !headers.contains("Range") { headers.add(name: "Range", value: "bytes=" + range) }
+        // -z: a date, or a file's modification time; neither: curl's warning, and no condition.
+        if let text = options.timeCondition {
+            if let condition = TimeCondition(curlArgument: text, modificationTime: Self.modificationTime) {
+                if !headers.contains(condition.field.name) { headers.add(name: condition.field.name, value: condition.field.value) }
+            } else if !options.silent || options.showError {
+                Terminal.error("Warning: Illegal date format for -z, --time-cond (and not a file name).\n"
+                               + "Warning: Disabling time condition. See curl_getdate(3) for valid date syntax.\n")
+            }
+        }
         // The -H, -b, -e and -r fields merged into curl's defaults, validated and summarised once:
         // every URL's request shares them as they are (only URL credentials add a field).
         var merged = defaults
@@ -201,6 +211,13 @@ final class CLIContext: @unchecked Sendable {
     /// curl's --retry: any method (curl does not look at it), 408/429/500/502/503/504 and timeouts;
     /// with --retry-delay a fixed wait, else 1 s doubling up to 10 minutes; refused connections
     /// only with --retry-connrefused (`transferShouldRetry`).
+    /// A file's modification time in epoch seconds (-z FILE), nil when there is none.
+    static func modificationTime(_ path: String) -> Int64? {
+        var info = stat()
+        guard !path.isEmpty, stat(path, &info) == 0 else { return nil }
+        return Int64(info.st_mtim.tv_sec)
+    }
+
     static func retryPolicy(_ options: CommandLineOptions) -> RetryPolicy {
         RetryPolicy(count: options.retry,
                     intervals: [options.retryDelay.map { .seconds($0) } ?? .seconds(1)],

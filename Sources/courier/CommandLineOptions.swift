@@ -107,6 +107,8 @@ struct CommandLineOptions {
     var get = false
     /// -e/--referer.
     var referer: String?
+    /// -z/--time-cond: `[+|-|=]DATE` or a file (see `TimeCondition(curlArgument:)`).
+    var timeCondition: String?
     /// -r/--range: `Range: bytes=<value>`.
     var range: String?
     /// --fail-with-body: exit 22 on an error status, with the body written all the same.

@@ -118,6 +118,7 @@ enum FlagTable {
         FlagDoc(nil, "--connect-to", "HOST1:PORT1:HOST2:PORT2", "Connect to HOST2:PORT2 for requests to HOST1:PORT1 (empty parts match any)", .dns, .connection),
         FlagDoc(nil, "--unix-socket", "path", "Connect through this Unix domain socket instead of TCP (no proxy)", .connection),
         FlagDoc(nil, "--abstract-unix-socket", "path", "Connect through this abstract Unix domain socket", .connection),
+        FlagDoc("z", "--time-cond", "time", "Only if modified since TIME, or since FILE was (-TIME: not since)", .http),
         FlagDoc(nil, "--interface", "name", "Connect from this interface or address (if!NAME, host!ADDRESS)", .connection),
         FlagDoc(nil, "--local-port", "num[-num]", "Connect from a local port in this range", .connection),
         // auth

@@ -553,7 +553,8 @@ actor CExamples {
                ("outbox", root + "/Tests/CPrograms/outbox.c"), ("info", root + "/Tests/CPrograms/info.c"),
                ("defaults", root + "/Tests/CPrograms/defaults.c"), ("connection", root + "/Tests/CPrograms/connection.c"),
                ("unix_socket", root + "/Tests/CPrograms/unix_socket.c"), ("json", root + "/Tests/CPrograms/json.c"),
-               ("local_end", root + "/Tests/CPrograms/local_end.c"), ("cancel", root + "/Tests/CPrograms/cancel.c")]
+               ("local_end", root + "/Tests/CPrograms/local_end.c"), ("cancel", root + "/Tests/CPrograms/cancel.c"),
+               ("timecond", root + "/Tests/CPrograms/timecond.c")]
         for (example, source) in programs {
             let result = try await runProcess("/usr/bin/env", [compiler, "-std=c11", "-D_DEFAULT_SOURCE", "-Wall", "-Wextra", "-Werror", "-g",
                                                                "-I", root + "/include", source,

@@ -217,6 +217,9 @@ def scenarios(h):
     h.run("c local address and ports", [local_end, h.scripted])
     cancel = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "cancel.c"), "cancel")
     h.run("c cancel all, cancel where, curl command", [cancel, h.scripted])
+    timecond = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "timecond.c"), "timecond")
+    mtime = int(os.stat(os.path.join(h.work, "html", "small")).st_mtime)
+    h.run("c time conditions", [timecond, h.nginx + "/small", str(mtime)])
 
 
 def unix_sockets(h):

@@ -10,7 +10,7 @@ package enum HTTPDate {
     private static let months: [[UInt8]] = ["jan", "feb", "mar", "apr", "may", "jun",
                                             "jul", "aug", "sep", "oct", "nov", "dec"].map { Array($0.utf8) }
     private static let dayNames = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
-    private static let monthNames = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+    package static let monthNames = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
     /// Parses IMF-fixdate ("Sun, 06 Nov 1994 08:49:37 GMT"), RFC 850 ("Sunday, 06-Nov-94
     /// 08:49:37 GMT") or asctime ("Sun Nov  6 08:49:37 1994"); nil for anything else. `now` (epoch
@@ -80,7 +80,7 @@ package enum HTTPDate {
         return year
     }
 
-    private static func epochSeconds(year: Int64, month: Int64, day: Int64, time: (Int64, Int64, Int64)) -> Int64? {
+    package static func epochSeconds(year: Int64, month: Int64, day: Int64, time: (Int64, Int64, Int64)) -> Int64? {
         guard (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year),
               time.0 < 24, time.1 < 60, time.2 < 61 else { return nil }
         return days(fromCivil: year, month, day) * 86_400 + time.0 * 3600 + time.1 * 60 + min(time.2, 59)

@@ -50,7 +50,7 @@ class _RequestBuilding:
                            resolve=None, connect_to=None, ip_family=None, cert=None, auto_referer=False, tls_version=None,
                            ciphers=None, tls13_ciphers=None, curves=None, alpn=True, happy_eyeballs=None, continue_timeout=None,
                            max_header_bytes=None, max_header_fields=None, proxy_tunnel=None, http_version=None,
-                           http2_ping_interval=None):
+                           http2_ping_interval=None, time_condition=None):
         """Options beyond httpx's: ``priority`` "very_low" to "very_high" ("normal" by default;
         "low" and "very_low" are background work, whose uploads pause while requests of higher
         priority run: see courier.h); ``files=`` a multipart form streamed from disk (see
@@ -75,7 +75,10 @@ class _RequestBuilding:
         ``http_version`` "1.1", "2" (HTTP/2 where an https server agrees: the library's default) or
         "2-only" (h2c with prior knowledge on http://, curl's --http2-prior-knowledge);
         ``http2_ping_interval`` seconds between PINGs on the HTTP/2 connections it opens (none by
-        default; an unanswered one within 5 s fails the connection)."""
+        default; an unanswered one within 5 s fails the connection); ``time_condition``
+        ``("modified_since" | "unmodified_since" | "last_modified", when)``, ``when`` a datetime
+        (naive: UTC) or epoch seconds: curl's -z (the server answers 304, or 412, when the
+        condition does not hold)."""
         def apply(code):
             _check(code, handle)
         for name, value in (params.items() if hasattr(params, "items") else params or ()):
@@ -212,9 +215,27 @@ class _RequestBuilding:
             if cache not in CACHE_POLICIES:
                 raise CourierError(_native.E_INVALID_ARGUMENT, "unknown cache policy %r" % cache)
             apply(lib.courier_request_set_cache_policy(handle, CACHE_POLICIES[cache]))
+        if time_condition is not None:
+            apply(lib.courier_request_set_time_condition(handle, *_time_condition(time_condition)))
         if coalesce is not None:
             if coalesce not in COALESCING:
                 raise CourierError(_native.E_INVALID_ARGUMENT, "unknown coalescing %r" % coalesce)
             apply(lib.courier_request_set_coalescing(handle, COALESCING[coalesce]))
 
     # Blocking
+
+
+_TIME_CONDITIONS = {"modified_since": 1, "unmodified_since": 2, "last_modified": 3}
+
+
+def _time_condition(condition):
+    """``(kind, when)`` as courier_request_set_time_condition's two arguments."""
+    kind, when = condition
+    if kind not in _TIME_CONDITIONS:
+        raise CourierError(_native.E_INVALID_ARGUMENT, "time_condition %r: %s" % (kind, ", ".join(_TIME_CONDITIONS)))
+    if hasattr(when, "timestamp"):
+        import datetime
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=datetime.timezone.utc)
+        when = when.timestamp()
+    return _TIME_CONDITIONS[kind], int(when)

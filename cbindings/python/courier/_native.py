@@ -98,6 +98,7 @@ _SIGNATURES = {
     "courier_engine_cancel_all": (c_int, [engine_p]),
     "courier_engine_cancel_where": (c_int, [engine_p, ctypes.c_void_p, ctypes.c_void_p]),
     "courier_request_curl_command": (c_int, [request_p, c_char_p, c_size_t, P(c_size_t)]),
+    "courier_request_set_time_condition": (c_int, [request_p, c_int, ctypes.c_int64]),
     "courier_engine_set_authenticator": (c_int, [engine_p, c_char_p, CHALLENGE_FN, c_void_p]),
     "courier_engine_set_challenge_timeout": (c_int, [engine_p, c_int64]),
     "courier_network_status": (c_int, [P(c_int), ctypes.c_char_p, c_size_t]),
