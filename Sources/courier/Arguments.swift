@@ -249,6 +249,7 @@ enum ArgumentParser {
         case "--outbox": o.outbox = try value(argument)
         case "--flush": o.flush = true
         case "--watch-network": o.watchNetwork = true
+        case "--wifi-only": o.wifiOnly = true
         case "--dump-header": o.dumpHeader = try value(argument)
         case "--form": o.forms.append((try value(argument), false))
         case "--form-string": o.forms.append((try value(argument), true))

@@ -76,6 +76,8 @@ struct CommandLineOptions {
     var flush = false
     /// `--watch-network`: print the network's status, then each change (until -m seconds pass).
     var watchNetwork = false
+    /// `--wifi-only`: MKNetworkKit's wifiOnlyMode, the queue's width 0 on cellular networks.
+    var wifiOnly = false
     /// `-D`: where every response head goes ("-" is stdout).
     var dumpHeader: String?
     /// `-F`/`--form` and `--form-string` parts, in order (`literal` for --form-string).

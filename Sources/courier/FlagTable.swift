@@ -173,7 +173,8 @@ enum FlagTable {
         FlagDoc(nil, "--cache-dir", "dir", "Keep a private HTTP cache in <dir> across invocations", .courier, .http),
         FlagDoc(nil, "--outbox", "dir", "Journal each request in <dir> first; one its host did not answer stays (exit 75)", .courier),
         FlagDoc(nil, "--flush", nil, "With --outbox: send every waiting request, in order; 0 only when empty", .courier),
-        FlagDoc(nil, "--watch-network", nil, "Print the network and each change (with URLs: each host's reachability)", .courier),
+        FlagDoc(nil, "--watch-network", nil, "Print the network, the queue's width and each change (with URLs: each host's reachability)", .courier),
+        FlagDoc(nil, "--wifi-only", nil, "Hold every transfer while on a cellular network (the queue's width 0 there)", .courier),
     ]
 
     /// `--help [category]`: curl's shape — the important flags, or one category, or all of them.

@@ -7,7 +7,7 @@ enum GlobalOptions {
         guard groups.count > 1 else { return }
         let flags: [WritableKeyPath<CommandLineOptions, Bool>] = [
             \.parallel, \.silent, \.showError, \.verbose, \.forceProgressBar, \.help, \.manual, \.manPage, \.version,
-            \.watchNetwork, \.flush,
+            \.watchNetwork, \.flush, \.wifiOnly,
         ]
         for flag in flags {
             let set = groups.contains { $0[keyPath: flag] }

@@ -4,8 +4,9 @@ import Dispatch
 import Glibc
 
 /// `courier --watch-network [URL...]`: the status now, then one line per change as netlink
-/// reports it (`wired eth0 reachable`, `none - unreachable`), flushed at once so a pipe sees it
-/// live. With URLs, each status line is followed by one per URL's host saying whether it can be
+/// reports it, with the queue's width it leads to (`wired eth0 reachable width 6`, `cellular
+/// wwan0 reachable width 0` with `--wifi-only`, `none - unreachable width 6`: no network keeps the
+/// width), flushed at once so a pipe sees it live. With URLs, each status line is followed by one per URL's host saying whether it can be
 /// reached and why (`  198.51.100.2 unreachable no-route`, `  example.com reachable routed eth0`).
 enum NetworkWatch {
     static func run(seconds: Double?, urls: [String]) -> Never {
@@ -40,7 +41,8 @@ enum NetworkWatch {
     /// The status line, then the hosts' lines, one host after the other (each answer may wait
     /// for a name lookup; the loop thread runs this and the answers).
     private static func report(_ status: NetworkStatus, hosts: [String]) {
-        Terminal.write("\(status)\n")
+        // (The width for the new network applies before observers hear of it.)
+        Terminal.write("\(status) width \(Runtime.shared.width)\n")
         ask(hosts[...])
     }
 

@@ -33,6 +33,9 @@ if global.version {
     Terminal.write(VersionText.text)
     exit(0)
 }
+if global.wifiOnly {
+    SharedQueue.followNetwork(NetworkWidths(wifiOnly: true))
+}
 if global.watchNetwork {
     NetworkWatch.run(seconds: global.maxTime, urls: groups.flatMap(\.urls))
 }

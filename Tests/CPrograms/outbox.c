@@ -11,8 +11,8 @@
  *                                COURIER_E_CONNECT_NO_ROUTE (prints "unrouted"); then a keyed POST
  *                                with one retry 50 ms later waits for the network and prints
  *                                "retried STATUS RETRIES" once it is answered
- *   outbox network               prints the network's kind (COURIER_NETWORK_*), interface and
- *                                the queue width that follows it
+ *   outbox network [wifi-only]   prints the network's kind (COURIER_NETWORK_*), interface and
+ *                                the queue width that follows it (in wifi-only mode: 0 on cellular)
  *   outbox reach BASE_URL        per-host reachability (routes, refusals, names that do not
  *                                resolve, what a network change forgets), network changes read
  *                                from the engine's descriptor, idle connections dropped on a change
@@ -303,14 +303,15 @@ int main(int argc, char **argv) {
         if (reachability_checks(argv[2])) return 1;
     } else if (argc == 3 && strcmp(argv[1], "retry") == 0) {
         if (retry_after_outage(argv[2])) return 1;
-    } else if (argc == 2 && strcmp(argv[1], "network") == 0) {
+    } else if ((argc == 2 || (argc == 3 && strcmp(argv[2], "wifi-only") == 0)) && strcmp(argv[1], "network") == 0) {
+        if (argc == 3) CHECK(courier_queue_follow_network(6, 6, 2, 1) == COURIER_OK, "wifi-only");
         int kind = -1;
         char interface[64] = "";
         CHECK(courier_network_status(&kind, interface, sizeof interface) == COURIER_OK, "status");
         printf("%d %s %d\n", kind, interface[0] ? interface : "-", courier_queue_width());
         return failures ? 1 : 0;
     } else {
-        fprintf(stderr, "usage: outbox checks BASE_URL DIR | outbox wait URL DIR [RETRY_MS] | outbox reach BASE_URL | outbox retry URL | outbox network\n");
+        fprintf(stderr, "usage: outbox checks BASE_URL DIR | outbox wait URL DIR [RETRY_MS] | outbox reach BASE_URL | outbox retry URL | outbox network [wifi-only]\n");
         return 2;
     }
     fflush(stdout);

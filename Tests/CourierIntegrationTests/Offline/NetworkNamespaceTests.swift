@@ -7,7 +7,8 @@ import Testing
 /// an Idempotency-Key server on the far end. The link goes down and up: the monitor reports
 /// each change, a frozen request waits while it is down and goes out when it returns (its retry
 /// interval is an hour: only the network's return can send it), and the width follows the kind
-/// of interface (renamed wwan0, it is a modem: width 2). A connect with the link down fails with
+/// of interface (renamed wwan0, it is a modem: width 2; 0 in wifi-only mode, as `courier
+/// --wifi-only --watch-network` shows). A connect with the link down fails with
 /// "no route", and a retry waits for the link instead of failing again. Needs root (skipped
 /// otherwise).
 @Suite("Network changes in a namespace", .serialized)
@@ -141,9 +142,9 @@ struct NetworkNamespaceTests {
         let output = ((try? String(contentsOfFile: watchOutput, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
         let lines = output.filter { !$0.hasPrefix("  ") }
         let hosts = output.filter { $0.hasPrefix("  ") }
-        #expect(lines.first == "wired \(clientLink) reachable", "\(output)")
-        #expect(lines.contains("none - unreachable"), "the link went down: \(output)")
-        #expect(lines.last == "wired \(clientLink) reachable", "and came back: \(output)")
+        #expect(lines.first == "wired \(clientLink) reachable width 6", "\(output)")
+        #expect(lines.contains("none - unreachable width 6"), "the link went down (no network keeps the width): \(output)")
+        #expect(lines.last == "wired \(clientLink) reachable width 6", "and came back: \(output)")
         // The host's own line after each: no route while the link is down, routed when it is up.
         #expect(hosts.count == lines.count, "one host line per change: \(output)")
         #expect(hosts.first == "  198.51.100.2 reachable routed \(clientLink)", "\(output)")
@@ -163,6 +164,11 @@ struct NetworkNamespaceTests {
             modem = try await runProcess("/usr/sbin/ip", inClient + [bin + "/outbox", "network"])
         }
         #expect(modem.stdout == "3 wwan0 2\n", "cellular, width 2: \(modem.stdout)\(modem.stderr)")
+        // Wifi-only mode through the real monitor: nothing goes on a modem (C, then the CLI).
+        let wifiOnly = try await runProcess("/usr/sbin/ip", inClient + [bin + "/outbox", "network", "wifi-only"])
+        #expect(wifiOnly.stdout == "3 wwan0 0\n", "cellular in wifi-only mode, width 0: \(wifiOnly.stdout)\(wifiOnly.stderr)")
+        let wifiWatch = try await runProcess("/usr/sbin/ip", inClient + [CLITests.binary, "--wifi-only", "--watch-network", "-m", "0.2"])
+        #expect(wifiWatch.stdout.hasPrefix("cellular wwan0 reachable width 0\n"), "\(wifiWatch.stdout)\(wifiWatch.stderr)")
         try await ip(["-n", client, "link", "set", "wwan0", "down"])
         let nothing = try await runProcess("/usr/sbin/ip", inClient + [bin + "/outbox", "network"])
         #expect(nothing.stdout == "0 - 6\n", "no network: the width stays: \(nothing.stdout)")
