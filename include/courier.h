@@ -390,6 +390,25 @@ int courier_engine_set_tls_client_certificate(courier_engine *engine, const char
 int courier_engine_set_tls_pins(courier_engine *engine, const char *pins);
 int courier_engine_set_tls_versions(courier_engine *engine, int minimum, int maximum);
 
+/* The application's own trust decision for the engine's TLS connections (AFNetworking's
+ * authentication challenge, Swift's TrustEvaluator), consulted after Courier's checks during each
+ * handshake. `evaluate` gets the host and port, Courier's verdict (COURIER_OK, or the
+ * COURIER_E_TLS_* it would fail with), whether a pin matched (-1: none apply), and the server's
+ * chain, leaf first (`count` DER certificates of `lengths[i]` bytes, valid for the call); it
+ * returns 1 to trust (even a chain Courier rejected), 0 to refuse (COURIER_E_TLS_REJECTED). NULL
+ * keeps Courier's verdict. `pin_mismatch` (may be NULL) hears of every pin mismatch: in
+ * COURIER_PIN_REPORT_ONLY mode it is the only consequence (the connection proceeds). Both run on
+ * Courier's thread during the handshake: quick, no blocking, no calls into Courier; `user` must
+ * outlive the engine's requests. Both NULL: no hook. Connections made under one hook never serve
+ * requests under another. */
+typedef int (*courier_trust_fn)(const char *host, int port, int verdict, int pin_matched,
+                                const unsigned char *const *chain, const size_t *lengths, size_t count, void *user);
+typedef void (*courier_pin_report_fn)(const char *host, int port, void *user);
+int courier_engine_set_trust(courier_engine *engine, courier_trust_fn evaluate, courier_pin_report_fn pin_mismatch, void *user);
+#define COURIER_PIN_ENFORCE     0  /* a mismatch fails the connection with COURIER_E_TLS_PIN_MISMATCH (default) */
+#define COURIER_PIN_REPORT_ONLY 1  /* a mismatch is only reported to pin_mismatch */
+int courier_engine_set_tls_pin_mode(courier_engine *engine, int mode);
+
 /*
  * A file descriptor that is readable while finished requests wait in the engine's completion
  * queue (requests started with courier_request_enqueue). For poll(), epoll, asyncio's add_reader.

@@ -146,6 +146,15 @@ struct CABITests {
         #expect(tls.status == 0, "\(tls.stdout)\(tls.stderr)")
     }
 
+    /// The application's trust decision and report-only pins (Tests/CPrograms/trust.c): a chain
+    /// Courier accepts refused by the hook, a self-signed one accepted, pins reported or enforced.
+    @Test func trustHookAndReportOnlyPinsFromC() async throws {
+        let bin = try await CExamples.shared.directory()
+        let run = try await runProcess(bin + "/trust", [s.https + "/small", s.certs + "/ca.pem",
+                                                        "https://localhost:\(s.tlsPorts["selfsigned"]!)/small"])
+        #expect(run.status == 0 && run.stdout.contains("all checks passed"), "\(run.stdout)\(run.stderr)")
+    }
+
     /// An engine's requests cancelled all at once and by a predicate, another engine's untouched,
     /// and a request's curl command (Tests/CPrograms/cancel.c).
     @Test func cancelAllAndTheCurlCommandFromC() async throws {
@@ -554,7 +563,7 @@ actor CExamples {
                ("defaults", root + "/Tests/CPrograms/defaults.c"), ("connection", root + "/Tests/CPrograms/connection.c"),
                ("unix_socket", root + "/Tests/CPrograms/unix_socket.c"), ("json", root + "/Tests/CPrograms/json.c"),
                ("local_end", root + "/Tests/CPrograms/local_end.c"), ("cancel", root + "/Tests/CPrograms/cancel.c"),
-               ("timecond", root + "/Tests/CPrograms/timecond.c")]
+               ("timecond", root + "/Tests/CPrograms/timecond.c"), ("trust", root + "/Tests/CPrograms/trust.c")]
         for (example, source) in programs {
             let result = try await runProcess("/usr/bin/env", [compiler, "-std=c11", "-D_DEFAULT_SOURCE", "-Wall", "-Wextra", "-Werror", "-g",
                                                                "-I", root + "/include", source,

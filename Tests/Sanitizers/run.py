@@ -220,6 +220,9 @@ def scenarios(h):
     timecond = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "timecond.c"), "timecond")
     mtime = int(os.stat(os.path.join(h.work, "html", "small")).st_mtime)
     h.run("c time conditions", [timecond, h.nginx + "/small", str(mtime)])
+    # (Without the test CA the valid server is as untrusted as a self-signed one.)
+    trust = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "trust.c"), "trust")
+    h.run("c trust hook and report-only pins", [trust, h.https + "/small", h.ca, h.https + "/small"])
 
 
 def unix_sockets(h):
