@@ -7,7 +7,7 @@ from . import _native, _retry
 from ._auth import Bearer
 from ._errors import CourierError
 from ._native import lib
-from ._request import _bodies, _free_request
+from ._request import _bodies, _free_request, _hook_progress, _progress_hooks
 from ._settings import CACHE_POLICIES, COALESCING, PRIORITIES, TIMEOUTS, _tls_version
 from ._uploads import AsyncBodyProducer, BodyProducer, apply_files
 from ._support import _check, _text
@@ -50,7 +50,7 @@ class _RequestBuilding:
                            resolve=None, connect_to=None, ip_family=None, cert=None, auto_referer=False, tls_version=None,
                            ciphers=None, tls13_ciphers=None, curves=None, alpn=True, happy_eyeballs=None, continue_timeout=None,
                            max_header_bytes=None, max_header_fields=None, proxy_tunnel=None, http_version=None,
-                           http2_ping_interval=None, time_condition=None):
+                           http2_ping_interval=None, time_condition=None, progress=None):
         """Options beyond httpx's: ``priority`` "very_low" to "very_high" ("normal" by default;
         "low" and "very_low" are background work, whose uploads pause while requests of higher
         priority run: see courier.h); ``files=`` a multipart form streamed from disk (see
@@ -78,7 +78,8 @@ class _RequestBuilding:
         default; an unanswered one within 5 s fails the connection); ``time_condition``
         ``("modified_since" | "unmodified_since" | "last_modified", when)``, ``when`` a datetime
         (naive: UTC) or epoch seconds: curl's -z (the server answers 304, or 412, when the
-        condition does not hold)."""
+        condition does not hold); ``progress(direction, done, total)`` on any call ("upload" or
+        "download", bytes so far, the total or None), on Courier's thread (keep it short)."""
         def apply(code):
             _check(code, handle)
         for name, value in (params.items() if hasattr(params, "items") else params or ()):
@@ -215,6 +216,9 @@ class _RequestBuilding:
             if cache not in CACHE_POLICIES:
                 raise CourierError(_native.E_INVALID_ARGUMENT, "unknown cache policy %r" % cache)
             apply(lib.courier_request_set_cache_policy(handle, CACHE_POLICIES[cache]))
+        if progress is not None:
+            _progress_hooks[handle.value] = progress
+            apply(lib.courier_request_set_progress(handle, _hook_progress, handle.value))
         if time_condition is not None:
             apply(lib.courier_request_set_time_condition(handle, *_time_condition(time_condition)))
         if coalesce is not None:

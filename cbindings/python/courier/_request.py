@@ -18,6 +18,8 @@ _bodies = {}
 def _free_request(handle):
     if _bodies:
         _bodies.pop(getattr(handle, "value", handle), None)
+    if _progress_hooks:
+        _progress_hooks.pop(getattr(handle, "value", handle), None)
     _retry.forget(handle)
     lib.courier_request_free(handle)
 
@@ -111,6 +113,22 @@ def _progress_trampoline(_request, direction, done, total, user):
     except BaseException as error:
         request.exception = error
         _report_unraisable(sys.exc_info(), request._progress)
+
+
+# ``progress=`` given to any call (request, get, fetch, stream...): the callable by request
+# handle, until the request is freed.
+_progress_hooks = {}
+
+
+@_native.PROGRESS_FN
+def _hook_progress(_request, direction, done, total, user):
+    progress = _progress_hooks.get(user)
+    if progress is None:
+        return
+    try:
+        progress("upload" if direction == 0 else "download", done, None if total < 0 else total)
+    except BaseException:
+        _report_unraisable(sys.exc_info(), progress)
 
 
 # Streamed responses in flight: kept alive (their ctypes callbacks with them) until the library's
