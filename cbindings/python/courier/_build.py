@@ -3,7 +3,7 @@
 import ctypes
 import os as _os
 
-from . import _native, _retry
+from . import _consumers, _native, _retry
 from ._auth import Bearer
 from ._errors import CourierError
 from ._native import lib
@@ -50,7 +50,8 @@ class _RequestBuilding:
                            resolve=None, connect_to=None, ip_family=None, cert=None, auto_referer=False, tls_version=None,
                            ciphers=None, tls13_ciphers=None, curves=None, alpn=True, happy_eyeballs=None, continue_timeout=None,
                            max_header_bytes=None, max_header_fields=None, proxy_tunnel=None, http_version=None,
-                           http2_ping_interval=None, time_condition=None, progress=None):
+                           http2_ping_interval=None, time_condition=None, progress=None, on_data=None,
+                           destination=None):
         """Options beyond httpx's: ``priority`` "very_low" to "very_high" ("normal" by default;
         "low" and "very_low" are background work, whose uploads pause while requests of higher
         priority run: see courier.h); ``files=`` a multipart form streamed from disk (see
@@ -79,7 +80,11 @@ class _RequestBuilding:
         ``("modified_since" | "unmodified_since" | "last_modified", when)``, ``when`` a datetime
         (naive: UTC) or epoch seconds: curl's -z (the server answers 304, or 412, when the
         condition does not hold); ``progress(direction, done, total)`` on any call ("upload" or
-        "download", bytes so far, the total or None), on Courier's thread (keep it short)."""
+        "download", bytes so far, the total or None), on Courier's thread (keep it short);
+        ``on_data`` a callable (or a list) given every piece of the body as it arrives, beside
+        ``output=`` if set (a consumer that raises fails the request with ``E_FILE_WRITE``; the
+        body is then not kept in the response); ``destination(response) -> path or None`` picks
+        the file from the final response head (staged, moved into place on success)."""
         def apply(code):
             _check(code, handle)
         for name, value in (params.items() if hasattr(params, "items") else params or ()):
@@ -216,6 +221,8 @@ class _RequestBuilding:
             if cache not in CACHE_POLICIES:
                 raise CourierError(_native.E_INVALID_ARGUMENT, "unknown cache policy %r" % cache)
             apply(lib.courier_request_set_cache_policy(handle, CACHE_POLICIES[cache]))
+        if on_data is not None or destination is not None:
+            _consumers.apply(handle, on_data, destination, apply)
         if progress is not None:
             _progress_hooks[handle.value] = progress
             apply(lib.courier_request_set_progress(handle, _hook_progress, handle.value))

@@ -21,6 +21,8 @@ DONE_FN = ctypes.CFUNCTYPE(None, request_p, response_p, c_int, c_void_p)
 PROGRESS_FN = ctypes.CFUNCTYPE(None, request_p, c_int, c_uint64, c_int64, c_void_p)
 ACTIVITY_FN = ctypes.CFUNCTYPE(None, c_int, c_int, c_void_p)
 WRITE_FN = ctypes.CFUNCTYPE(c_size_t, c_void_p, c_size_t, c_void_p)
+# courier_destination_fn: returns a path's address (c_void_p: ctypes cannot return a char * it keeps).
+DESTINATION_FN = ctypes.CFUNCTYPE(c_void_p, request_p, c_void_p, c_void_p)
 READ_FN = ctypes.CFUNCTYPE(c_int64, c_void_p, c_size_t, c_void_p)
 HEAD_FN = ctypes.CFUNCTYPE(None, request_p, response_p, c_void_p)
 READABLE_FN = ctypes.CFUNCTYPE(None, request_p, c_void_p)
@@ -174,6 +176,7 @@ _SIGNATURES = {
     "courier_request_set_cache_policy": (c_int, [request_p, c_int]),
     "courier_request_set_coalescing": (c_int, [request_p, c_int]),
     "courier_request_add_write_callback": (c_int, [request_p, WRITE_FN, c_void_p]),
+    "courier_request_set_destination": (c_int, [request_p, DESTINATION_FN, c_void_p]),
     "courier_request_set_head_callback": (c_int, [request_p, HEAD_FN, c_void_p]),
     "courier_request_set_body_callback": (c_int, [request_p, READ_FN, c_int64, c_void_p]),
     "courier_request_resume": (c_int, [request_p]),

@@ -4,7 +4,7 @@ outcome and progress come back through."""
 import sys
 import threading
 
-from . import _native, _retry
+from . import _consumers, _native, _retry
 from ._native import lib
 from ._response import Response
 from ._support import _error, _report_unraisable
@@ -20,6 +20,8 @@ def _free_request(handle):
         _bodies.pop(getattr(handle, "value", handle), None)
     if _progress_hooks:
         _progress_hooks.pop(getattr(handle, "value", handle), None)
+    if _consumers._by_handle:
+        _consumers.forget(getattr(handle, "value", handle))
     _retry.forget(handle)
     lib.courier_request_free(handle)
 
