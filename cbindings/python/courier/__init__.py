@@ -47,6 +47,7 @@ from ._models import Request
 from ._engine import Engine
 from ._datacache import DataCache
 from ._pretty import pretty_json
+from ._trust import TrustContext
 from ._settings import CACHE_POLICIES, CACHE_STATS, COALESCING, PRIORITIES, TIMEOUTS  # noqa: F401
 
 __all__ = ["Client", "AsyncClient", "Timeout", "Headers", "request", "get", "head", "options", "delete", "post",
@@ -61,7 +62,7 @@ __all__ = ["Client", "AsyncClient", "Timeout", "Headers", "request", "get", "hea
            "E_HEADER_BYTES", "E_HEADER_COUNT", "E_TLS_CIPHER",
            "CourierError", "E_DNS_PROXY", "E_CONNECT_PROXY", "E_CONNECT_NO_ROUTE", "E_PROXY", "E_PROXY_REFUSED", "E_PROXY_HANDSHAKE",
            "E_PROXY_CLOSED", "E_PROXY_UNSUPPORTED",
-           "HTTPStatusError", "version", "pretty_json",
+           "HTTPStatusError", "version", "pretty_json", "TrustContext",
            "queue_width", "set_queue_width", "set_host_limit", "activity", "observe_activity", "shutdown"]
 
 __all__ = list(dict.fromkeys(__all__))

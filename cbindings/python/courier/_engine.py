@@ -4,7 +4,7 @@ proxy settings), sent blocking, through asyncio, or with callbacks."""
 import ctypes
 import os
 
-from . import _auth, _compose, _hooks, _native, _offline
+from . import _auth, _compose, _hooks, _native, _offline, _trust
 from ._build import _RequestBuilding
 from ._engine_control import _EngineControl
 from ._cache import Cache
@@ -25,7 +25,7 @@ class Engine(_RequestBuilding, _EngineControl):
     def __init__(self, base=None, headers=None, accepted_status=None, cache=None, cache_dir=None, cache_memory=None,
                  cookies=None, proxy=None, no_proxy=None, trust_env=True, auth=None, on_challenge=None,
                  challenge_timeout=None, outbox=None, on_request=None, on_response=None, on_redirect=None, on_metrics=None,
-                 on_debug=None, unix_socket=None, local_address=None):
+                 on_debug=None, unix_socket=None, local_address=None, trust=None, pin_mismatch=None, pin_mode=None):
         """``cache``: a Cache to share with other engines; or ``cache_dir`` and/or
         ``cache_memory`` (bytes) for a cache of the engine's own. Without any, nothing is cached.
         ``cookies``: a CookieJar every request of the engine uses (a request's own ``cookies=``
@@ -47,7 +47,10 @@ class Engine(_RequestBuilding, _EngineControl):
         ``"/var/run/docker.sock"``; a leading ``"\\0"`` names one in Linux's abstract namespace);
         URLs still name the host, no name is resolved and no proxy is used. ``local_address``:
         where TCP connections come from (httpx's; curl's --interface syntax: an address of this
-        machine, an interface name, ``"if!NAME"``).
+        machine, an interface name, ``"if!NAME"``). ``trust(context) -> bool``: the application's
+        own trust decision during each TLS handshake, after Courier's (a ``TrustContext``: host,
+        port, Courier's ``error`` or None, ``pin_matched``, the DER ``chain``); ``pin_mismatch(host,
+        port)`` hears of pin mismatches, the only consequence with ``pin_mode="report_only"``.
 
         Hooks, for every request of the engine: ``on_request(OutgoingRequest)`` just before it is
         sent (final method, URL, headers and body; ``set_header`` to sign it); ``on_response(Response)``
@@ -133,6 +136,8 @@ class Engine(_RequestBuilding, _EngineControl):
                 code = lib.courier_engine_set_unix_socket(handle, path[1:] if abstract else path, int(abstract))
                 if code:
                     raise _error(code, "unix_socket %r: a socket's path is 1 to 107 bytes" % (unix_socket,))
+            #: The trust hooks' ctypes callbacks, alive as long as the engine.
+            self._trust_callbacks = _trust.install(handle, trust, pin_mismatch, pin_mode)
             if local_address is not None:
                 code = lib.courier_engine_set_local_address(handle, _text(local_address))
                 if code:

@@ -98,6 +98,8 @@ _SIGNATURES = {
     "courier_engine_set_unix_socket": (c_int, [engine_p, c_char_p, c_int]),
     "courier_engine_set_local_address": (c_int, [engine_p, c_char_p]),
     "courier_engine_cancel_all": (c_int, [engine_p]),
+    "courier_engine_set_trust": (c_int, [engine_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]),
+    "courier_engine_set_tls_pin_mode": (c_int, [engine_p, c_int]),
     "courier_engine_cancel_where": (c_int, [engine_p, ctypes.c_void_p, ctypes.c_void_p]),
     "courier_request_curl_command": (c_int, [request_p, c_char_p, c_size_t, P(c_size_t)]),
     "courier_request_set_time_condition": (c_int, [request_p, c_int, ctypes.c_int64]),
