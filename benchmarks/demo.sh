@@ -102,6 +102,18 @@ echo "== courier --watch-network: the network as the monitor sees it (netlink; C
 echo "   and per host: the kernel's route, then the latest connection attempt"
 "$bin/courier" --watch-network -m 0.3 "http://127.0.0.1:$outbox_port/" "http://nowhere.invalid/"
 COURIER_NETWORK=cellular "$bin/courier" --watch-network -m 0.2
+COURIER_NETWORK=cellular "$bin/courier" --wifi-only --watch-network -m 0.2
+echo
+echo "== courier --unix-socket: the Docker Engine API's habit, against a server on a socket file"
+python3 "$here/../Tests/Servers/uds_server.py" "$work/docker.sock" > "$work/uds.ready" &
+uds_server=$!
+while [ ! -s "$work/uds.ready" ]; do sleep 0.05; done
+"$bin/courier" -s --unix-socket "$work/docker.sock" -w '  (HTTP %{http_code} over the socket)\n' http://localhost/v1.43/containers/json
+kill "$uds_server"
+echo
+echo "== courier -z: only if modified since a time (here the file's own time: 304, nothing written)"
+"$bin/courier" -s -z "$work/html/items.json" -w '%{http_code} for -z FILE\n' "$base/items.json"
+"$bin/courier" -s -z "-$(date -u -d @0 '+%a, %d %b %Y %H:%M:%S GMT')" -o /dev/null -w '%{http_code} for -z -1970 (it was modified since: not sent)\n' "$base/items.json"
 echo
 echo "== the library: an engine, callbacks and async/await through the same queue"
 "$bin/courier-demo" "$base"
@@ -137,5 +149,7 @@ async def main():
 asyncio.run(main())
 mock = httpx.Client(transport=httpx.MockTransport(lambda request: httpx.Response(200, json={"mocked": str(request.url)})))
 print("  MockTransport:", mock.get("https://api.example/users").json())
+with httpx.Engine(base) as engine:
+    print("  OCNet's pretty printer:", httpx.pretty_json(engine.get("/items.json").body).replace("\n", "\n  "))
 PY
 
