@@ -18,7 +18,7 @@ SUDO          := $(if $(filter 0,$(shell id -u)),,sudo)
 SWIFT         ?= swift
 
 CORE_PACKAGES  := libuv1-dev libssl-dev zlib1g-dev libbrotli-dev libzstd-dev libnghttp2-dev pkg-config gcc make
-TEST_PACKAGES  := nginx openssl valgrind python3 python3-venv python3-setuptools python3-wheel python3-pip iproute2 libcurl4 \
+TEST_PACKAGES  := nginx openssl valgrind python3 python3-venv python3-setuptools python3-wheel python3-pip iproute2 libcurl4 curl \
                   nghttp2-server python3-h2 nftables
 # The interop matrix's servers (Tests/Interop): independent HTTP implementations, plus Debian's Go
 # to build a net/http server. uvicorn and Starlette come from PyPI into .build/interop-venv.

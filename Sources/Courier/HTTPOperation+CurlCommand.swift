@@ -57,7 +57,29 @@ extension RequestDraft {
             parts += ["-T", "-"]
         }
         if options.decompress { parts.append("--compressed") }
+        parts += Self.routeArguments(options.route)
         return parts.joined(separator: " ")
+    }
+
+    /// Where the connection goes and comes from, as curl's flags (the same socket, the same
+    /// local end: the command must reach the same server the same way).
+    static func routeArguments(_ route: ConnectRoute?) -> [String] {
+        guard let route else { return [] }
+        var parts: [String] = []
+        switch route.unixSocket {
+        case .path(let path)?: parts += ["--unix-socket", shellQuote(path)]
+        case .abstract(let name)?: parts += ["--abstract-unix-socket", shellQuote(name)]
+        case nil: break
+        }
+        switch route.local?.source {
+        case .address(let address)?: parts += ["--interface", shellQuote("host!" + address)]
+        case .interface(let name)?: parts += ["--interface", shellQuote("if!" + name)]
+        case nil: break
+        }
+        if let ports = route.local?.ports {
+            parts += ["--local-port", ports.count > 1 ? "\(ports.lowerBound)-\(ports.upperBound)" : "\(ports.lowerBound)"]
+        }
+        return parts
     }
 
     static func shellQuote(_ s: String) -> String {

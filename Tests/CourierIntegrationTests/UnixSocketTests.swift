@@ -68,6 +68,20 @@ struct UnixSocketTests {
         }
     }
 
+    /// The curl command of a request over the socket names it, and curl itself reaches the same
+    /// server with it.
+    @Test func theCurlCommandGoesThroughTheSocketToo() async throws {
+        let docker = try Engine(unixSocket: .path(Self.servers.path))
+        let op = docker.operation(path: "/_ping")
+        #expect(op.curlCommand.contains("--unix-socket \(Self.servers.path)"), "\(op.curlCommand)")
+        let run = try await runProcess("/bin/sh", ["-c", op.curlCommand + " -s"])
+        #expect(run.status == 0 && run.stdout == "OK", "\(op.curlCommand): \(run.stdout)\(run.stderr)")
+        var bound = ConnectRoute(local: LocalBinding(source: .address("127.0.0.2"), ports: 4000...4010))
+        bound.unixSocket = nil
+        op.options.route = bound
+        #expect(op.curlCommand.hasSuffix("--interface 'host!127.0.0.2' --local-port 4000-4010"), "\(op.curlCommand)")
+    }
+
     @Test func fromC() async throws {
         let bin = try await CExamples.shared.directory()
         let run = try await runProcess(bin + "/unix_socket", [Self.servers.path, Self.servers.abstractName])
