@@ -584,7 +584,8 @@ int courier_request_set_ip_family(courier_request *request, int family);
 /* A condition on the resource's modification time `time` (epoch seconds), curl's
  * CURLOPT_TIMECONDITION with its values: COURIER_TIMECOND_IFMODSINCE sends If-Modified-Since (the
  * server answers 304 when not modified since), _IFUNMODSINCE If-Unmodified-Since (412 when it was),
- * _LASTMOD a Last-Modified field; _NONE removes them. COURIER_E_INVALID_ARGUMENT for another value. */
+ * _LASTMOD a Last-Modified field; _NONE removes them. COURIER_E_INVALID_ARGUMENT for another value,
+ * or a time outside the years 0000 to 9999 (what an HTTP date can name). */
 #define COURIER_TIMECOND_NONE         0
 #define COURIER_TIMECOND_IFMODSINCE   1
 #define COURIER_TIMECOND_IFUNMODSINCE 2

@@ -361,6 +361,9 @@ public func courier_request_curl_command(_ handle: OpaquePointer?, _ out: Unsafe
 @_cdecl("courier_request_set_time_condition")
 public func courier_request_set_time_condition(_ handle: OpaquePointer?, _ condition: Int32, _ time: Int64) -> Int32 {
     configure(handle) { r throws(CourierError) in
+        guard condition == 0 || TimeCondition.representable.contains(time) else {
+            throw CourierError(.invalidArgument, "time \(time) is outside the years 0000 to 9999")
+        }
         switch condition {
         case 0: r.draft.setTimeCondition(nil)
         case 1: r.draft.setTimeCondition(.modifiedSince(time))

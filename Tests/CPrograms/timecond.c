@@ -7,6 +7,7 @@
  */
 #include <courier.h>
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -53,6 +54,8 @@ int main(int argc, char **argv) {
     courier_request *request = NULL;
     CHECK(courier_request_create(engine, "GET", url, &request) == COURIER_OK, "create");
     CHECK(courier_request_set_time_condition(request, 9, mtime) == COURIER_E_INVALID_ARGUMENT, "an unknown condition");
+    CHECK(courier_request_set_time_condition(request, 1, INT64_MIN) == COURIER_E_INVALID_ARGUMENT, "a time no date names");
+    CHECK(courier_request_set_time_condition(request, 2, INT64_MAX) == COURIER_E_INVALID_ARGUMENT, "a time no date names");
     courier_request_free(request);
     CHECK(courier_request_set_time_condition(NULL, 1, mtime) == COURIER_E_MISUSE, "NULL request");
     courier_engine_destroy(engine);

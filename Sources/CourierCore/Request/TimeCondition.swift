@@ -9,13 +9,19 @@ public enum TimeCondition: Sendable, Hashable {
     /// curl's `-z =DATE` (CURL_TIMECOND_LASTMOD): the time as a `Last-Modified` field.
     case lastModified(Int64)
 
-    /// The request field the condition is sent as (the time in epoch seconds, as an HTTP date).
+    /// The times an HTTP date can name (years 0000 to 9999), in epoch seconds.
+    public static let representable: ClosedRange<Int64> = -62_167_219_200...253_402_300_799
+
+    /// The request field the condition is sent as (the time in epoch seconds, as an HTTP date;
+    /// one outside `representable` is sent as its nearest end).
     public var field: (name: String, value: String) {
+        let (name, time): (String, Int64)
         switch self {
-        case .modifiedSince(let time): return ("If-Modified-Since", HTTPDate.format(time))
-        case .unmodifiedSince(let time): return ("If-Unmodified-Since", HTTPDate.format(time))
-        case .lastModified(let time): return ("Last-Modified", HTTPDate.format(time))
+        case .modifiedSince(let t): (name, time) = ("If-Modified-Since", t)
+        case .unmodifiedSince(let t): (name, time) = ("If-Unmodified-Since", t)
+        case .lastModified(let t): (name, time) = ("Last-Modified", t)
         }
+        return (name, HTTPDate.format(min(max(time, Self.representable.lowerBound), Self.representable.upperBound)))
     }
 
     /// curl's `-z` argument: `[+|-|=]DATE`, DATE as curl reads dates (`parseDate`), or else a
@@ -44,7 +50,9 @@ public enum TimeCondition: Sendable, Hashable {
         var year: Int64?, month: Int64?, day: Int64?, time: (Int64, Int64, Int64)?, zone: Int64 = 0
         var numbers: [Int64] = []
         for token in tokens(text) {
-            if let value = Int64(token), token.allSatisfy(\.isNumber) {
+            if let value = Int64(token), token.allSatisfy(\.isWholeNumber) {
+                // (A day, a two-digit year, a year, or yyyymmdd: no other number is a date's.)
+                guard token.count <= 4 || token.count == 8 else { return nil }
                 if token.count == 8 {
                     (year, month, day) = (value / 10_000, value / 100 % 100, value % 100)
                 } else if token.count == 4, year == nil {

@@ -26,7 +26,9 @@ struct TimeConditionTests {
     }
 
     @Test func whatIsNotADate() {
-        for text in ["", "yesterday", "index.html", "32 Nov 1994", "1994 Foo 6", "06 Nov 1994 25:00:00", "6 7 8 9"] {
+        // (The long numbers once reached the date arithmetic and overflowed it: a crash.)
+        for text in ["", "yesterday", "index.html", "32 Nov 1994", "1994 Foo 6", "06 Nov 1994 25:00:00", "6 7 8 9",
+                     "6 Nov 123456789012345678", "123456789012 Nov 6", "06 Nov 99999"] {
             #expect(TimeCondition.parseDate(text) == nil, "\(text)")
         }
     }
@@ -42,5 +44,8 @@ struct TimeConditionTests {
         #expect(TimeCondition(curlArgument: "missing.html", modificationTime: noFile) == nil)
         #expect(TimeCondition.modifiedSince(t).field == ("If-Modified-Since", "Sun, 06 Nov 1994 08:49:37 GMT"))
         #expect(TimeCondition.unmodifiedSince(t).field.name == "If-Unmodified-Since")
+        // Times no HTTP date names are sent as the nearest it does (Int64.min once trapped).
+        #expect(TimeCondition.modifiedSince(.min).field.value.hasSuffix(" 0000 00:00:00 GMT"))
+        #expect(TimeCondition.modifiedSince(.max).field.value == "Fri, 31 Dec 9999 23:59:59 GMT")
     }
 }

@@ -5,7 +5,7 @@ import os as _os
 
 from . import _consumers, _native, _retry
 from ._auth import Bearer
-from ._errors import CourierError
+from ._errors import CourierError, error_for
 from ._native import lib
 from ._request import _bodies, _free_request, _hook_progress, _progress_hooks
 from ._settings import CACHE_POLICIES, COALESCING, PRIORITIES, TIMEOUTS, _tls_version
@@ -243,10 +243,13 @@ def _time_condition(condition):
     """``(kind, when)`` as courier_request_set_time_condition's two arguments."""
     kind, when = condition
     if kind not in _TIME_CONDITIONS:
-        raise CourierError(_native.E_INVALID_ARGUMENT, "time_condition %r: %s" % (kind, ", ".join(_TIME_CONDITIONS)))
+        raise error_for(_native.E_INVALID_ARGUMENT, "time_condition %r: %s" % (kind, ", ".join(_TIME_CONDITIONS)))
     if hasattr(when, "timestamp"):
         import datetime
         if when.tzinfo is None:
             when = when.replace(tzinfo=datetime.timezone.utc)
         when = when.timestamp()
-    return _TIME_CONDITIONS[kind], int(when)
+    when = int(when)
+    if not -(1 << 63) <= when < (1 << 63):
+        raise error_for(_native.E_INVALID_ARGUMENT, "time_condition: %d is outside the years 0000 to 9999" % when)
+    return _TIME_CONDITIONS[kind], when

@@ -27,6 +27,9 @@ class TimeConditionTests(unittest.TestCase):
             self.assertEqual(engine.get("/small", time_condition=("unmodified_since", naive)).status, 200, "naive is UTC")
             with self.assertRaises(courier.CourierError):
                 engine.get("/small", time_condition=("newer", stamp))
+            for absurd in (-(1 << 70), 1 << 63, -(1 << 62)):  # (beyond a C int64, or no HTTP date's)
+                with self.assertRaises(courier.UsageError):
+                    engine.get("/small", time_condition=("modified_since", absurd))
 
 
 if __name__ == "__main__":
