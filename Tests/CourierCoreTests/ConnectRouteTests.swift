@@ -7,6 +7,29 @@ import Testing
 struct ConnectRouteTests {
     let origin = Origin(scheme: .https, host: "api.example", port: 443)
 
+    /// One rule for what a socket address holds, for paths and abstract names alike: 107 bytes
+    /// (a path's NUL ends it, an abstract name's starts it). Checked by the route and by the
+    /// connect, which must agree: an abstract name of 107 bytes is refused by nobody listening,
+    /// not as too long.
+    @Test func unixSocketNamesUpToTheAddressesRoom() throws {
+        let longest = String(repeating: "n", count: ConnectRoute.UnixSocket.maxLength)
+        for socket in [ConnectRoute.UnixSocket.path("/tmp/" + String(longest.dropFirst(5))), .abstract(longest)] {
+            #expect(socket.fits)
+            _ = try ConnectRoute(unixSocket: socket)
+            guard case .failure(let error) = UnixSocketConnect.connect(socket) else {
+                Issue.record("\(socket) answered")
+                continue
+            }
+            #expect(error.code == .connectFailed, "\(socket): \(error)")
+        }
+        for socket in [ConnectRoute.UnixSocket.path(""), .abstract(longest + "n"), .path("a\u{0}b")] {
+            #expect(!socket.fits)
+            #expect(throws: CourierError.self) { try ConnectRoute(unixSocket: socket) }
+            guard case .failure(let error) = UnixSocketConnect.connect(socket) else { continue }
+            #expect(error.code == .dnsFailure, "curl's 6 for a path no address holds: \(error)")
+        }
+    }
+
     @Test func connectToRulesMatchHostAndPortOrAny() throws {
         var route = ConnectRoute()
         route.redirects = [try .init(parsing: "other.example:443:ignored:1"), try .init(parsing: "api.example::backend.example:8443")]

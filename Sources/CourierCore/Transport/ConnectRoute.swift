@@ -56,6 +56,12 @@ public struct ConnectRoute: Sendable, Hashable {
             case .abstract(let name): return name
             }
         }
+
+        /// Whether a socket address can hold it: 1 to `maxLength` bytes, none of them NUL.
+        public var fits: Bool {
+            let bytes = name.utf8
+            return !bytes.isEmpty && bytes.count <= Self.maxLength && !bytes.contains(0)
+        }
     }
 
     public var family: Family = .any
@@ -90,9 +96,8 @@ public struct ConnectRoute: Sendable, Hashable {
     /// A route to the Unix domain socket `socket`; an empty or too long path or name is an error
     /// (a path the kernel cannot hold would otherwise fail every request with a vague message).
     public init(unixSocket socket: UnixSocket) throws(CourierError) {
-        let length = socket.name.utf8.count
-        guard length > 0, length <= UnixSocket.maxLength, !socket.name.utf8.contains(0) else {
-            throw CourierError(.invalidArgument, "a Unix socket's path is 1 to \(UnixSocket.maxLength) bytes without NUL, not \(length)")
+        guard socket.fits else {
+            throw CourierError(.invalidArgument, "a Unix socket's path is 1 to \(UnixSocket.maxLength) bytes without NUL, not \(socket.name.utf8.count)")
         }
         self.init(family: .any, addresses: [:], redirects: [], unixSocket: socket)
     }

@@ -78,19 +78,15 @@ package final class SocketStream: ByteStream {
     package func open(delegate: ByteStreamDelegate) {
         self.delegate = delegate
         if let descriptor = adoptedDescriptor {
-            let tcp = UnsafeMutablePointer<uv_tcp_t>.allocate(capacity: 1)
-            uv_tcp_init(uvLoop, tcp)
-            adopt(Self.stream(tcp))
-            let status = uv_tcp_open(tcp, uv_os_sock_t(descriptor))
-            if status != 0 {
-                failOpen(CourierError(.connectFailed, "adopt descriptor: \(String(cString: uv_err_name(status)))"))
-                return
-            }
-            startReading()
+            open(descriptor: descriptor, pipe: false)
             return
         }
         if let unixSocket {
-            openUnixSocket(unixSocket)
+            // (A local connect is decided at once: no racer, no callback.)
+            switch UnixSocketConnect.connect(unixSocket) {
+            case .failure(let error): failOpen(error)
+            case .success(let descriptor): open(descriptor: descriptor, pipe: true)
+            }
             return
         }
         racer?.start { [unowned(unsafe) self] result in
@@ -108,23 +104,28 @@ package final class SocketStream: ByteStream {
         }
     }
 
-    /// Connects to a Unix domain socket (decided at once) and reads from it through a pipe handle.
-    private func openUnixSocket(_ socket: ConnectRoute.UnixSocket) {
-        switch UnixSocketConnect.connect(socket) {
-        case .failure(let error):
-            failOpen(error)
-        case .success(let descriptor):
-            let pipe = UnsafeMutablePointer<uv_pipe_t>.allocate(capacity: 1)
-            uv_pipe_init(uvLoop, pipe, 0)
-            adopt(UnsafeMutablePointer<uv_stream_t>(OpaquePointer(pipe)))
-            let status = uv_pipe_open(pipe, uv_file(descriptor))
-            if status != 0 {
-                Glibc.close(descriptor)
-                failOpen(CourierError(.connectFailed, "open Unix socket: \(String(cString: uv_err_name(status)))"))
-                return
-            }
-            startReading()
+    /// Takes a connected descriptor as this stream's handle (a TCP socket, or a Unix socket
+    /// through a pipe handle) and starts reading. The descriptor is this stream's from here:
+    /// closed when libuv will not take it.
+    private func open(descriptor: Int32, pipe: Bool) {
+        let status: Int32
+        if pipe {
+            let handle = UnsafeMutablePointer<uv_pipe_t>.allocate(capacity: 1)
+            uv_pipe_init(uvLoop, handle, 0)
+            adopt(UnsafeMutablePointer<uv_stream_t>(OpaquePointer(handle)))
+            status = uv_pipe_open(handle, uv_file(descriptor))
+        } else {
+            let tcp = UnsafeMutablePointer<uv_tcp_t>.allocate(capacity: 1)
+            uv_tcp_init(uvLoop, tcp)
+            adopt(Self.stream(tcp))
+            status = uv_tcp_open(tcp, uv_os_sock_t(descriptor))
         }
+        if status != 0 {
+            Glibc.close(descriptor)
+            failOpen(CourierError(.connectFailed, "open descriptor: \(String(cString: uv_err_name(status)))"))
+            return
+        }
+        startReading()
     }
 
     private static func stream(_ tcp: UnsafeMutablePointer<uv_tcp_t>) -> UnsafeMutablePointer<uv_stream_t> {
