@@ -77,6 +77,13 @@ struct ConnectionRouteTests {
             let (refused, _) = await fetch(s.scripted + "/echo") { $0.route = ConnectRoute(local: LocalBinding(source: source)) }
             #expect(refused.error?.code == .localBind, "\(source): \(String(describing: refused.error))")
         }
+        // Through a proxy too, a local end the kernel refuses is what it is (curl's 45), not a
+        // failure to reach the proxy.
+        let (proxied, _) = await fetch(s.scripted + "/echo") {
+            $0.proxy = .all(Proxy(host: "127.0.0.1", port: 9))
+            $0.route = ConnectRoute(local: LocalBinding(source: .address("192.0.2.77")))
+        }
+        #expect(proxied.error?.code == .localBind, "\(String(describing: proxied.error))")
         #expect(throws: CourierError.self) { try LocalBinding(interface: "host!not-an-address") }
         #expect(throws: CourierError.self) { try LocalBinding.ports(parsing: "9-3") }
         #expect(try LocalBinding.ports(parsing: "5000") == 5000...5000)

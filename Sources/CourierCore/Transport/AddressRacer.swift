@@ -247,7 +247,9 @@ package final class AddressRacer {
             // The proxy's failures are not the origin's (curl's 5, not 6).
             if error.code == .dnsFailure {
                 error = CourierError(.proxyResolve, "proxy " + (error.detail ?? host))
-            } else if error.code.primary == .connectFailed {
+            } else if error.code == .connectFailed {
+                // (A local end that could not be bound, or no route at all, stays what it is:
+                // curl's 45, and a retry that waits for the network.)
                 error = CourierError(.proxyConnect, "proxy " + (error.detail ?? host))
             }
         }
