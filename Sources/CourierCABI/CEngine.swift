@@ -123,11 +123,10 @@ final class CEngine: @unchecked Sendable {
     /// Whether `courier_engine_destroy` ran (the object may live on for its requests).
     var isDestroyed: Bool { lock.withLock { destroyed } }
 
-    /// Cancels every queued and running request of this engine (`where`: those it selects, asked
-    /// with each one's method and URL on the loop thread).
-    func cancelAll(where predicate: (@Sendable (HTTPMethod, CourierURL) -> Bool)? = nil) {
+    /// Cancels every queued and running request of this engine.
+    func cancelAll() {
         let id = self.id
-        Runtime.shared.cancelAll { $0.owner == id && (predicate?($0.method, $0.url) ?? true) }
+        Runtime.shared.cancelAll { $0.owner == id }
     }
 
     /// The destructor's work: cancel what is in flight and drop uncollected completions (which

@@ -103,11 +103,10 @@ public typealias CSelect = @convention(c) (UnsafePointer<CChar>?, UnsafePointer<
 
 /// The C predicate and its user pointer, lent to the loop for the length of the call.
 private final class CSelection: @unchecked Sendable {
-    typealias Select = CSelect
-    let select: Select
+    let select: CSelect
     let user: UnsafeMutableRawPointer?
     let engineID: Int
-    init(_ select: Select, _ user: UnsafeMutableRawPointer?, _ engineID: Int) {
+    init(_ select: CSelect, _ user: UnsafeMutableRawPointer?, _ engineID: Int) {
         self.select = select
         self.user = user
         self.engineID = engineID

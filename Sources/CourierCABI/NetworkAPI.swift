@@ -13,14 +13,6 @@ private let networkKinds: [NetworkKind] = [.none, .wired, .wifi, .cellular]
 
 private func code(of kind: NetworkKind) -> Int32 { Int32(networkKinds.firstIndex(of: kind) ?? 0) }
 
-/// Copies `text` into a caller's buffer of `capacity` bytes, NUL-terminated and truncated.
-private func copyOut(_ text: String, to buffer: UnsafeMutablePointer<CChar>?, capacity: Int) {
-    guard let buffer, capacity > 0 else { return }
-    let bytes = Array(text.utf8.prefix(capacity - 1))
-    for (index, byte) in bytes.enumerated() { buffer[index] = CChar(bitPattern: byte) }
-    buffer[bytes.count] = 0
-}
-
 /// Waits (off the loop thread) for a reply the loop gives to `ask`.
 private func waitForLoop<T: Sendable>(initial: T, _ ask: (@escaping @Sendable (T) -> Void) -> Void) -> T {
     let done = DispatchSemaphore(value: 0)
@@ -38,7 +30,7 @@ public func courier_network_status(_ kind: UnsafeMutablePointer<Int32>?, _ inter
     guard !Runtime.shared.isOnLoopThread else { return CourierError.Code.misuse.c }
     let seen = waitForLoop(initial: NetworkStatus(kind: .none, interface: "")) { Runtime.shared.networkStatus($0) }
     kind?.pointee = code(of: seen.kind)
-    copyOut(seen.interface, to: interface, capacity: capacity)
+    writeText(seen.interface, interface, capacity)
     return COURIER_OK
 }
 
@@ -51,7 +43,7 @@ public func courier_network_reachability(_ host: UnsafePointer<CChar>?, _ reacha
     let seen = waitForLoop(initial: HostReachability(host: name, reason: .unresolvable)) { Runtime.shared.hostReachability(name, $0) }
     reachable?.pointee = seen.isReachable ? 1 : 0
     reason?.pointee = Int32(HostReachability.Reason.allCases.firstIndex(of: seen.reason) ?? 0)
-    copyOut(seen.interface, to: interface, capacity: capacity)
+    writeText(seen.interface, interface, capacity)
     return COURIER_OK
 }
 
@@ -68,7 +60,7 @@ public func courier_engine_next_network(_ engine: OpaquePointer?, _ kind: Unsafe
     guard let engine = CEngine.fromHandle(engine) else { return CourierError.Code.misuse.c }
     guard let status = engine.popNetworkChange() else { return CourierError.Code.notFound.c }
     kind?.pointee = code(of: status.kind)
-    copyOut(status.interface, to: interface, capacity: capacity)
+    writeText(status.interface, interface, capacity)
     return COURIER_OK
 }
 
