@@ -5,7 +5,7 @@ import ctypes
 
 from ._native import lib
 from ._request import _free_request
-from ._support import _check
+from ._support import _check, _text_out
 
 #: courier_select_fn.
 SELECT_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_void_p)
@@ -37,10 +37,6 @@ class _EngineControl:
         method, URL, the headers it would send, its body, ``--compressed``. Nothing is sent."""
         handle = self._build(method, url, **options)
         try:
-            needed = ctypes.c_size_t()
-            _check(lib.courier_request_curl_command(handle, None, 0, ctypes.byref(needed)))
-            out = ctypes.create_string_buffer(needed.value + 1)
-            _check(lib.courier_request_curl_command(handle, out, len(out), ctypes.byref(needed)))
-            return out.raw[:needed.value].decode()
+            return _text_out(lambda out, capacity, needed: lib.courier_request_curl_command(handle, out, capacity, needed))
         finally:
             _free_request(handle)

@@ -16,6 +16,20 @@ def _check(code, request=None):
         raise _error(code, message)
 
 
+def _text_out(call, what=None):
+    """The text a C function writes snprintf's way (``call(out, capacity, needed)``): sized with
+    a first call, then written. A failing code raises (with ``what`` as the message)."""
+    import ctypes
+    needed = ctypes.c_size_t()
+    code = call(None, 0, ctypes.byref(needed))
+    if code == _native.OK:
+        buffer = ctypes.create_string_buffer(needed.value + 1)
+        code = call(buffer, len(buffer), ctypes.byref(needed))
+    if code != _native.OK:
+        raise _error(code, what)
+    return buffer.raw[:needed.value].decode()
+
+
 class _Unraisable:
     """What sys.unraisablehook expects, for exceptions raised by callbacks."""
 
