@@ -211,13 +211,6 @@ final class CLIContext: @unchecked Sendable {
     /// curl's --retry: any method (curl does not look at it), 408/429/500/502/503/504 and timeouts;
     /// with --retry-delay a fixed wait, else 1 s doubling up to 10 minutes; refused connections
     /// only with --retry-connrefused (`transferShouldRetry`).
-    /// A file's modification time in epoch seconds (-z FILE), nil when there is none.
-    static func modificationTime(_ path: String) -> Int64? {
-        var info = stat()
-        guard !path.isEmpty, stat(path, &info) == 0 else { return nil }
-        return Int64(info.st_mtim.tv_sec)
-    }
-
     static func retryPolicy(_ options: CommandLineOptions) -> RetryPolicy {
         RetryPolicy(count: options.retry,
                     intervals: [options.retryDelay.map { .seconds($0) } ?? .seconds(1)],
@@ -226,5 +219,12 @@ final class CLIContext: @unchecked Sendable {
                     maxTime: options.retryMaxTime.flatMap { $0 > 0 ? .seconds($0) : nil },
                     retriesNonIdempotent: true, retriesAllErrors: options.retryAllErrors,
                     statuses: RetryPolicy.defaultStatuses.union([500]), usesBudget: false)
+    }
+
+    /// A file's modification time in epoch seconds (-z FILE), nil when there is none.
+    static func modificationTime(_ path: String) -> Int64? {
+        var info = stat()
+        guard !path.isEmpty, stat(path, &info) == 0 else { return nil }
+        return Int64(info.st_mtim.tv_sec)
     }
 }
