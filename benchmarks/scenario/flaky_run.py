@@ -9,10 +9,8 @@ key created twice, no retry past the count; reported: how each request ended.
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
@@ -20,6 +18,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 from link import PROFILES, Link  # noqa: E402
+import plotting  # noqa: E402
 
 GETS, POSTS, ITEMS, SPREAD, TOTAL = 1000, 200, 100, 120.0, 60.0
 FLAP_EVERY, FLAP_FOR = 15.0, 3.0
@@ -114,36 +113,28 @@ def summarise(records, served, keys, gets, posts):
 def plot(f, path):
     """One bar per request from its start to its end, by how it ended (GETs below, POSTs above),
     the link's outages shaded. False without gnuplot."""
-    if shutil.which("gnuplot") is None:
-        return False
     colours = {"fresh": 1, "not_modified": 1, "cached": 2, "stale_on_error": 3, "generated": 4, "failed": 5}
-    work = tempfile.mkdtemp(prefix="courier-scenario-c-plot-")
-    data = os.path.join(work, "c.dat")
-    with open(data, "w") as out:
-        for r in f["records"]:
-            what = "failed" if not r["ok"] and r["phase"] != "generated" else ("fresh" if r["kind"] == "post" else r["phase"])
-            row = r["i"] if r["kind"] == "get" else f["gets"] + 50 + r["i"] * 2
-            out.write(f"{r['start']} {max(r['end'] - r['start'], 0.15)} {row} {colours.get(what, 5)}\n")
-    horizon = max((r["end"] for r in f["records"]), default=1) * 1.02
-    top = f["gets"] + 50 + f["posts"] * 2
-    script = ['set terminal pngcairo size 1400,700 font ",11"', f'set output "{path}"',
-              "set linetype 1 lc rgb '#2ca02c'", "set linetype 2 lc rgb '#1f77b4'", "set linetype 3 lc rgb '#ff7f0e'",
-              "set linetype 4 lc rgb '#9467bd'", "set linetype 5 lc rgb '#d62728'",
-              f"set xrange [0:{horizon:.1f}]", f"set yrange [0:{top}]", "set xlabel 'seconds'",
-              f"set ytics ('GETs' {f['gets'] / 2:.0f}, 'POSTs' {f['gets'] + 50 + f['posts']:.0f})", "unset key",
-              'set title "Scenario C: each request from start to end; grey: the link is down\\nGreen: from the origin '
-              '(POSTs: answered), blue: fresh from the cache, orange: stale on error, purple: the cache\'s 504, red: failed"']
-    for n, (start, end) in enumerate(f["outages"], 1):
-        script.append(f"set object {n} rect from {start},0 to {end},{top} behind fc rgb '#dddddd' fs solid noborder")
-    script.append(f"plot '{data}' using 1:3:2:(0):4 with vectors nohead lw 2 lc variable")
-    with open(os.path.join(work, "plot.gp"), "w") as out:
-        out.write("\n".join(script) + "\n")
-    done = subprocess.run(["gnuplot", os.path.join(work, "plot.gp")], capture_output=True, text=True)
-    shutil.rmtree(work, ignore_errors=True)
-    if done.returncode != 0:
-        print("gnuplot:", done.stderr[-400:], file=sys.stderr)
-    return done.returncode == 0
 
+    def script(work):
+        data = os.path.join(work, "c.dat")
+        with open(data, "w") as out:
+            for r in f["records"]:
+                what = "failed" if not r["ok"] and r["phase"] != "generated" else ("fresh" if r["kind"] == "post" else r["phase"])
+                row = r["i"] if r["kind"] == "get" else f["gets"] + 50 + r["i"] * 2
+                out.write(f"{r['start']} {max(r['end'] - r['start'], 0.15)} {row} {colours.get(what, 5)}\n")
+        horizon = max((r["end"] for r in f["records"]), default=1) * 1.02
+        top = f["gets"] + 50 + f["posts"] * 2
+        lines = ['set terminal pngcairo size 1400,700 font ",11"', f'set output "{path}"',
+                 "set linetype 1 lc rgb '#2ca02c'", "set linetype 2 lc rgb '#1f77b4'", "set linetype 3 lc rgb '#ff7f0e'",
+                 "set linetype 4 lc rgb '#9467bd'", "set linetype 5 lc rgb '#d62728'",
+                 f"set xrange [0:{horizon:.1f}]", f"set yrange [0:{top}]", "set xlabel 'seconds'",
+                 f"set ytics ('GETs' {f['gets'] / 2:.0f}, 'POSTs' {f['gets'] + 50 + f['posts']:.0f})", "unset key",
+                 'set title "Scenario C: each request from start to end; grey: the link is down\\nGreen: from the origin '
+                 '(POSTs: answered), blue: fresh from the cache, orange: stale on error, purple: the cache\'s 504, red: failed"']
+        for n, (start, end) in enumerate(f["outages"], 1):
+            lines.append(f"set object {n} rect from {start},0 to {end},{top} behind fc rgb '#dddddd' fs solid noborder")
+        return lines + [f"plot '{data}' using 1:3:2:(0):4 with vectors nohead lw 2 lc variable"]
+    return plotting.draw(script)
 
 def problems(f):
     """What breaks the scenario's promises."""

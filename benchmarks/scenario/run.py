@@ -36,6 +36,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 from link import Link, leftover_namespaces, missing  # noqa: E402
 import flaky_run  # noqa: E402
+import plotting  # noqa: E402
 import offline_run  # noqa: E402
 
 PROFILES = os.environ.get("SCENARIO_PROFILES", "3g,wifi").split(",")
@@ -129,34 +130,25 @@ def summarise(runs):
 def plot(first_runs, path):
     """One panel per setup: a bar per request from its start to its end (uploads blue,
     thumbnails orange, failed ones red)."""
-    if shutil.which("gnuplot") is None:
-        return False
-    work = tempfile.mkdtemp(prefix="courier-scenario-plot-")
-    setups = [s for s in SETUPS if s in first_runs]
-    horizon = max((r["end"] for run in first_runs.values() for r in run), default=1) * 1.02
-    script = [f'set terminal pngcairo size 1400,{300 * len(setups)} font ",11"', f'set output "{path}"',
-              "set linetype 1 lc rgb '#1f77b4'", "set linetype 2 lc rgb '#ff7f0e'", "set linetype 3 lc rgb '#d62728'",
-              f"set multiplot layout {len(setups)},1", f"set xrange [0:{horizon:.1f}]", "set yrange [-1:31]",
-              "set ytics ('uploads (blue)' 4.5, 'thumbnails (orange; red: failed)' 20.5)", "set grid xtics", "unset key",
-              "set xlabel 'seconds'"]
-    for setup in setups:
-        rows = sorted(first_runs[setup], key=lambda r: (r["kind"] != "upload", r["index"]))
-        data = os.path.join(work, setup + ".dat")
-        with open(data, "w") as f:
-            for row, r in enumerate(rows):
-                colour = (1 if r["kind"] == "upload" else 2) if r["ok"] else 3
-                f.write(f"{r['start']} {r['end']} {row + (1 if r['kind'] == 'thumb' else 0)} {colour}\n")
-        script += [f'set title "{TITLES[setup]}: each request from start to end; the view opens at {DELAY:.0f} s"',
-                   f"plot '{data}' using 1:3:($2-$1):(0):4 with vectors nohead lw 6 lc variable"]
-    script.append("unset multiplot")
-    with open(os.path.join(work, "plot.gp"), "w") as f:
-        f.write("\n".join(script) + "\n")
-    done = subprocess.run(["gnuplot", os.path.join(work, "plot.gp")], capture_output=True, text=True)
-    shutil.rmtree(work, ignore_errors=True)
-    if done.returncode != 0:
-        print("gnuplot:", done.stderr[-400:], file=sys.stderr)
-    return done.returncode == 0
-
+    def script(work):
+        setups = [s for s in SETUPS if s in first_runs]
+        horizon = max((r["end"] for run in first_runs.values() for r in run), default=1) * 1.02
+        lines = [f'set terminal pngcairo size 1400,{300 * len(setups)} font ",11"', f'set output "{path}"',
+                 "set linetype 1 lc rgb '#1f77b4'", "set linetype 2 lc rgb '#ff7f0e'", "set linetype 3 lc rgb '#d62728'",
+                 f"set multiplot layout {len(setups)},1", f"set xrange [0:{horizon:.1f}]", "set yrange [-1:31]",
+                 "set ytics ('uploads (blue)' 4.5, 'thumbnails (orange; red: failed)' 20.5)", "set grid xtics", "unset key",
+                 "set xlabel 'seconds'"]
+        for setup in setups:
+            rows = sorted(first_runs[setup], key=lambda r: (r["kind"] != "upload", r["index"]))
+            data = os.path.join(work, setup + ".dat")
+            with open(data, "w") as f:
+                for row, r in enumerate(rows):
+                    colour = (1 if r["kind"] == "upload" else 2) if r["ok"] else 3
+                    f.write(f"{r['start']} {r['end']} {row + (1 if r['kind'] == 'thumb' else 0)} {colour}\n")
+            lines += [f'set title "{TITLES[setup]}: each request from start to end; the view opens at {DELAY:.0f} s"',
+                      f"plot '{data}' using 1:3:($2-$1):(0):4 with vectors nohead lw 6 lc variable"]
+        return lines + ["unset multiplot"]
+    return plotting.draw(script)
 
 def main():
     reason = missing()
