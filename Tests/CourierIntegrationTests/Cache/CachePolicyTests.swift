@@ -7,6 +7,17 @@ import Testing
 /// Request policies and the phases callers see: MKNetworkKit's cached-then-fresh, made explicit.
 @Suite("Cache policies")
 struct CachePolicyTests {
+    /// Every response `op` delivers: its phase, whether it is the preview, its body.
+    func deliveries(_ api: Engine, _ op: HTTPOperation) async throws -> (phases: [CachePhase], previews: [Bool], bodies: [String]) {
+        var seen: (phases: [CachePhase], previews: [Bool], bodies: [String]) = ([], [], [])
+        for try await response in api.responses(op) {
+            seen.phases.append(response.cachePhase)
+            seen.previews.append(response.isPreview)
+            seen.bodies.append(response.bodyText)
+        }
+        return seen
+    }
+
     @Test func cachedThenFreshDeliversTheStoredResponseThenTheNetworksAnswer() async throws {
         let resource = ScriptedResource()
         await resource.configure(headers: [("Cache-Control", "max-age=1"), ("ETag", "\"c1\"")], body: "cached copy")
@@ -15,13 +26,8 @@ struct CachePolicyTests {
         cache.core.advanceClock(bySeconds: 30)
         let op = api.operation(path: resource.path)
         op.cachePolicy = .cachedThenFresh
-        var phases: [CachePhase] = []
-        var previews: [Bool] = []
-        for try await response in api.responses(op) {
-            phases.append(response.cachePhase)
-            previews.append(response.isPreview)
-            #expect(response.bodyText == "cached copy")
-        }
+        let (phases, previews, bodies) = try await deliveries(api, op)
+        #expect(bodies == ["cached copy", "cached copy"])
         #expect(phases == [.cached(stale: true), .notModified])
         #expect(previews == [true, false])
         #expect(op.state == .finished && op.response?.cachePhase == .notModified)
@@ -34,9 +40,7 @@ struct CachePolicyTests {
         _ = try await api.get(resource.path)
         let op = api.operation(path: resource.path)
         op.cachePolicy = .cachedThenFresh
-        var phases: [CachePhase] = []
-        for try await response in api.responses(op) { phases.append(response.cachePhase) }
-        #expect(phases == [.cached(stale: false)])
+        #expect(try await deliveries(api, op).phases == [.cached(stale: false)])
         #expect(await resource.requests() == 1)
     }
 
@@ -49,13 +53,8 @@ struct CachePolicyTests {
         _ = try await api.get(resource.path)
         let op = api.operation(path: resource.path)
         op.cachePolicy = .cachedThenNetwork
-        var phases: [CachePhase] = []
-        var previews: [Bool] = []
-        for try await response in api.responses(op) {
-            phases.append(response.cachePhase)
-            previews.append(response.isPreview)
-            #expect(response.bodyText == "fresh")
-        }
+        let (phases, previews, bodies) = try await deliveries(api, op)
+        #expect(bodies == ["fresh", "fresh"])
         #expect(phases == [.cached(stale: false), .notModified])
         #expect(previews == [true, false])
         #expect(await resource.requests() == 2, "the origin was asked")
