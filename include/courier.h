@@ -136,7 +136,14 @@ extern "C" {
                                                                      courier_response_status has it */
 #define COURIER_E_PROXY_HANDSHAKE      (COURIER_E_PROXY | (2 << 8))   /* the CONNECT answer is not HTTP */
 #define COURIER_E_PROXY_CLOSED         (COURIER_E_PROXY | (3 << 8))   /* closed before answering CONNECT */
-#define COURIER_E_PROXY_UNSUPPORTED    (COURIER_E_PROXY | (4 << 8))   /* https:// or socks proxies */
+#define COURIER_E_PROXY_UNSUPPORTED    (COURIER_E_PROXY | (4 << 8))   /* a scheme of no proxy spoken
+                                                                     (socks4://) */
+#define COURIER_E_PROXY_SOCKS_CONNECT  (COURIER_E_PROXY | (5 << 8))   /* the SOCKS5 proxy's reply: refused,
+                                                                     unreachable; or no address for a
+                                                                     socks5:// origin name */
+#define COURIER_E_PROXY_SOCKS_AUTH     (COURIER_E_PROXY | (6 << 8))   /* no method accepted, or the
+                                                                     user and password rejected */
+#define COURIER_E_PROXY_SOCKS_HANDSHAKE (COURIER_E_PROXY | (7 << 8))  /* the answer is not SOCKS5 */
 #define COURIER_E_OUTBOX_LOCKED        (COURIER_E_OUTBOX | (1 << 8))  /* another process owns it */
 #define COURIER_E_OUTBOX_FULL          (COURIER_E_OUTBOX | (2 << 8))  /* its entry or byte limit */
 #define COURIER_E_OUTBOX_CORRUPT       (COURIER_E_OUTBOX | (3 << 8))  /* a damaged entry, set aside */
@@ -985,19 +992,24 @@ int courier_cookiejar_clear(courier_cookiejar *jar);
 void courier_cookiejar_free(courier_cookiejar *jar);       /* NULL is fine */
 int courier_request_set_cookiejar(courier_request *request, courier_cookiejar *jar);   /* NULL: none */
 
-/* HTTP proxies. `proxy` in curl's syntax, "[http://][user:password@]host[:port]" (port 1080 by
- * default, credentials percent-decoded and sent only to the proxy, as Proxy-Authorization: Basic),
- * used for every scheme: http URLs are forwarded in absolute form, https ones go through a CONNECT
- * tunnel with TLS still verified against the origin. NULL follows the environment with curl's
+/* Proxies. `proxy` in curl's syntax, "[scheme://][user:password@]host[:port]" (port 1080 by
+ * default, credentials percent-decoded and sent only to the proxy), used for every scheme. With
+ * http:// (the default) http URLs are forwarded in absolute form, https ones go through a CONNECT
+ * tunnel with TLS still verified against the origin; credentials go as Proxy-Authorization: Basic.
+ * With socks5h:// (the proxy resolves the origin's name) or socks5:// (Courier resolves it and
+ * gives the proxy an IPv4 address when it has one) every URL goes through the SOCKS5 proxy's
+ * connection (RFC 1928), TLS end to end inside; credentials are its user/password login (RFC 1929). NULL follows the environment with curl's
  * rules (http_proxy -- lower case only --, https_proxy, all_proxy, no_proxy; the default of every
  * request); "" turns proxies off. `no_proxy` (NULL: the environment's with proxy NULL, else none)
  * lists hosts reached directly: names (matching subdomains too), addresses, CIDR networks, "*".
  * Connections through a proxy never serve direct requests, nor the other way round.
- * COURIER_E_PROXY_UNSUPPORTED for https:// or socks proxies, COURIER_E_INVALID_ARGUMENT for a
+ * COURIER_E_PROXY_UNSUPPORTED for another scheme (socks4://), COURIER_E_INVALID_ARGUMENT for a
  * malformed string. The proxy's own failures: COURIER_E_DNS_PROXY, COURIER_E_CONNECT_PROXY,
  * COURIER_E_PROXY_REFUSED (courier_response_status is not set; the error message has the status),
  * COURIER_E_PROXY_HANDSHAKE, COURIER_E_PROXY_CLOSED; an http request the proxy refuses gets its
- * response (407 when it wants credentials). The engine's setting applies to requests created
+ * response (407 when it wants credentials); for SOCKS5 COURIER_E_PROXY_SOCKS_CONNECT (its reply
+ * refused the origin: the message names the reply), COURIER_E_PROXY_SOCKS_AUTH,
+ * COURIER_E_PROXY_SOCKS_HANDSHAKE. The engine's setting applies to requests created
  * afterwards (thread safety as courier_engine_set_accepted_status). */
 int courier_engine_set_proxy(courier_engine *engine, const char *proxy, const char *no_proxy);
 int courier_request_set_proxy(courier_request *request, const char *proxy, const char *no_proxy);

@@ -106,7 +106,7 @@ enum ArgumentParser {
         case "c": o.cookieJarPath = value
         case "j": o.junkSessionCookies = true
         case "C": try continueAt(value!, &o)
-        case "x": o.proxy = value
+        case "x": (o.proxy, o.proxyKind) = (value, .http)
         case "U": o.proxyUser = value
         case "G": o.get = true
         case "e": o.referer = value
@@ -263,7 +263,9 @@ enum ArgumentParser {
         case "--cookie-jar": o.cookieJarPath = try value(argument)
         case "--junk-session-cookies": o.junkSessionCookies = true
         case "--oauth2-bearer": o.bearer = try value(argument)
-        case "--proxy": o.proxy = try value(argument)
+        case "--proxy": (o.proxy, o.proxyKind) = (try value(argument), .http)
+        case "--socks5": (o.proxy, o.proxyKind) = (try value(argument), .socks5)
+        case "--socks5-hostname": (o.proxy, o.proxyKind) = (try value(argument), .socks5h)
         case "--noproxy": o.noProxy = try value(argument)
         case "--proxy-user": o.proxyUser = try value(argument)
         case "--retry":

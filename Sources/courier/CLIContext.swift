@@ -186,7 +186,7 @@ final class CLIContext: @unchecked Sendable {
         var settings: ProxySettings
         do throws(CourierError) {
             if let text = options.proxy {
-                settings = text.isEmpty ? .direct : .all(try Proxy(parsing: text))
+                settings = text.isEmpty ? .direct : .all(try Proxy(parsing: text, kind: options.proxyKind))
             } else {
                 settings = ProxySettings.environment()
                 if let problem = settings.problem { throw problem }

@@ -103,6 +103,9 @@ struct CommandLineOptions {
     var createDirs = false
     /// -x/--proxy ("" turns the environment's proxy off), --noproxy, -U/--proxy-user.
     var proxy: String?
+    /// What a proxy string without a scheme speaks: http for -x, SOCKS5 for --socks5 and
+    /// --socks5-hostname (the last of them given wins, as in curl).
+    var proxyKind = Proxy.Kind.http
     var noProxy: String?
     var proxyUser: String?
     /// -G/--get: the -d data goes into the URL's query of a GET.

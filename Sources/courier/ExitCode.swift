@@ -50,8 +50,12 @@ enum ExitCode {
         case .http2: return code == .http2StreamReset ? 92 : 16
         case .proxy:
             // curl 7.88: an unusable proxy string is 5; a refused, cut or non-HTTP answer to
-            // CONNECT is 56 (its 97, CURLE_PROXY, is for SOCKS handshakes, which Courier lacks).
-            return code == .proxyUnsupported ? 5 : 56
+            // CONNECT is 56; its 97 (CURLE_PROXY) is every failed SOCKS handshake.
+            switch code {
+            case .proxyUnsupported: return 5
+            case .proxySocksConnect, .proxySocksAuth, .proxySocksHandshake: return 97
+            default: return 56
+            }
         case .outbox: return 23  // the journal could not be written (locked, full, no space)
         default: return 1
         }

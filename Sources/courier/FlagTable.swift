@@ -125,9 +125,11 @@ enum FlagTable {
         FlagDoc("u", "--user", "user:password", "Basic authentication", .important, .auth),
         FlagDoc(nil, "--oauth2-bearer", "token", "Bearer authentication (RFC 6750)", .auth),
         // proxy
-        FlagDoc("x", "--proxy", "[http://]host[:port]", "Use this HTTP proxy (\"\" for none; default: the environment's)", .proxy),
+        FlagDoc("x", "--proxy", "[protocol://]host[:port]", "Use this proxy: http, socks5, socks5h (\"\" for none; default: the environment's)", .proxy),
+        FlagDoc(nil, "--socks5", "host[:port]", "Use this SOCKS5 proxy, resolving names here", .proxy),
+        FlagDoc(nil, "--socks5-hostname", "host[:port]", "Use this SOCKS5 proxy, which resolves names", .proxy),
         FlagDoc(nil, "--noproxy", "list", "Hosts (names, addresses, CIDR; * for all) reached directly", .proxy),
-        FlagDoc("U", "--proxy-user", "user:password", "Proxy Basic credentials", .proxy, .auth),
+        FlagDoc("U", "--proxy-user", "user:password", "Proxy credentials (Basic, or the SOCKS5 login)", .proxy, .auth),
         FlagDoc("p", "--proxytunnel", nil, "http URLs through the proxy's CONNECT tunnel too", .proxy),
         FlagDoc(nil, "--no-proxytunnel", nil, "http URLs forwarded by the proxy (the default)", .proxy),
         // tls

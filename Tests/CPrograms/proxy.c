@@ -100,7 +100,7 @@ int main(int argc, char **argv) {
     CHECK((COURIER_E_CONNECT_PROXY & 0xff) == COURIER_E_CONNECT, "in the connect family");
 
     CHECK(courier_request_create(engine, "GET", "/small", &request) == COURIER_OK, "create");
-    CHECK(courier_request_set_proxy(request, "socks5://127.0.0.1:1080", NULL) == COURIER_E_PROXY_UNSUPPORTED, "socks");
+    CHECK(courier_request_set_proxy(request, "socks4://127.0.0.1:1080", NULL) == COURIER_E_PROXY_UNSUPPORTED, "socks4");
     CHECK(courier_request_set_proxy(request, "host:notaport", NULL) == COURIER_E_INVALID_ARGUMENT, "a bad port");
     CHECK(courier_request_set_proxy(request, NULL, NULL) == COURIER_OK, "NULL: the environment");
     courier_request_free(request);

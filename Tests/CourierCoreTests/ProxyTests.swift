@@ -14,8 +14,13 @@ struct ProxyRuleTests {
         #expect(full.authority == "[::1]:8080" && full.description == "http://[::1]:8080")
         #expect(full.authorization == "Basic " + Base64.encode(Array("us:er:p@ss".utf8)))
         #expect(try Proxy(parsing: "user@host").password == "")
-        for unsupported in ["https://p:1", "socks5://p:1", "socks5h://p"] {
-            #expect(throws: CourierError(.proxyUnsupported, "proxy scheme \(unsupported.split(separator: ":")[0]) is not supported (only http): \(unsupported)")) {
+        let socks = try Proxy(parsing: "SOCKS5h://u:p@10.0.0.1")
+        #expect(socks.kind == .socks5h && socks.port == 1080 && socks.user == "u" && socks.description == "socks5h://10.0.0.1:1080")
+        #expect(socks.authorization == nil, "a SOCKS5 login is not an HTTP field")
+        #expect(try Proxy(parsing: "h:1", kind: .socks5).kind == .socks5, "--socks5's argument without a scheme")
+        #expect(try Proxy(parsing: "http://h:1", kind: .socks5).kind == .http, "a scheme in the string wins, as in curl")
+        for unsupported in ["https://p:1", "socks4://p:1", "socks4a://p"] {
+            #expect(throws: CourierError(.proxyUnsupported, "proxy scheme \(unsupported.split(separator: ":")[0]) is not supported (http, socks5, socks5h): \(unsupported)")) {
                 try Proxy(parsing: unsupported)
             }
         }
@@ -89,9 +94,9 @@ struct ProxyRuleTests {
     }
 
     @Test func connectAnswers() {
-        func outcome(_ chunks: [String]) -> TunnelHandshake.Outcome {
+        func outcome(_ chunks: [String]) -> TunnelStep {
             var handshake = TunnelHandshake(target: "example.com:443", authorization: nil)
-            var last = TunnelHandshake.Outcome.needMore
+            var last = TunnelStep.needMore
             for chunk in chunks {
                 last = Array(chunk.utf8).withUnsafeBytes { handshake.receive($0) }
                 if last != .needMore { break }

@@ -335,6 +335,7 @@ struct CABITests {
                                                         "COURIER_TEST_COOKIES": await s.privateCookieServer(),
                                                         "COURIER_TEST_IDEMPOTENCY": await s.privateIdempotencyServer(),
                                                         "COURIER_TEST_PROXY": await s.privateProxy(),
+                                                        "COURIER_TEST_SOCKS": await s.privateSocksProxy(credentials: "py:pw"),
                                                         "COURIER_TEST_TOKENS": await s.privateTokenServer()],
                                           directory: TestServers.packageRoot)
         #expect(result.status == 0, "\(result.stderr)")
@@ -563,7 +564,8 @@ actor CExamples {
                ("defaults", root + "/Tests/CPrograms/defaults.c"), ("connection", root + "/Tests/CPrograms/connection.c"),
                ("unix_socket", root + "/Tests/CPrograms/unix_socket.c"), ("json", root + "/Tests/CPrograms/json.c"),
                ("local_end", root + "/Tests/CPrograms/local_end.c"), ("cancel", root + "/Tests/CPrograms/cancel.c"),
-               ("timecond", root + "/Tests/CPrograms/timecond.c"), ("trust", root + "/Tests/CPrograms/trust.c")]
+               ("timecond", root + "/Tests/CPrograms/timecond.c"), ("trust", root + "/Tests/CPrograms/trust.c"),
+               ("socks", root + "/Tests/CPrograms/socks.c")]
         for (example, source) in programs {
             let result = try await runProcess("/usr/bin/env", [compiler, "-std=c11", "-D_DEFAULT_SOURCE", "-Wall", "-Wextra", "-Werror", "-g",
                                                                "-I", root + "/include", source,

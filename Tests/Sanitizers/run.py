@@ -98,6 +98,9 @@ class Harness:
         self.proxy_process = subprocess.Popen([sys.executable, os.path.join(ROOT, "Tests", "Servers", "http_proxy.py")],
                                               stdout=subprocess.PIPE, text=True)
         self.proxy = f"http://127.0.0.1:{self.proxy_process.stdout.readline().split()[0]}"
+        self.socks_process = subprocess.Popen([sys.executable, os.path.join(ROOT, "Tests", "Servers", "socks_proxy.py"), "c:pw"],
+                                              stdout=subprocess.PIPE, text=True)
+        self.socks = f"127.0.0.1:{self.socks_process.stdout.readline().split()[0]}"
         self.token_process = subprocess.Popen([sys.executable, os.path.join(ROOT, "Tests", "Servers", "token_server.py")],
                                               stdout=subprocess.PIPE, text=True)
         self.tokens = f"http://127.0.0.1:{self.token_process.stdout.readline().split()[0]}"
@@ -109,7 +112,7 @@ class Harness:
         subprocess.run([os.path.join(ROOT, "benchmarks", "nginx.sh"), "stop", self.work], capture_output=True)
         self.scripted_process.terminate()
         self.stream_process.terminate()
-        for process in self.retry_processes + [self.cookie_process, self.proxy_process, self.token_process,
+        for process in self.retry_processes + [self.cookie_process, self.proxy_process, self.socks_process, self.token_process,
                                                self.idempotency_process, self.h2_process]:
             process.terminate()
         self.scripted_process.wait()
@@ -304,7 +307,7 @@ def retries(h):
 
 
 def composition(h):
-    """Proxies (forwarding and CONNECT tunnels through TunnelStream), the authenticator
+    """Proxies (forwarding, CONNECT and SOCKS5 tunnels through TunnelStream), the authenticator
     (a refresh on a dispatch thread, replays), engine hooks (C callbacks on the loop thread and
     the sending thread) and chains."""
     cli = os.path.join(h.build, "courier")
@@ -312,6 +315,8 @@ def composition(h):
     h.run("c proxy", [proxy, h.proxy, h.nginx, h.https, h.ca])
     h.run("cli -x", [cli, "-s", "-o", "/dev/null", "-x", h.proxy, "--cacert", h.ca, h.nginx + "/small", h.https + "/small"])
     h.run("cli -x refused", [cli, "-s", "-x", h.proxy, "https://refused.test/"], expect=56)
+    socks = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "socks.c"), "socks")
+    h.run("c socks", [socks, h.socks, h.nginx, h.https, h.ca])
     challenge = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "challenge.c"), "challenge")
     h.run("c challenge", [challenge, h.tokens])
     hooks = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "hooks.c"), "hooks")

@@ -54,7 +54,7 @@ package struct PoolKeys {
     private var lastRequestedVersion = HTTPVersionPreference.http2Preferred
     /// Per pool key, whether its connections may turn out to speak HTTP/2 (so a request first
     /// looks for a stream): https with ALPN offering h2, or http:// with prior knowledge, direct
-    /// (a forwarding proxy speaks HTTP/1).
+    /// or through a tunnel (a forwarding proxy speaks HTTP/1).
     package private(set) var multiplexes: [Bool] = []
     private var lastPoolMultiplexes = false
     package private(set) var routes: [ConnectRoute?] = []
@@ -181,7 +181,7 @@ package struct PoolKeys {
             case .https:
                 multiplexes.append(value.version != .http1Only && (tlsContexts[key]?.configuration.offersALPN ?? false))
             case .http:
-                multiplexes.append(value.version == .http2Only && value.proxy == nil)
+                multiplexes.append(value.version == .http2Only && value.proxy?.tunnels(.http) != false)
             }
         }
         lastOrigin = value.origin

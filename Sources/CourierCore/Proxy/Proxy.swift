@@ -1,17 +1,33 @@
-/// An HTTP proxy: where a request's connection goes instead of its origin.
+/// A proxy: where a request's connection goes instead of its origin.
 ///
-/// An http URL is sent to the proxy in absolute form (`GET http://host/path`); an https URL goes
-/// through a `CONNECT` tunnel, inside which TLS runs end to end with the origin and is verified
-/// against the origin's name (the proxy sees only the target `host:port`). Credentials, when
-/// given, are sent to the proxy as `Proxy-Authorization: Basic`, never to the origin.
+/// Through an HTTP proxy an http URL is sent in absolute form (`GET http://host/path`); an https
+/// URL goes through a `CONNECT` tunnel, inside which TLS runs end to end with the origin and is
+/// verified against the origin's name (the proxy sees only the target `host:port`). Credentials,
+/// when given, are sent to the proxy as `Proxy-Authorization: Basic`, never to the origin.
+/// Through a SOCKS5 proxy every URL goes through its connection (RFC 1928), credentials as its
+/// user name and password login (RFC 1929).
 public struct Proxy: Sendable, Hashable, CustomStringConvertible {
+    /// The protocol spoken with the proxy (the scheme of curl's proxy strings).
+    public enum Kind: String, Sendable, Hashable {
+        /// `http://`: CONNECT tunnels, and http URLs forwarded in absolute form.
+        case http
+        /// `socks5://`: Courier resolves the origin's name and gives the proxy an address
+        /// (curl's `--socks5`).
+        case socks5
+        /// `socks5h://`: the proxy resolves the origin's name (curl's `--socks5-hostname`): the
+        /// way to reach names only the proxy's side knows, and to keep lookups off this machine.
+        case socks5h
+    }
+
     /// Lower-cased host name or IP literal (IPv6 without brackets).
     public var host: String
     /// The proxy's port (curl's default, 1080, when a proxy string names none).
     public var port: UInt16
-    /// Basic credentials for the proxy, if it asks for them.
+    /// Credentials for the proxy, if it asks for them.
     public var user: String?
     public var password: String?
+    /// The protocol spoken with the proxy.
+    public var kind: Kind
     /// Whether this connection tunnels an http URL with CONNECT (`ProxySettings.tunnelsHTTP`):
     /// part of the pool key, so a tunnel never serves a forwarded request.
     package var tunnel = false
@@ -20,26 +36,31 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible {
     public static let defaultPort: UInt16 = 1080
 
     /// A proxy at `host:port`.
-    public init(host: String, port: UInt16 = Proxy.defaultPort, user: String? = nil, password: String? = nil) {
+    public init(host: String, port: UInt16 = Proxy.defaultPort, user: String? = nil, password: String? = nil,
+                kind: Kind = .http) {
         self.host = host.lowercased()
         self.port = port
         self.user = user
         self.password = password
+        self.kind = kind
     }
 
-    /// Parses curl's proxy syntax, `[http://][user[:password]@]host[:port]` (user and password
-    /// percent-decoded, IPv6 hosts in brackets). Only http proxies are spoken; another scheme
-    /// fails with `.proxyUnsupported` (curl's 5 for a scheme it lacks).
-    public init(parsing text: String) throws(CourierError) {
+    /// Parses curl's proxy syntax, `[scheme://][user[:password]@]host[:port]` (user and password
+    /// percent-decoded, IPv6 hosts in brackets); the scheme is `http`, `socks5` or `socks5h`
+    /// (`kind` when the string names none, as curl's `--socks5` reads its argument). Another
+    /// scheme fails with `.proxyUnsupported` (curl's 5 for a scheme it lacks).
+    public init(parsing text: String, kind: Kind = .http) throws(CourierError) {
+        var kind = kind
         // Split on the ASCII delimiters byte by byte: as Characters, a delimiter followed by a
         // combining mark would not be found at all.
         var rest = Array(Substring(text).trimmingSpaces.utf8)[...]
         let colon = UInt8(ascii: ":")
         if let at = rest.firstIndex(of: colon), rest[at...].starts(with: Array("://".utf8)) {
             let scheme = String(decoding: rest[..<at], as: UTF8.self).lowercased()
-            guard scheme == "http" else {
-                throw CourierError(.proxyUnsupported, "proxy scheme \(scheme) is not supported (only http): \(text)")
+            guard let named = Kind(rawValue: scheme) else {
+                throw CourierError(.proxyUnsupported, "proxy scheme \(scheme) is not supported (http, socks5, socks5h): \(text)")
             }
+            kind = named
             rest = rest[(at + 3)...]
         }
         // Anything after the authority (a path, "/") is ignored, as curl does.
@@ -88,20 +109,26 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible {
                   value > 0 else { throw CourierError(.invalidArgument, "bad proxy port in \(text)") }
             port = value
         }
-        self.init(host: hostText, port: port, user: user, password: password)
+        self.init(host: hostText, port: port, user: user, password: password, kind: kind)
     }
 
     /// `host:port` as a request target or a `Host` field (IPv6 bracketed).
     package var authority: String { Origin.authority(host: host, port: port) }
 
-    /// The `Proxy-Authorization` value, nil without credentials.
+    /// The `Proxy-Authorization` value of an HTTP proxy, nil without credentials.
     package var authorization: String? {
-        guard let user else { return nil }
+        guard let user, kind == .http else { return nil }
         return "Basic " + Base64.encode(Array("\(user):\(password ?? "")".utf8))
     }
 
-    /// `http://host:port`, without credentials (safe for logs).
-    public var description: String { "http://\(authority)" }
+    /// Whether requests to `scheme` pass through a tunnel (a CONNECT, or SOCKS5's connection)
+    /// rather than going to the proxy in absolute form.
+    package func tunnels(_ scheme: CourierURL.Scheme) -> Bool {
+        kind != .http || scheme == .https || tunnel
+    }
+
+    /// `scheme://host:port`, without credentials (safe for logs).
+    public var description: String { "\(kind.rawValue)://\(authority)" }
 
     private static func percentDecoded(_ text: ArraySlice<UInt8>, in whole: String) throws(CourierError) -> String {
         var bytes: [UInt8] = []

@@ -5,17 +5,7 @@
 /// (its number kept for the error), and so does anything that is not an HTTP/1 answer. A CONNECT
 /// answer has no body, and TLS speaks first inside the tunnel, so bytes after a 2xx head are an
 /// error too, not something to hand on.
-package struct TunnelHandshake {
-    /// What the answer read so far says.
-    package enum Outcome: Equatable {
-        /// The head has not ended yet.
-        case needMore
-        /// The tunnel is open.
-        case established
-        /// The tunnel cannot be used.
-        case failed(CourierError)
-    }
-
+package struct TunnelHandshake: ProxyHandshake {
     /// The largest answer head accepted (a proxy's error page has no business being larger).
     package static let headLimit = 16 * 1024
 
@@ -37,8 +27,15 @@ package struct TunnelHandshake {
         request = Array(text.utf8)
     }
 
-    /// Takes the next bytes of the proxy's answer.
-    package mutating func receive(_ bytes: UnsafeRawBufferPointer) -> Outcome {
+    package var opening: String { "Establishing HTTP proxy tunnel to \(target)" }
+    package var openedNote: String { "CONNECT tunnel established" }
+
+    /// The CONNECT request.
+    package func start() -> TunnelStep { .send(request) }
+
+    /// Takes the next bytes of the proxy's answer: `.needMore` until its head ended, then
+    /// `.established` or `.failed`.
+    package mutating func receive(_ bytes: UnsafeRawBufferPointer) -> TunnelStep {
         head.append(contentsOf: bytes)
         guard let end = headEnd() else {
             if head.count > Self.headLimit {
@@ -59,9 +56,16 @@ package struct TunnelHandshake {
         return .established
     }
 
+    /// (A CONNECT names the origin as given: the proxy resolves it.)
+    package func resolved(_ addresses: Result<[SocketAddress], CourierError>) -> TunnelStep { .needMore }
+
     /// The proxy closed before its answer ended.
     package var closedEarly: CourierError {
         CourierError(.proxyTunnelClosed, head.isEmpty ? "no answer to CONNECT" : "the CONNECT answer was cut short")
+    }
+
+    package func broken(_ error: CourierError) -> CourierError {
+        CourierError(.proxyTunnelClosed, "during CONNECT: \(error.detail ?? error.message)")
     }
 
     /// The index just past the blank line ending the head (CRLF CRLF, or bare LF LF), if seen.

@@ -1,20 +1,28 @@
-/// A CONNECT tunnel through an HTTP proxy, as a filter over the stream to the proxy: it opens
-/// only once the proxy agreed (`TunnelHandshake` reads the answer), and from then on passes every
-/// byte and call through untouched. TLS to the origin runs on top of it, end to end.
+/// A tunnel through a proxy (an HTTP proxy's CONNECT, or SOCKS5), as a filter over the stream
+/// to the proxy: it opens only once the proxy agreed (its `ProxyHandshake` reads the answers),
+/// and from then on passes every byte and call through untouched. TLS to the origin runs on top
+/// of it, end to end.
 ///
-/// Before the tunnel is up nothing is the delegate's business: the CONNECT's write completion is
-/// the tunnel's, and a failure or close is a failure to open (the proxy's, curl's 56).
+/// Before the tunnel is up nothing is the delegate's business: the handshake's write completions
+/// are the tunnel's, and a failure or close is a failure to open (the proxy's: curl's 56 for
+/// CONNECT, 97 for SOCKS).
 package final class TunnelStream: ByteStream, ByteStreamDelegate {
+    /// Looks up a name for the handshake (on the loop thread; the completion may run at once).
+    package typealias Resolve = (String, @escaping (Result<[SocketAddress], CourierError>) -> Void) -> Void
+
     private let lower: any ByteStream
-    private var handshake: TunnelHandshake?
+    private var handshake: (any ProxyHandshake)?
+    private let resolve: Resolve?
     private unowned(unsafe) var delegate: ByteStreamDelegate?
     private let trace: ConnectionTrace?
     private var closed = false
 
-    /// A tunnel to `target` (`host:port`) over `lower`, a stream to the proxy.
-    package init(over lower: any ByteStream, target: String, authorization: String?, trace: ConnectionTrace?) {
+    /// A tunnel over `lower`, a stream to the proxy, opened by `handshake`; `resolve` answers a
+    /// handshake that looks up the origin's name itself.
+    package init(over lower: any ByteStream, handshake: any ProxyHandshake, trace: ConnectionTrace?, resolve: Resolve? = nil) {
         self.lower = lower
-        handshake = TunnelHandshake(target: target, authorization: authorization)
+        self.handshake = handshake
+        self.resolve = resolve
         self.trace = trace
     }
 
@@ -49,9 +57,9 @@ package final class TunnelStream: ByteStream, ByteStreamDelegate {
     // MARK: - From the stream to the proxy
 
     package func streamDidOpen() {
-        guard let handshake else { return }
-        trace?.add("Establishing HTTP proxy tunnel to \(handshake.target)")
-        handshake.request.withUnsafeBytes { lower.write($0, nil, final: false) }
+        guard handshake != nil else { return }
+        trace?.add(handshake!.opening)
+        take(handshake!.start())
     }
 
     package func streamDidFailToOpen(_ error: CourierError) {
@@ -66,12 +74,25 @@ package final class TunnelStream: ByteStream, ByteStreamDelegate {
             delegate?.streamDidReceive(bytes)
             return
         }
-        switch handshake!.receive(bytes) {
+        take(handshake!.receive(bytes))
+    }
+
+    /// Does what the handshake asked for.
+    private func take(_ step: TunnelStep) {
+        switch step {
         case .needMore:
             break
+        case .send(let bytes):
+            bytes.withUnsafeBytes { lower.write($0, nil, final: false) }
+        case .resolve(let host):
+            guard let resolve else { return failOpen(CourierError(.proxy, "no resolver for the proxy handshake")) }
+            resolve(host) { [self] addresses in
+                guard !closed, handshake != nil else { return }
+                take(handshake!.resolved(addresses))
+            }
         case .established:
+            trace?.add(handshake!.openedNote)
             handshake = nil
-            trace?.add("CONNECT tunnel established")
             delegate?.streamDidOpen()
         case .failed(let error):
             failOpen(error)
@@ -79,7 +100,7 @@ package final class TunnelStream: ByteStream, ByteStreamDelegate {
     }
 
     package func streamDidWrite(_ count: Int, final: Bool) {
-        // (The CONNECT's own completion is nobody's business above.)
+        // (The handshake's own completions are nobody's business above.)
         guard handshake == nil else { return }
         delegate?.streamDidWrite(count, final: final)
     }
@@ -93,7 +114,7 @@ package final class TunnelStream: ByteStream, ByteStreamDelegate {
         case .closed:
             failOpen(handshake.closedEarly)
         case .failed(let error):
-            failOpen(CourierError(.proxyTunnelClosed, "during CONNECT: \(error.detail ?? error.message)"))
+            failOpen(handshake.broken(error))
         }
     }
 

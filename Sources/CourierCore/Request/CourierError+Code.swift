@@ -196,8 +196,17 @@ extension CourierError {
         public static let proxyHandshake = Code(29, 2)
         /// The proxy closed the connection before answering CONNECT.
         public static let proxyTunnelClosed = Code(29, 3)
-        /// The proxy speaks a protocol Courier does not (https://, socks5://).
+        /// The proxy speaks a protocol Courier does not (socks4://, a scheme of no proxy).
         public static let proxyUnsupported = Code(29, 4)
+        /// A SOCKS5 proxy could not open the connection to the origin (its reply says why:
+        /// refused, unreachable, not allowed), or the origin's name could not be resolved for it
+        /// (curl's 97).
+        public static let proxySocksConnect = Code(29, 5)
+        /// A SOCKS5 proxy accepted none of the offered authentication methods, or rejected the
+        /// user name and password (curl's 97).
+        public static let proxySocksAuth = Code(29, 6)
+        /// A SOCKS5 proxy's answer was not SOCKS5, was cut short, or had bytes after it (curl's 97).
+        public static let proxySocksHandshake = Code(29, 7)
         /// Another process owns the outbox directory (one owner at a time: its lock is held).
         public static let outboxLocked = Code(31, 1)
         /// The outbox holds as many entries or bytes as its limits allow.

@@ -60,6 +60,14 @@ package struct SocketAddress: Sendable, CustomStringConvertible {
         }
     }
 
+    /// The address's bytes in network order: 4 for IPv4, 16 for IPv6 (a SOCKS5 connect names it).
+    package var addressBytes: [UInt8] {
+        withUnsafeBytes(of: storage) { raw in
+            // sin_addr sits at offset 4, sin6_addr at 8 (after the port and the flow label).
+            isIPv6 ? Array(raw[8..<24]) : Array(raw[4..<8])
+        }
+    }
+
     /// The size of the address's `sockaddr_in` or `sockaddr_in6`.
     package var length: socklen_t {
         socklen_t(isIPv6 ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)

@@ -5,7 +5,8 @@ import CUV
 ///
 ///     SocketStream (dialled by an AddressRacer: to the origin, its route's target, or the proxy;
 ///                   or connected to the route's Unix socket)
-///     └ TunnelStream   when a proxy must tunnel (https through it, or `Proxy.tunnel`)
+///     └ TunnelStream   when a proxy must tunnel: HTTP CONNECT (https through it, or
+///                      `Proxy.tunnel`), or SOCKS5 for every URL
 ///       └ TLSStream    for https: with the origin, verified against its name, end to end
 ///
 /// The only place that decides which filters a connection gets; each filter knows only the one
@@ -30,7 +31,7 @@ package struct StreamStack {
     /// Whether requests go to a forwarding proxy in absolute form (plain http through a proxy
     /// that is not asked to tunnel): the proxy the connection then names in its request lines.
     package var forwardingProxy: Proxy? {
-        guard let proxy, origin.scheme == .http, !proxy.tunnel else { return nil }
+        guard let proxy, !proxy.tunnels(origin.scheme) else { return nil }
         return proxy
     }
 
@@ -38,16 +39,18 @@ package struct StreamStack {
     package enum Filter: Equatable {
         /// A CONNECT tunnel through the proxy to `target` (`host:port`).
         case tunnel(target: String)
+        /// A connection through a SOCKS5 proxy to the origin.
+        case socks
         /// TLS with the origin.
         case tls
     }
 
-    /// The filters over the socket, bottom up: a tunnel when a proxy must tunnel (https through
-    /// it, or `Proxy.tunnel`), then TLS for https.
+    /// The filters over the socket, bottom up: a tunnel when a proxy must tunnel (SOCKS5 always;
+    /// an HTTP proxy for https, or `Proxy.tunnel`), then TLS for https.
     package var filters: [Filter] {
         var filters: [Filter] = []
-        if let proxy, origin.scheme == .https || proxy.tunnel {
-            filters.append(.tunnel(target: Origin.authority(host: origin.host, port: origin.port)))
+        if let proxy, proxy.tunnels(origin.scheme) {
+            filters.append(proxy.kind == .http ? .tunnel(target: Origin.authority(host: origin.host, port: origin.port)) : .socks)
         }
         if tls != nil { filters.append(.tls) }
         return filters
@@ -66,13 +69,30 @@ package struct StreamStack {
         for filter in filters {
             switch filter {
             case .tunnel(let target):
-                stream = TunnelStream(over: stream, target: target, authorization: proxy?.authorization, trace: trace)
+                stream = TunnelStream(over: stream, handshake: TunnelHandshake(target: target, authorization: proxy?.authorization),
+                                      trace: trace)
+            case .socks:
+                let proxy = proxy!
+                let handshake = SocksHandshake(host: origin.host, port: origin.port, remoteResolution: proxy.kind == .socks5h,
+                                               user: proxy.user, password: proxy.password)
+                stream = TunnelStream(over: stream, handshake: handshake, trace: trace,
+                                      resolve: originResolver(resolver))
             case .tls:
                 stream = TLSStream(over: stream, context: tls!, host: origin.host, port: origin.port, uvLoop: uvLoop,
                                    sessions: sessions, sessionKey: sessionKey, trace: trace, alpn: alpn)
             }
         }
         return stream
+    }
+
+    /// How a SOCKS5 proxy's origin is looked up here: the route's given addresses for it first
+    /// (curl's --resolve), then the resolver, of the route's family.
+    private func originResolver(_ resolver: Resolver) -> TunnelStream.Resolve {
+        let (route, port) = (self.route, origin.port)
+        return { host, completion in
+            if let given = route?.givenAddresses(host: host, port: port) { return completion(.success(given)) }
+            resolver.resolve(host) { result in completion(result.map { route?.filter($0) ?? $0 }) }
+        }
     }
 
     /// Who dials: the proxy (the route's addresses for the proxy's own name apply, as curl's

@@ -98,7 +98,7 @@ struct ProxyTests {
     }
 
     @Test func aMalformedEnvironmentProxyFailsRequestsRatherThanGoingDirect() async throws {
-        let settings = ProxySettings.environment { ["http_proxy": "socks5://127.0.0.1:1080", "no_proxy": "localhost"][$0] }
+        let settings = ProxySettings.environment { ["http_proxy": "socks4://127.0.0.1:1080", "no_proxy": "localhost"][$0] }
         #expect(settings.problem?.code == .proxyUnsupported)
         let (t, _) = await fetch(s.nginx + "/small") { $0.proxy = settings }
         #expect(t.error?.code == .proxyUnsupported, "\(String(describing: t.error))")
@@ -131,7 +131,7 @@ struct ProxyTests {
         let codes: [([String], Int32)] = [
             (["-x", proxy, "https://localhost:\(s.tlsPorts["valid"]!)/small"], 56),
             (["-x", "no-such-proxy.invalid:3128", target], 5),
-            (["-x", "socks5://127.0.0.1:1080", target], 5),
+            (["-x", "socks4://127.0.0.1:1080", target], 5),
             (["-x", "127.0.0.1:notaport", target], 5),
             (["-x", "127.0.0.1:1", target], 7),
         ]

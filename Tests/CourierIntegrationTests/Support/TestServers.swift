@@ -178,6 +178,12 @@ final class TestServers: @unchecked Sendable {
         await privateServer("http_proxy.py", arguments: credentials.map { [$0] } ?? [])
     }
 
+    /// Starts a SOCKS5 proxy (Tests/Servers/socks_proxy.py) for one test: `http://127.0.0.1:port`
+    /// (its log answers there); with `credentials` ("user:password") it takes only that login.
+    func privateSocksProxy(credentials: String? = nil) async -> String {
+        await privateServer("socks_proxy.py", arguments: credentials.map { [$0] } ?? [])
+    }
+
     private func privateServer(_ script: String, arguments: [String] = []) async -> String {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread {

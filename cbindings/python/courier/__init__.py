@@ -61,7 +61,7 @@ __all__ = ["Client", "AsyncClient", "Timeout", "Headers", "request", "get", "hea
            "E_OUTBOX", "E_OUTBOX_LOCKED", "E_OUTBOX_FULL", "E_OUTBOX_CORRUPT", "E_FILE_CHANGED", "E_UNSUPPORTED_ENCODING",
            "E_HEADER_BYTES", "E_HEADER_COUNT", "E_TLS_CIPHER",
            "CourierError", "E_DNS_PROXY", "E_CONNECT_PROXY", "E_CONNECT_NO_ROUTE", "E_PROXY", "E_PROXY_REFUSED", "E_PROXY_HANDSHAKE",
-           "E_PROXY_CLOSED", "E_PROXY_UNSUPPORTED",
+           "E_PROXY_CLOSED", "E_PROXY_UNSUPPORTED", "E_PROXY_SOCKS_CONNECT", "E_PROXY_SOCKS_AUTH", "E_PROXY_SOCKS_HANDSHAKE",
            "HTTPStatusError", "version", "pretty_json", "TrustContext",
            "queue_width", "set_queue_width", "set_host_limit", "activity", "observe_activity", "shutdown"]
 
@@ -69,9 +69,12 @@ __all__ = list(dict.fromkeys(__all__))
 
 #: The proxy's own failures (CourierError.code): its name did not resolve, it could not be
 #: reached, it refused the CONNECT tunnel (the status is in the message), its answer to CONNECT
-#: was not HTTP, it closed before answering, or it is not an http:// proxy.
+#: was not HTTP, it closed before answering, or its scheme is none Courier speaks; a SOCKS5
+#: proxy could not connect to the origin (or the origin's name did not resolve here for
+#: socks5://), refused the login, or did not answer in SOCKS5.
 from ._native import (E_DNS_PROXY, E_CONNECT_PROXY, E_CONNECT_NO_ROUTE, E_PROXY, E_PROXY_REFUSED, E_PROXY_HANDSHAKE,  # noqa: E402
-                      E_PROXY_CLOSED, E_PROXY_UNSUPPORTED)
+                      E_PROXY_CLOSED, E_PROXY_UNSUPPORTED, E_PROXY_SOCKS_CONNECT, E_PROXY_SOCKS_AUTH,
+                      E_PROXY_SOCKS_HANDSHAKE)
 #: An engine hook failed the request (``on_request`` or ``on_response`` raised or returned
 #: False), and a redirect ``on_redirect`` refused.
 from ._native import E_REJECTED, E_REDIRECT_REFUSED  # noqa: E402

@@ -29,9 +29,10 @@ class Engine(_RequestBuilding, _EngineControl):
         """``cache``: a Cache to share with other engines; or ``cache_dir`` and/or
         ``cache_memory`` (bytes) for a cache of the engine's own. Without any, nothing is cached.
         ``cookies``: a CookieJar every request of the engine uses (a request's own ``cookies=``
-        wins). ``proxy``: an HTTP proxy for every scheme, in curl's syntax
-        (``"http://user:pass@host:3128"``; https goes through a CONNECT tunnel, still verified
-        against the origin); without one the environment's (``http_proxy``, ``https_proxy``,
+        wins). ``proxy``: a proxy for every scheme, in curl's syntax
+        (``"http://user:pass@host:3128"``: https goes through a CONNECT tunnel, still verified
+        against the origin; ``"socks5h://user:pass@host:1080"``: everything through SOCKS5, names
+        resolved by the proxy, or here with ``socks5://``); without one the environment's (``http_proxy``, ``https_proxy``,
         ``all_proxy``, ``no_proxy``, curl's rules) unless ``trust_env=False``. ``no_proxy``: hosts
         reached directly (names, addresses, CIDR networks, ``"*"``), replacing the environment's.
         ``on_challenge``: called with a ``Challenge`` when the origin answers 401 (or a proxy

@@ -12,6 +12,7 @@ if not os.environ.get("COURIER_TEST_INSTALLED"):  # else the installed package (
 import courier  # noqa: E402
 
 PROXY = os.environ["COURIER_TEST_PROXY"]
+SOCKS = os.environ["COURIER_TEST_SOCKS"]  # its login is py:pw
 NGINX = os.environ["COURIER_TEST_NGINX"]
 HTTPS = os.environ["COURIER_TEST_HTTPS"]
 CA = os.path.join(os.environ["COURIER_TEST_CERTS"], "ca.pem")
@@ -77,8 +78,43 @@ class ProxyTests(unittest.TestCase):
                 engine.get("/small")
             self.assertEqual(caught.exception.code, courier.E_CONNECT_PROXY)
         with self.assertRaises(courier.CourierError) as caught:
-            courier.Engine(NGINX, proxy="socks5://127.0.0.1:1080")
+            courier.Engine(NGINX, proxy="socks4://127.0.0.1:1080")
         self.assertEqual(caught.exception.code, courier.E_PROXY_UNSUPPORTED)
+
+
+class SocksTests(unittest.TestCase):
+    def connects(self):
+        """What the SOCKS5 proxy was asked to connect to, as (type, host)."""
+        with courier.Engine(SOCKS, trust_env=False) as direct:
+            return [(entry["type"], entry["host"]) for entry in json.loads(direct.get("/log").body)]
+
+    def test_socks5h_and_socks5_on_engines_and_requests(self):
+        address = SOCKS.replace("http://", "")
+        before = len(self.connects())
+        with courier.Engine(NGINX, proxy="socks5h://py:pw@" + address) as engine:
+            self.assertEqual(engine.get("/small").status, 200)
+            self.assertEqual(engine.get(HTTPS + "/small", cafile=CA).status, 200)
+            self.assertEqual(engine.get("/small", proxy="socks5://py:pw@" + address).status, 200)
+        self.assertEqual(self.connects()[before:], [("ipv4", "127.0.0.1"), ("name", "localhost"), ("ipv4", "127.0.0.1")])
+
+    def test_the_proxys_refusals(self):
+        address = SOCKS.replace("http://", "")
+        with courier.Engine(NGINX, proxy="socks5h://" + address) as engine:
+            with self.assertRaises(courier.CourierError) as caught:
+                engine.get("/small")
+            self.assertEqual(caught.exception.code, courier.E_PROXY_SOCKS_AUTH)
+            with self.assertRaises(courier.CourierError) as caught:
+                engine.get("http://refused.test/", proxy="socks5h://py:pw@" + address)
+            self.assertEqual(caught.exception.code, courier.E_PROXY_SOCKS_CONNECT)
+
+    def test_httpx_shape(self):
+        """httpx's proxy="socks5://..." (its socksio extra), and ProxyError for the proxy's failures."""
+        address = SOCKS.replace("http://", "")
+        with courier.Client(proxy="socks5://py:pw@" + address) as client:
+            self.assertEqual(client.get(NGINX + "/small").status_code, 200)
+        with courier.Client(proxy="socks5://py:wrong@" + address) as client:
+            with self.assertRaises(courier.ProxyError):
+                client.get(NGINX + "/small")
 
 
 if __name__ == "__main__":
