@@ -993,9 +993,11 @@ void courier_cookiejar_free(courier_cookiejar *jar);       /* NULL is fine */
 int courier_request_set_cookiejar(courier_request *request, courier_cookiejar *jar);   /* NULL: none */
 
 /* Proxies. `proxy` in curl's syntax, "[scheme://][user:password@]host[:port]" (port 1080 by
- * default, credentials percent-decoded and sent only to the proxy), used for every scheme. With
- * http:// (the default) http URLs are forwarded in absolute form, https ones go through a CONNECT
- * tunnel with TLS still verified against the origin; credentials go as Proxy-Authorization: Basic.
+ * default, 443 for https://; credentials percent-decoded and sent only to the proxy), used for
+ * every scheme. With http:// (the default) http URLs are forwarded in absolute form, https ones go
+ * through a CONNECT tunnel with TLS still verified against the origin; credentials go as
+ * Proxy-Authorization: Basic. https:// is the same over TLS with the proxy (verified against its
+ * name: courier_*_set_proxy_tls), so an https URL runs TLS inside TLS.
  * With socks5h:// (the proxy resolves the origin's name) or socks5:// (Courier resolves it and
  * gives the proxy an IPv4 address when it has one) every URL goes through the SOCKS5 proxy's
  * connection (RFC 1928), TLS end to end inside; credentials are its user/password login (RFC 1929). NULL follows the environment with curl's
@@ -1018,6 +1020,15 @@ int courier_request_set_proxy(courier_request *request, const char *proxy, const
  * courier_*_set_proxy calls, in either order. */
 int courier_engine_set_proxy_tunnel(courier_engine *engine, int tunnel);
 int courier_request_set_proxy_tunnel(courier_request *request, int tunnel);
+/* How an https:// proxy's own certificate is checked (curl's --proxy-cacert, --proxy-capath,
+ * --proxy-insecure): besides the system's roots, the CAs in `ca_file` and `ca_directory` (each
+ * may be NULL), against the proxy's name; verify 0 accepts any certificate from the proxy (the
+ * origin's checks are unchanged: TLS with it runs end to end inside). Kept across
+ * courier_*_set_proxy calls, in either order. COURIER_E_INVALID_ARGUMENT for verify other than
+ * 0 or 1; a CA file that does not load fails the requests through the proxy with
+ * COURIER_E_TLS_CA_FILE. Thread safety as courier_engine_set_accepted_status. */
+int courier_engine_set_proxy_tls(courier_engine *engine, const char *ca_file, const char *ca_directory, int verify);
+int courier_request_set_proxy_tls(courier_request *request, const char *ca_file, const char *ca_directory, int verify);
 
 /* Auth challenges. Requests of the engine (created afterwards, without an Authorization of their
  * own) send `initial` ("Bearer <token>" or "Basic <base64 of user:password>"; NULL for none).

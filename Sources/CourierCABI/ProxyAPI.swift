@@ -16,11 +16,37 @@ private func proxySettings(_ proxy: UnsafePointer<CChar>?, _ noProxy: UnsafePoin
     return settings
 }
 
-/// New proxy settings keep the tunnel choice already made (the two setters come in either order).
+/// New proxy settings keep the tunnel choice and the HTTPS proxy's TLS already set (the setters
+/// come in any order).
 private func setProxy(_ options: inout TransferOptions, _ proxy: UnsafePointer<CChar>?, _ noProxy: UnsafePointer<CChar>?) throws(CourierError) {
     var settings = try proxySettings(proxy, noProxy)
     settings.tunnelsHTTP = options.proxy.tunnelsHTTP
+    settings.proxyTLS = options.proxy.proxyTLS
     options.proxy = settings
+}
+
+/// How an HTTPS proxy's certificate is checked: `caFile`/`caDirectory` (NULL: none besides the
+/// system's), `verify` 0 or 1.
+private func setProxyTLS(_ options: inout TransferOptions, _ caFile: UnsafePointer<CChar>?, _ caDirectory: UnsafePointer<CChar>?,
+                         _ verify: Int32) throws(CourierError) {
+    guard verify == 0 || verify == 1 else { throw CourierError(.invalidArgument, "verify must be 0 or 1") }
+    var tls = TLSConfiguration()
+    tls.caFile = string(caFile)
+    tls.caDirectory = string(caDirectory)
+    if verify == 0 { tls.verification = .insecureAcceptAnyCertificate }
+    options.proxy.proxyTLS = tls
+}
+
+@_cdecl("courier_engine_set_proxy_tls")
+public func courier_engine_set_proxy_tls(_ handle: OpaquePointer?, _ caFile: UnsafePointer<CChar>?, _ caDirectory: UnsafePointer<CChar>?,
+                                         _ verify: Int32) -> Int32 {
+    configureDefaults(handle) { o throws(CourierError) in try setProxyTLS(&o, caFile, caDirectory, verify) }
+}
+
+@_cdecl("courier_request_set_proxy_tls")
+public func courier_request_set_proxy_tls(_ handle: OpaquePointer?, _ caFile: UnsafePointer<CChar>?, _ caDirectory: UnsafePointer<CChar>?,
+                                          _ verify: Int32) -> Int32 {
+    configure(handle) { r throws(CourierError) in try setProxyTLS(&r.draft.options, caFile, caDirectory, verify) }
 }
 
 /// curl's --proxytunnel: http URLs through a CONNECT tunnel too.

@@ -268,6 +268,11 @@ enum ArgumentParser {
         case "--socks5-hostname": (o.proxy, o.proxyKind) = (try value(argument), .socks5h)
         case "--noproxy": o.noProxy = try value(argument)
         case "--proxy-user": o.proxyUser = try value(argument)
+        case "--proxy-cacert": o.proxyCAFile = try value(argument)
+        case "--proxy-capath": o.proxyCAPath = try value(argument)
+        case "--proxy-insecure": o.proxyInsecure = true
+        case "--proxy-cert": o.proxyCertificate = try value(argument)
+        case "--proxy-key": o.proxyKey = try value(argument)
         case "--retry":
             guard let n = Int(try value(argument)), n >= 0 else { throw UsageError(message: "option --retry: expected a proper numerical parameter") }
             o.retry = n

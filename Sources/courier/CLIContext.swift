@@ -195,6 +195,13 @@ final class CLIContext: @unchecked Sendable {
             return .failure(error.code == .proxyUnsupported ? error : CourierError(.proxyUnsupported, error.detail))
         }
         if let list = options.noProxy { settings.noProxy = NoProxy(list) }
+        var proxyTLS = TLSConfiguration()
+        proxyTLS.caFile = options.proxyCAFile
+        proxyTLS.caDirectory = options.proxyCAPath
+        if options.proxyInsecure { proxyTLS.verification = .insecureAcceptAnyCertificate }
+        proxyTLS.clientCertificateFile = options.proxyCertificate
+        proxyTLS.clientKeyFile = options.proxyKey
+        settings.proxyTLS = proxyTLS
         settings.tunnelsHTTP = options.proxyTunnel
         if let credentials = options.proxyUser {
             let (user, password) = credentials.firstIndex(of: ":").map {

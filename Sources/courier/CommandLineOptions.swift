@@ -108,6 +108,13 @@ struct CommandLineOptions {
     var proxyKind = Proxy.Kind.http
     var noProxy: String?
     var proxyUser: String?
+    /// --proxy-cacert, --proxy-capath, --proxy-insecure, --proxy-cert, --proxy-key: how an HTTPS
+    /// proxy's own certificate is checked, and the client certificate shown to it.
+    var proxyCAFile: String?
+    var proxyCAPath: String?
+    var proxyInsecure = false
+    var proxyCertificate: String?
+    var proxyKey: String?
     /// -G/--get: the -d data goes into the URL's query of a GET.
     var get = false
     /// -e/--referer.

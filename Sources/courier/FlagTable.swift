@@ -125,11 +125,16 @@ enum FlagTable {
         FlagDoc("u", "--user", "user:password", "Basic authentication", .important, .auth),
         FlagDoc(nil, "--oauth2-bearer", "token", "Bearer authentication (RFC 6750)", .auth),
         // proxy
-        FlagDoc("x", "--proxy", "[protocol://]host[:port]", "Use this proxy: http, socks5, socks5h (\"\" for none; default: the environment's)", .proxy),
+        FlagDoc("x", "--proxy", "[protocol://]host[:port]", "Use this proxy: http, https, socks5, socks5h (\"\" for none; default: the environment's)", .proxy),
         FlagDoc(nil, "--socks5", "host[:port]", "Use this SOCKS5 proxy, resolving names here", .proxy),
         FlagDoc(nil, "--socks5-hostname", "host[:port]", "Use this SOCKS5 proxy, which resolves names", .proxy),
         FlagDoc(nil, "--noproxy", "list", "Hosts (names, addresses, CIDR; * for all) reached directly", .proxy),
         FlagDoc("U", "--proxy-user", "user:password", "Proxy credentials (Basic, or the SOCKS5 login)", .proxy, .auth),
+        FlagDoc(nil, "--proxy-cacert", "file", "Trust the CAs in this PEM file for an HTTPS proxy", .proxy, .tls),
+        FlagDoc(nil, "--proxy-capath", "dir", "Trust the CAs in this hashed directory for an HTTPS proxy", .proxy, .tls),
+        FlagDoc(nil, "--proxy-insecure", nil, "Accept any certificate from an HTTPS proxy", .proxy, .tls),
+        FlagDoc(nil, "--proxy-cert", "file", "Client certificate (PEM) for an HTTPS proxy", .proxy, .tls),
+        FlagDoc(nil, "--proxy-key", "file", "Private key (PEM) for --proxy-cert", .proxy, .tls),
         FlagDoc("p", "--proxytunnel", nil, "http URLs through the proxy's CONNECT tunnel too", .proxy),
         FlagDoc(nil, "--no-proxytunnel", nil, "http URLs forwarded by the proxy (the default)", .proxy),
         // tls

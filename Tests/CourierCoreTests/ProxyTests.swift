@@ -19,8 +19,11 @@ struct ProxyRuleTests {
         #expect(socks.authorization == nil, "a SOCKS5 login is not an HTTP field")
         #expect(try Proxy(parsing: "h:1", kind: .socks5).kind == .socks5, "--socks5's argument without a scheme")
         #expect(try Proxy(parsing: "http://h:1", kind: .socks5).kind == .http, "a scheme in the string wins, as in curl")
-        for unsupported in ["https://p:1", "socks4://p:1", "socks4a://p"] {
-            #expect(throws: CourierError(.proxyUnsupported, "proxy scheme \(unsupported.split(separator: ":")[0]) is not supported (http, socks5, socks5h): \(unsupported)")) {
+        let secure = try Proxy(parsing: "https://u:p@proxy.example")
+        #expect(secure.kind == .https && secure.port == 443 && secure.description == "https://proxy.example:443", "curl's 443 for https")
+        #expect(secure.authorization == "Basic " + Base64.encode(Array("u:p".utf8)), "its credentials are an HTTP field")
+        for unsupported in ["socks4://p:1", "socks4a://p", "ftp://p"] {
+            #expect(throws: CourierError(.proxyUnsupported, "proxy scheme \(unsupported.split(separator: ":")[0]) is not supported (http, https, socks5, socks5h): \(unsupported)")) {
                 try Proxy(parsing: unsupported)
             }
         }

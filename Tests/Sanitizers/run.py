@@ -101,6 +101,11 @@ class Harness:
         self.socks_process = subprocess.Popen([sys.executable, os.path.join(ROOT, "Tests", "Servers", "socks_proxy.py"), "c:pw"],
                                               stdout=subprocess.PIPE, text=True)
         self.socks = f"127.0.0.1:{self.socks_process.stdout.readline().split()[0]}"
+        certs = os.path.dirname(self.ca)
+        self.tls_front_process = subprocess.Popen([sys.executable, os.path.join(ROOT, "Tests", "Servers", "tls_front.py"),
+                                                   self.proxy.rsplit(":", 1)[1], os.path.join(certs, "server-chain.pem"),
+                                                   os.path.join(certs, "server.key")], stdout=subprocess.PIPE, text=True)
+        self.https_proxy = f"https://localhost:{self.tls_front_process.stdout.readline().split()[0]}"
         self.token_process = subprocess.Popen([sys.executable, os.path.join(ROOT, "Tests", "Servers", "token_server.py")],
                                               stdout=subprocess.PIPE, text=True)
         self.tokens = f"http://127.0.0.1:{self.token_process.stdout.readline().split()[0]}"
@@ -112,7 +117,7 @@ class Harness:
         subprocess.run([os.path.join(ROOT, "benchmarks", "nginx.sh"), "stop", self.work], capture_output=True)
         self.scripted_process.terminate()
         self.stream_process.terminate()
-        for process in self.retry_processes + [self.cookie_process, self.proxy_process, self.socks_process, self.token_process,
+        for process in self.retry_processes + [self.cookie_process, self.proxy_process, self.socks_process, self.tls_front_process, self.token_process,
                                                self.idempotency_process, self.h2_process]:
             process.terminate()
         self.scripted_process.wait()
@@ -317,6 +322,8 @@ def composition(h):
     h.run("cli -x refused", [cli, "-s", "-x", h.proxy, "https://refused.test/"], expect=56)
     socks = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "socks.c"), "socks")
     h.run("c socks", [socks, h.socks, h.nginx, h.https, h.ca])
+    https_proxy = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "https_proxy.c"), "https_proxy")
+    h.run("c https proxy", [https_proxy, h.https_proxy, h.proxy, h.nginx, h.https, h.ca])
     challenge = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "challenge.c"), "challenge")
     h.run("c challenge", [challenge, h.tokens])
     hooks = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "hooks.c"), "hooks")

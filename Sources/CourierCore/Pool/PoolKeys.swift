@@ -13,6 +13,8 @@ package struct PoolKeys {
         /// The proxy connections go through, nil for direct ones: a proxied connection never
         /// serves a direct request, nor one through another proxy, or the other way round.
         var proxy: Proxy?
+        /// The interned TLS configuration of an HTTPS proxy, -1 for none (follows from `proxy`).
+        var proxyTLS = -1
         /// Where a direct connection goes instead of the origin (nil: the origin, resolved).
         var route: ConnectRoute? = nil
         /// The HTTP versions its connections may speak.
@@ -33,6 +35,8 @@ package struct PoolKeys {
     package private(set) var origins: [Origin] = []
     package private(set) var hostOfPoolKey: [Int] = []
     package private(set) var tlsContexts: [TLSContext?] = []
+    /// Per pool key, the TLS context of its HTTPS proxy (nil for other keys).
+    package private(set) var proxyTLSContexts: [TLSContext?] = []
     package private(set) var connectTimeouts: [Nanoseconds?] = []
     /// Per pool key, the connect-phase choices of the latest request for it (the Happy Eyeballs
     /// delay, tracing, a connection per request), nil for the defaults: what its next connections
@@ -151,7 +155,10 @@ package struct PoolKeys {
             noteConnectSettings(lastPoolKey, transfer)
             return (lastPoolKey, false, lastPoolMultiplexes)
         }
-        return intern(PoolKeyValue(origin: transfer._authority.origin, tls: tlsID, proxy: proxy, route: route,
+        // (An HTTPS proxy whose TLS configuration cannot be used fails here, before a key is
+        // made: the fast path above never meets it.)
+        let proxyTLS = proxy?.kind == .https ? try tlsConfigurationID(proxy!.tls) : -1
+        return intern(PoolKeyValue(origin: transfer._authority.origin, tls: tlsID, proxy: proxy, proxyTLS: proxyTLS, route: route,
                                    version: effective(version, transfer), pingInterval: ping),
                       requested: version, for: transfer)
     }
@@ -177,6 +184,7 @@ package struct PoolKeys {
             pingIntervals.append(value.pingInterval)
             versions.append(value.version)
             tlsContexts.append(value.tls >= 0 ? (try? builtContexts[value.tls].get()) : nil)
+            proxyTLSContexts.append(value.proxyTLS >= 0 ? (try? builtContexts[value.proxyTLS].get()) : nil)
             switch value.origin.scheme {
             case .https:
                 multiplexes.append(value.version != .http1Only && (tlsContexts[key]?.configuration.offersALPN ?? false))

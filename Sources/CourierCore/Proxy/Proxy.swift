@@ -4,13 +4,17 @@
 /// URL goes through a `CONNECT` tunnel, inside which TLS runs end to end with the origin and is
 /// verified against the origin's name (the proxy sees only the target `host:port`). Credentials,
 /// when given, are sent to the proxy as `Proxy-Authorization: Basic`, never to the origin.
-/// Through a SOCKS5 proxy every URL goes through its connection (RFC 1928), credentials as its
-/// user name and password login (RFC 1929).
+/// An HTTPS proxy is the same spoken over TLS with the proxy (its certificate verified against its
+/// name, by `tls`): with an https URL, TLS inside TLS. Through a SOCKS5 proxy every URL goes
+/// through its connection (RFC 1928), credentials as its user name and password login (RFC 1929).
 public struct Proxy: Sendable, Hashable, CustomStringConvertible {
     /// The protocol spoken with the proxy (the scheme of curl's proxy strings).
     public enum Kind: String, Sendable, Hashable {
         /// `http://`: CONNECT tunnels, and http URLs forwarded in absolute form.
         case http
+        /// `https://`: as `http`, over TLS with the proxy (curl's HTTPS proxy): the proxy's
+        /// credentials and the request lines of http URLs are never on the wire in the clear.
+        case https
         /// `socks5://`: Courier resolves the origin's name and gives the proxy an address
         /// (curl's `--socks5`).
         case socks5
@@ -28,11 +32,14 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible {
     public var password: String?
     /// The protocol spoken with the proxy.
     public var kind: Kind
+    /// How an HTTPS proxy's own certificate is checked: `ProxySettings.proxyTLS`, set by the
+    /// settings the proxy was chosen from (part of the pool key).
+    package var tls = TLSConfiguration()
     /// Whether this connection tunnels an http URL with CONNECT (`ProxySettings.tunnelsHTTP`):
     /// part of the pool key, so a tunnel never serves a forwarded request.
     package var tunnel = false
 
-    /// The port a proxy string without one means (curl's rule).
+    /// The port a proxy string without one means (curl's rule; 443 for https://).
     public static let defaultPort: UInt16 = 1080
 
     /// A proxy at `host:port`.
@@ -47,7 +54,8 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses curl's proxy syntax, `[scheme://][user[:password]@]host[:port]` (user and password
     /// percent-decoded, IPv6 hosts in brackets); the scheme is `http`, `socks5` or `socks5h`
-    /// (`kind` when the string names none, as curl's `--socks5` reads its argument). Another
+    /// (`kind` when the string names none, as curl's `--socks5` reads its argument), or `https`
+    /// (then port 443 by default). Another
     /// scheme fails with `.proxyUnsupported` (curl's 5 for a scheme it lacks).
     public init(parsing text: String, kind: Kind = .http) throws(CourierError) {
         var kind = kind
@@ -58,7 +66,7 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible {
         if let at = rest.firstIndex(of: colon), rest[at...].starts(with: Array("://".utf8)) {
             let scheme = String(decoding: rest[..<at], as: UTF8.self).lowercased()
             guard let named = Kind(rawValue: scheme) else {
-                throw CourierError(.proxyUnsupported, "proxy scheme \(scheme) is not supported (http, socks5, socks5h): \(text)")
+                throw CourierError(.proxyUnsupported, "proxy scheme \(scheme) is not supported (http, https, socks5, socks5h): \(text)")
             }
             kind = named
             rest = rest[(at + 3)...]
@@ -103,7 +111,7 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible {
                      : host.contains(where: { $0 == colon || $0 == UInt8(ascii: "[") || $0 == UInt8(ascii: "]") }) {
             throw CourierError(.invalidArgument, "bad proxy host in \(text)")
         }
-        var port = Self.defaultPort
+        var port = kind == .https ? 443 : Self.defaultPort
         if !portText.isEmpty {
             guard portText.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = UInt16(String(decoding: portText, as: UTF8.self)),
                   value > 0 else { throw CourierError(.invalidArgument, "bad proxy port in \(text)") }
@@ -115,16 +123,19 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible {
     /// `host:port` as a request target or a `Host` field (IPv6 bracketed).
     package var authority: String { Origin.authority(host: host, port: port) }
 
+    /// Whether the proxy speaks HTTP (over TCP or TLS), not SOCKS5.
+    package var speaksHTTP: Bool { kind == .http || kind == .https }
+
     /// The `Proxy-Authorization` value of an HTTP proxy, nil without credentials.
     package var authorization: String? {
-        guard let user, kind == .http else { return nil }
+        guard let user, speaksHTTP else { return nil }
         return "Basic " + Base64.encode(Array("\(user):\(password ?? "")".utf8))
     }
 
     /// Whether requests to `scheme` pass through a tunnel (a CONNECT, or SOCKS5's connection)
     /// rather than going to the proxy in absolute form.
     package func tunnels(_ scheme: CourierURL.Scheme) -> Bool {
-        kind != .http || scheme == .https || tunnel
+        !speaksHTTP || scheme == .https || tunnel
     }
 
     /// `scheme://host:port`, without credentials (safe for logs).

@@ -18,6 +18,10 @@ public struct ProxySettings: Sendable, Hashable {
     /// `-p`/`--proxytunnel`), instead of being sent to the proxy in absolute form: for proxies
     /// that only tunnel, or so the proxy sees no request. Off by default.
     public var tunnelsHTTP = false
+    /// How an HTTPS proxy's own certificate is checked, and the client certificate shown to it
+    /// (curl's --proxy-cacert, --proxy-capath, --proxy-insecure, --proxy-cert, --proxy-key): the
+    /// system's roots and the proxy's name by default, whatever the origin's `tls` says.
+    public var proxyTLS = TLSConfiguration()
 
     /// Settings with the given proxies.
     public init(http: Proxy? = nil, https: Proxy? = nil, noProxy: NoProxy = .none) {
@@ -42,10 +46,10 @@ public struct ProxySettings: Sendable, Hashable {
     package func proxy(for origin: Origin) throws(CourierError) -> Proxy? {
         if noProxy.matches(host: origin.host) { return nil }
         if let problem { throw problem }
-        guard origin.scheme == .http else { return https }
-        guard tunnelsHTTP, var tunnelled = http else { return http }
-        tunnelled.tunnel = true
-        return tunnelled
+        guard var chosen = origin.scheme == .http ? http : https else { return nil }
+        if origin.scheme == .http, tunnelsHTTP { chosen.tunnel = true }
+        if chosen.kind == .https { chosen.tls = proxyTLS }
+        return chosen
     }
 
     /// curl's environment rules: `http_proxy` (lower case only: an `HTTP_PROXY` can be set by a

@@ -13,6 +13,7 @@ extension Executor {
             var stack = StreamStack(origin: origin, proxy: proxy, route: keys.routes[key], tls: keys.tlsContexts[key],
                                     attemptDelayMillis: delay)
             stack.alpn = keys.versions[key].alpn
+            stack.proxyTLS = keys.proxyTLSContexts[key]
             let trace = choices?.traces == true ? ConnectionTrace(connectionID: nextConnectionID) : nil
             let stream = stack.make(resolver: resolver, uvLoop: loop.uvLoop, sessions: sessions, sessionKey: key, trace: trace)
             let connection = HTTP1Connection(id: nextConnectionID, poolKey: key, origin: origin, stream: stream, owner: self,

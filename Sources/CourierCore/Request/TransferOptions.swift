@@ -231,7 +231,7 @@ public struct TransferOptions: Sendable, Hashable {
         set {
             // The default again (the environment's, or no proxy when it names none) is kept as no
             // setting at all: a request with nothing composed takes the short path to its pool key.
-            let isDefault = ProxySettings.processDefault.map { $0 == newValue } ?? (newValue.isDirect && !newValue.tunnelsHTTP)
+            let isDefault = ProxySettings.processDefault.map { $0 == newValue } ?? (newValue.isDirect && !newValue.tunnelsHTTP && newValue.proxyTLS == ProxySettings.direct.proxyTLS)
             setComposition(retry: box.values.composition?.retry, cookies: cookies, proxy: isDefault ? nil : newValue)
         }
     }

@@ -5,6 +5,7 @@ import CUV
 ///
 ///     SocketStream (dialled by an AddressRacer: to the origin, its route's target, or the proxy;
 ///                   or connected to the route's Unix socket)
+///     └ TLSStream      with an HTTPS proxy, verified against the proxy's name
 ///     └ TunnelStream   when a proxy must tunnel: HTTP CONNECT (https through it, or
 ///                      `Proxy.tunnel`), or SOCKS5 for every URL
 ///       └ TLSStream    for https: with the origin, verified against its name, end to end
@@ -16,6 +17,8 @@ package struct StreamStack {
     package let proxy: Proxy?
     package let route: ConnectRoute?
     package let tls: TLSContext?
+    /// TLS with an HTTPS proxy (nil for other proxies).
+    package var proxyTLS: TLSContext?
     package let attemptDelayMillis: UInt64
     /// What TLS offers by ALPN (the pool key's version preference).
     package var alpn: ALPNOffer = .http1
@@ -37,6 +40,8 @@ package struct StreamStack {
 
     /// A filter over the socket.
     package enum Filter: Equatable {
+        /// TLS with an HTTPS proxy.
+        case proxyTLS
         /// A CONNECT tunnel through the proxy to `target` (`host:port`).
         case tunnel(target: String)
         /// A connection through a SOCKS5 proxy to the origin.
@@ -45,12 +50,13 @@ package struct StreamStack {
         case tls
     }
 
-    /// The filters over the socket, bottom up: a tunnel when a proxy must tunnel (SOCKS5 always;
-    /// an HTTP proxy for https, or `Proxy.tunnel`), then TLS for https.
+    /// The filters over the socket, bottom up: TLS with an HTTPS proxy, a tunnel when a proxy
+    /// must tunnel (SOCKS5 always; an HTTP proxy for https, or `Proxy.tunnel`), then TLS for https.
     package var filters: [Filter] {
         var filters: [Filter] = []
+        if proxyTLS != nil { filters.append(.proxyTLS) }
         if let proxy, proxy.tunnels(origin.scheme) {
-            filters.append(proxy.kind == .http ? .tunnel(target: Origin.authority(host: origin.host, port: origin.port)) : .socks)
+            filters.append(proxy.speaksHTTP ? .tunnel(target: Origin.authority(host: origin.host, port: origin.port)) : .socks)
         }
         if tls != nil { filters.append(.tls) }
         return filters
@@ -68,6 +74,10 @@ package struct StreamStack {
         }
         for filter in filters {
             switch filter {
+            case .proxyTLS:
+                // (Its sessions are kept apart from the origin's: the complement of the key.)
+                stream = TLSStream(over: stream, context: proxyTLS!, host: proxy!.host, port: proxy!.port, uvLoop: uvLoop,
+                                   sessions: sessions, sessionKey: ~sessionKey, trace: trace)
             case .tunnel(let target):
                 stream = TunnelStream(over: stream, handshake: TunnelHandshake(target: target, authorization: proxy?.authorization),
                                       trace: trace)

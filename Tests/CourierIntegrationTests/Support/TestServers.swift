@@ -178,6 +178,16 @@ final class TestServers: @unchecked Sendable {
         await privateServer("http_proxy.py", arguments: credentials.map { [$0] } ?? [])
     }
 
+    /// Starts an HTTPS proxy for one test: http_proxy.py behind TLS (Tests/Servers/tls_front.py,
+    /// the test CA's certificate for localhost). `proxy` is `https://localhost:port`; `plain` the
+    /// proxy itself, whose log answers there.
+    func privateHTTPSProxy(credentials: String? = nil) async -> (proxy: String, plain: String) {
+        let plain = await privateProxy(credentials: credentials)
+        let backend = String(plain.split(separator: ":").last!)
+        let front = await privateServer("tls_front.py", arguments: [backend, certs + "/server-chain.pem", certs + "/server.key"])
+        return (front.replacingOccurrences(of: "http://127.0.0.1", with: "https://localhost"), plain)
+    }
+
     /// Starts a SOCKS5 proxy (Tests/Servers/socks_proxy.py) for one test: `http://127.0.0.1:port`
     /// (its log answers there); with `credentials` ("user:password") it takes only that login.
     func privateSocksProxy(credentials: String? = nil) async -> String {

@@ -6,6 +6,7 @@ from ._cookies import CookieJar
 from ._errors import UsageError
 from ._limits import tls_options_of
 from ._models import Request
+from ._proxy import Proxy
 from ._sending import DEFAULT_MAX_REDIRECTS, event_hooks_of
 from ._transports import HTTPTransport
 from ._response import Headers
@@ -108,6 +109,10 @@ class _Base:
             self._transport_options = {}
         if not http1 and not http2:
             raise ValueError("http1 and http2 cannot both be False")
+        if isinstance(proxy, Proxy):
+            proxy, proxy_verify = proxy.engine_arguments()
+            if proxy_verify is not True:
+                engine_options = dict(engine_options, proxy_verify=proxy_verify)
         # httpx's switches: HTTP/1.1 only unless http2=True (then h2 where the server agrees by
         # ALPN; with http1=False, HTTP/2 or nothing).
         self._http_version = ("2" if http1 else "2-only") if http2 else "1.1"

@@ -25,14 +25,17 @@ class Engine(_RequestBuilding, _EngineControl):
     def __init__(self, base=None, headers=None, accepted_status=None, cache=None, cache_dir=None, cache_memory=None,
                  cookies=None, proxy=None, no_proxy=None, trust_env=True, auth=None, on_challenge=None,
                  challenge_timeout=None, outbox=None, on_request=None, on_response=None, on_redirect=None, on_metrics=None,
-                 on_debug=None, unix_socket=None, local_address=None, trust=None, pin_mismatch=None, pin_mode=None):
+                 on_debug=None, unix_socket=None, local_address=None, trust=None, pin_mismatch=None, pin_mode=None,
+                 proxy_verify=True):
         """``cache``: a Cache to share with other engines; or ``cache_dir`` and/or
         ``cache_memory`` (bytes) for a cache of the engine's own. Without any, nothing is cached.
         ``cookies``: a CookieJar every request of the engine uses (a request's own ``cookies=``
         wins). ``proxy``: a proxy for every scheme, in curl's syntax
         (``"http://user:pass@host:3128"``: https goes through a CONNECT tunnel, still verified
         against the origin; ``"socks5h://user:pass@host:1080"``: everything through SOCKS5, names
-        resolved by the proxy, or here with ``socks5://``); without one the environment's (``http_proxy``, ``https_proxy``,
+        resolved by the proxy, or here with ``socks5://``; ``"https://host"``: TLS with the proxy too,
+        its certificate checked by ``proxy_verify``: True, False or a CA file, as curl's
+        --proxy-cacert and --proxy-insecure); without one the environment's (``http_proxy``, ``https_proxy``,
         ``all_proxy``, ``no_proxy``, curl's rules) unless ``trust_env=False``. ``no_proxy``: hosts
         reached directly (names, addresses, CIDR networks, ``"*"``), replacing the environment's.
         ``on_challenge``: called with a ``Challenge`` when the origin answers 401 (or a proxy
@@ -131,6 +134,9 @@ class Engine(_RequestBuilding, _EngineControl):
         try:
             if proxy is not None or no_proxy is not None or not trust_env:
                 _check(lib.courier_engine_set_proxy(handle, _proxy_argument(proxy, trust_env), _text(no_proxy)))
+            if proxy_verify is not True:
+                _check(lib.courier_engine_set_proxy_tls(handle, None if proxy_verify is False else os.fsencode(proxy_verify),
+                                                        None, int(proxy_verify is not False)))
             if unix_socket is not None:
                 path = os.fsencode(unix_socket)
                 abstract = path.startswith(b"\0")

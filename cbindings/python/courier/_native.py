@@ -98,6 +98,7 @@ _SIGNATURES = {
     "courier_engine_next_done": (c_int, [engine_p, P(request_p), P(response_p), P(c_int)]),
     "courier_engine_set_cache": (c_int, [engine_p, cache_p]),
     "courier_engine_set_proxy": (c_int, [engine_p, c_char_p, c_char_p]),
+    "courier_engine_set_proxy_tls": (c_int, [engine_p, c_char_p, c_char_p, c_int]),
     "courier_engine_set_unix_socket": (c_int, [engine_p, c_char_p, c_int]),
     "courier_engine_set_local_address": (c_int, [engine_p, c_char_p]),
     "courier_engine_cancel_all": (c_int, [engine_p]),

@@ -13,6 +13,7 @@ import courier  # noqa: E402
 
 PROXY = os.environ["COURIER_TEST_PROXY"]
 SOCKS = os.environ["COURIER_TEST_SOCKS"]  # its login is py:pw
+HTTPS_PROXY = os.environ["COURIER_TEST_HTTPS_PROXY"]  # https://localhost:port, the test CA's certificate
 NGINX = os.environ["COURIER_TEST_NGINX"]
 HTTPS = os.environ["COURIER_TEST_HTTPS"]
 CA = os.path.join(os.environ["COURIER_TEST_CERTS"], "ca.pem")
@@ -115,6 +116,39 @@ class SocksTests(unittest.TestCase):
         with courier.Client(proxy="socks5://py:wrong@" + address) as client:
             with self.assertRaises(courier.ProxyError):
                 client.get(NGINX + "/small")
+
+
+class HTTPSProxyTests(unittest.TestCase):
+    def test_engine_proxy_verify(self):
+        with courier.Engine(NGINX, proxy=HTTPS_PROXY, proxy_verify=CA) as engine:
+            self.assertEqual(engine.get("/small").status, 200)
+            self.assertEqual(engine.get(HTTPS + "/small", cafile=CA).status, 200)
+        with courier.Engine(NGINX, proxy=HTTPS_PROXY, proxy_verify=False) as engine:
+            self.assertEqual(engine.get("/small").status, 200)
+        with courier.Engine(NGINX, proxy=HTTPS_PROXY) as engine:
+            with self.assertRaises(courier.CourierError) as caught:
+                engine.get("/small")
+            self.assertEqual(caught.exception.code & 0xff, 22, "the proxy's certificate is not trusted by the system")
+
+    def test_httpx_proxy_objects(self):
+        import ssl
+        context = ssl.create_default_context(cafile=CA)
+        with courier.Client(proxy=courier.Proxy(HTTPS_PROXY, ssl_context=context), verify=CA) as client:
+            self.assertEqual(client.get(HTTPS + "/small").status_code, 200)
+            self.assertEqual(client.get(NGINX + "/small").status_code, 200)
+        with courier.Client(proxy=HTTPS_PROXY) as client:
+            with self.assertRaises(courier.ConnectError):
+                client.get(NGINX + "/small")
+        proxy = courier.Proxy("socks5://ann:pw@127.0.0.1:1080")
+        self.assertEqual((str(proxy.url), proxy.auth), ("socks5://127.0.0.1:1080", ("ann", "pw")))
+        with self.assertRaises(courier.UsageError):
+            courier.Proxy(HTTPS_PROXY, headers={"X-Proxy": "1"})
+        old = ssl.create_default_context(cafile=CA)
+        old.minimum_version = ssl.TLSVersion.TLSv1_3
+        with self.assertRaises(courier.UsageError):
+            courier.Client(proxy=courier.Proxy(HTTPS_PROXY, ssl_context=old))
+        with self.assertRaises(ValueError):
+            courier.Proxy("ftp://127.0.0.1")
 
 
 if __name__ == "__main__":
