@@ -709,6 +709,15 @@ int courier_request_set_coalescing(courier_request *request, int mode);
  * COURIER_E_INVALID_ARGUMENT for a control character, a space in a token, or a ':' in a user. */
 int courier_request_set_basic_auth(courier_request *request, const char *user, const char *password);
 int courier_request_set_bearer(courier_request *request, const char *token);
+/* Digest authentication (RFC 7616: MD5, SHA-256, SHA-512-256 and their -sess forms, qop auth;
+ * curl's CURLAUTH_DIGEST): the request goes out without credentials, and a 401 offering Digest is
+ * answered once (again only for a stale nonce), on the same URL, with the body sent again (not
+ * for a body read from a callback); the 401 is dropped, and is the response when the answer is
+ * refused. Each redirect hop is answered for its own URI; the answer never goes to another
+ * origin. NULL user removes it. The engine's setting applies to requests created afterwards.
+ * COURIER_E_INVALID_ARGUMENT for a control character in the user name. */
+int courier_engine_set_digest_auth(courier_engine *engine, const char *user, const char *password);
+int courier_request_set_digest_auth(courier_request *request, const char *user, const char *password);
 
 /* Retries (curl's --retry; OCNet's retry request). After a failed attempt the request is sent
  * again `count` times at most, waiting `intervals_ms[i]` before retry i+1 (the last value repeats;

@@ -263,6 +263,8 @@ enum ArgumentParser {
         case "--cookie-jar": o.cookieJarPath = try value(argument)
         case "--junk-session-cookies": o.junkSessionCookies = true
         case "--oauth2-bearer": o.bearer = try value(argument)
+        case "--digest": o.digest = true
+        case "--basic": o.digest = false
         case "--proxy": (o.proxy, o.proxyKind) = (try value(argument), .http)
         case "--socks5": (o.proxy, o.proxyKind) = (try value(argument), .socks5)
         case "--socks5-hostname": (o.proxy, o.proxyKind) = (try value(argument), .socks5h)

@@ -176,6 +176,10 @@ final class CLIContext: @unchecked Sendable {
         transferOptions.cookies = cookies
         transferOptions.proxy = proxy
         transferOptions.route = options.route
+        if options.digest, let user = options.user {
+            let (name, password) = user.firstIndex(of: ":").map { (String(user[..<$0]), String(user[user.index(after: $0)...])) } ?? (user, "")
+            transferOptions.digest = DigestLogin(user: name, password: password)
+        }
         return transferOptions
     }
 

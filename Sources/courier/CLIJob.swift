@@ -119,7 +119,7 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         var draft = RequestDraft(method: method, base: reused?.base, target: reused?.target ?? text, parameters: [:], engineID: 0,
                                  options: context.transferOptions, defaultHeaders: context.requestHeaders)
         // Set only when there is one: each allocates the draft's extras, even to store nil.
-        if let user = options.user { draft.credentials = user }
+        if let user = options.user, !options.digest { draft.credentials = user }
         if let token = options.bearer { draft.authorization = .bearer(token) }
         if let body { draft.body = body.body }
         if let outbox = context.outbox {
@@ -258,12 +258,13 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         let headText = context.needsHeadText ? headText(head) : ""
         // Every head of the exchange, redirects included, as received (or as the cache served it).
         headerDump?.write(headText)
-        if options.fail, head.status >= 400 {
+        // (A 401 being answered with Digest is not the answer: -f waits for the one after it.)
+        if options.fail, head.status >= 400, !transfer.machine.followsRedirect {
             failedHTTPStatus = head.status
             transfer.sink = .discard
             return
         }
-        if options.failWithBody, head.status >= 400 { failedHTTPStatus = head.status }
+        if options.failWithBody, head.status >= 400, !transfer.machine.followsRedirect { failedHTTPStatus = head.status }
         if options.remoteHeaderName, output == .remoteName, !transfer.machine.followsRedirect,
            let name = head.headers["Content-Disposition"].flatMap(Self.dispositionFileName) {
             takeRemoteHeaderName(name, transfer)

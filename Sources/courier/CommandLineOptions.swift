@@ -93,6 +93,9 @@ struct CommandLineOptions {
     var cookieJarPath: String?
     var junkSessionCookies = false
     var bearer: String?
+    /// --digest: -u's credentials answer Digest challenges instead of going as Basic (--basic
+    /// turns it off again; the last wins, as in curl).
+    var digest = false
     /// curl's --retry family.
     var retry = 0
     var retryDelay: Double?

@@ -124,6 +124,8 @@ enum FlagTable {
         // auth
         FlagDoc("u", "--user", "user:password", "Basic authentication", .important, .auth),
         FlagDoc(nil, "--oauth2-bearer", "token", "Bearer authentication (RFC 6750)", .auth),
+        FlagDoc(nil, "--digest", nil, "-u's credentials answer Digest challenges (RFC 7616)", .auth),
+        FlagDoc(nil, "--basic", nil, "-u's credentials go as Basic (the default; undoes --digest)", .auth),
         // proxy
         FlagDoc("x", "--proxy", "[protocol://]host[:port]", "Use this proxy: http, https, socks5, socks5h (\"\" for none; default: the environment's)", .proxy),
         FlagDoc(nil, "--socks5", "host[:port]", "Use this SOCKS5 proxy, resolving names here", .proxy),

@@ -336,6 +336,7 @@ struct CABITests {
                                                         "COURIER_TEST_IDEMPOTENCY": await s.privateIdempotencyServer(),
                                                         "COURIER_TEST_PROXY": await s.privateProxy(),
                                                         "COURIER_TEST_SOCKS": await s.privateSocksProxy(credentials: "py:pw"),
+                                                        "COURIER_TEST_DIGEST": await s.privateDigestServer(),
                                                         "COURIER_TEST_HTTPS_PROXY": await s.privateHTTPSProxy().proxy,
                                                         "COURIER_TEST_TOKENS": await s.privateTokenServer()],
                                           directory: TestServers.packageRoot)
@@ -566,7 +567,8 @@ actor CExamples {
                ("unix_socket", root + "/Tests/CPrograms/unix_socket.c"), ("json", root + "/Tests/CPrograms/json.c"),
                ("local_end", root + "/Tests/CPrograms/local_end.c"), ("cancel", root + "/Tests/CPrograms/cancel.c"),
                ("timecond", root + "/Tests/CPrograms/timecond.c"), ("trust", root + "/Tests/CPrograms/trust.c"),
-               ("socks", root + "/Tests/CPrograms/socks.c"), ("https_proxy", root + "/Tests/CPrograms/https_proxy.c")]
+               ("socks", root + "/Tests/CPrograms/socks.c"), ("https_proxy", root + "/Tests/CPrograms/https_proxy.c"),
+               ("digest", root + "/Tests/CPrograms/digest.c")]
         for (example, source) in programs {
             let result = try await runProcess("/usr/bin/env", [compiler, "-std=c11", "-D_DEFAULT_SOURCE", "-Wall", "-Wextra", "-Werror", "-g",
                                                                "-I", root + "/include", source,

@@ -147,7 +147,7 @@ final class Executor: HTTP1ConnectionDelegate, HTTP2ConnectionDelegate, RetryApp
             transfer.resetResponse()
             acquireConnection(for: transfer, allowIdle: false)
         case .followRedirect(let hop):
-            transfer.metrics.redirects += 1
+            if !hop.answersChallenge { transfer.metrics.redirects += 1 }
             hop.apply(method: &transfer._method, headers: &transfer._headers,
                       body: &transfer._body, hostSetByCaller: &transfer.userSetHost, from: transfer.url)
             transfer.url = hop.url

@@ -26,6 +26,8 @@ extension Transfer {
                 guard let jar = _options.cookies else { preconditionFailure("cookies to store without a jar") }
                 jar.store(setCookie: head.headers.values(for: "Set-Cookie"), from: url)
                 action = machine.cookiesStored()
+            case .answerChallenge:
+                action = machine.challengeAnswered(digestAnswer(to: head))
             case .judgeRedirect:
                 action = machine.redirectJudged(RedirectDecision.decide(status: head.status, location: head.headers["Location"],
                                                                         current: url, method: _method, policy: _options.redirects,
@@ -73,6 +75,7 @@ extension Transfer {
             // Rarer settings, all behind the options' composition box.
             if _options.cookies != nil { flags.insert(.cookieJar) }
             if _options.retryCount > 0, _options.retry.statuses.contains(status) { flags.insert(.statusListed) }
+            if status == 401, _options.digest != nil, machine.challengesAnswered < 2, _body.isReplayable { flags.insert(.digestLogin) }
         }
         if observesRedirects { flags.insert(.asksAboutRedirects) }
         if _cacheExchange != nil { flags.insert(.cache) }
@@ -137,6 +140,20 @@ extension Transfer {
             status = head.status
             _head = consume head
         }
+    }
+
+    /// The hop answering the 401's Digest challenge, its answer put in the request's fields for
+    /// the path and query as sent; nil when no challenge can be answered (none Courier speaks, or
+    /// the last answer was refused and the nonce is not stale).
+    @inline(never)
+    private func digestAnswer(to head: borrowing ResponseHead) -> RedirectHop? {
+        guard let login = _options.digest, let challenge = DigestChallenge.best(in: head.headers.values(for: "WWW-Authenticate")),
+              machine.challengesAnswered == 0 || challenge.stale else {
+            return nil
+        }
+        let answer = challenge.answer(login, method: _method.rawValue, uri: url.target, cnonce: DigestChallenge.makeClientNonce())
+        _headers.replaceOrAdd(name: "Authorization", value: answer)
+        return RedirectHop(url: url, method: _method, dropBody: false, crossOrigin: false, answersChallenge: true)
     }
 
     /// The delegate's say on a redirect to `hop`: nil to follow it (perhaps changed), or the

@@ -173,18 +173,21 @@ public struct TransferOptions: Sendable, Hashable {
         let http10: Bool
         /// Connect-phase choices (Happy Eyeballs delay, tracing, a connection per request).
         let connecting: ConnectChoices?
+        /// The login Digest challenges are answered with (curl's --digest).
+        let digest: DigestLogin?
         init(retry: RetryPolicy?, cookies: CookieJar?, proxy: ProxySettings?, route: ConnectRoute?, http10: Bool,
-             connecting: ConnectChoices?) {
+             connecting: ConnectChoices?, digest: DigestLogin?) {
             self.retry = retry
             self.cookies = cookies
             self.proxy = proxy
             self.route = route
             self.http10 = http10
             self.connecting = connecting
+            self.digest = digest
         }
         static func == (a: Composition, b: Composition) -> Bool {
             a.retry == b.retry && a.cookies === b.cookies && a.proxy == b.proxy && a.route == b.route && a.http10 == b.http10
-                && a.connecting == b.connecting
+                && a.connecting == b.connecting && a.digest == b.digest
         }
         func hash(into hasher: inout Hasher) {
             hasher.combine(retry)
@@ -193,17 +196,35 @@ public struct TransferOptions: Sendable, Hashable {
             hasher.combine(route)
             hasher.combine(http10)
             hasher.combine(connecting)
+            hasher.combine(digest)
         }
     }
 
     private mutating func setComposition(retry: RetryPolicy?, cookies: CookieJar?, proxy: ProxySettings?,
                                          route: ConnectRoute?? = .none, http10: Bool? = nil,
-                                         connecting: ConnectChoices?? = .none) {
+                                         connecting: ConnectChoices?? = .none, digest: DigestLogin?? = .none) {
         let route = route ?? box.values.composition?.route
         let http10 = http10 ?? box.values.composition?.http10 ?? false
         let connecting = connecting ?? box.values.composition?.connecting
+        let digest = digest ?? box.values.composition?.digest
         unique().values.composition = retry == nil && cookies == nil && proxy == nil && route == nil && !http10 && connecting == nil
-            ? nil : Composition(retry: retry, cookies: cookies, proxy: proxy, route: route, http10: http10, connecting: connecting)
+            && digest == nil
+            ? nil : Composition(retry: retry, cookies: cookies, proxy: proxy, route: route, http10: http10, connecting: connecting,
+                                digest: digest)
+    }
+
+    /// The user name and password that answer Digest challenges (RFC 7616: MD5, SHA-256 and
+    /// SHA-512-256, their -sess forms, qop auth; curl's `--digest`): nil (the default) for none.
+    /// The request goes out without credentials; a 401 offering Digest is answered once, the
+    /// request sent again with its body (one that can be read again), the 401 dropped. A
+    /// redirect to another path is answered again; one to another origin never carries the
+    /// answer.
+    public var digest: DigestLogin? {
+        get { box.values.composition?.digest }
+        set {
+            let composition = box.values.composition
+            setComposition(retry: composition?.retry, cookies: composition?.cookies, proxy: composition?.proxy, digest: .some(newValue))
+        }
     }
 
     /// Where direct connections go when not to the URL's host and port, and which address

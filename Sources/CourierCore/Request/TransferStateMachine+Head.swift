@@ -1,12 +1,12 @@
 /// What happens when a response head arrives, decided here: keep its cookies, follow it as a
 /// redirect (or refuse to), retry its status, let a stored response answer instead, let the sink
-/// decide from it, or deliver its body.
+/// decide from it, answer its Digest challenge, or deliver its body.
 ///
 /// The head is one event (`headArrived`) with the facts the transfer read from it; each answer
 /// leads to one action, which the transfer carries out (`Transfer.receiveHead`) and, when the
 /// action asks something (the redirect rules, the delegate, the retry budget, the cache, the
 /// sink), reports back as the next event. The steps run in this order and each may end the
-/// procedure: cookies, redirect, status retry, cache, sink, delivery.
+/// procedure: cookies, challenge, redirect, status retry, cache, sink, delivery.
 extension TransferStateMachine {
     /// What the transfer read from a head before anything was decided.
     package struct HeadFacts: Equatable, Sendable {
@@ -26,6 +26,9 @@ extension TransferStateMachine {
             /// The sink decides from the head (a destination chosen from it, a resumable
             /// download's range rules).
             package static let sinkDecides = Flags(rawValue: 32)
+            /// A 401 the request's Digest login may answer (`TransferOptions.digest`, a body that
+            /// can be sent again, fewer than two answers so far).
+            package static let digestLogin = Flags(rawValue: 64)
         }
 
         /// The status (kept in 16 bits: every status has three digits).
@@ -70,6 +73,9 @@ extension TransferStateMachine {
     package enum HeadAction: Equatable, Sendable {
         /// Keep the Set-Cookie fields in the jar; then `cookiesStored`.
         case storeCookies
+        /// Answer the 401's Digest challenge (the request's next hop, to the same URL, with the
+        /// answer), if it has one Courier can answer; then `challengeAnswered`.
+        case answerChallenge
         /// Judge the redirect by the redirect rules (`RedirectDecision.decide`); then
         /// `redirectJudged`.
         case judgeRedirect
@@ -98,7 +104,7 @@ extension TransferStateMachine {
 
     /// The head's steps, in order.
     package enum HeadStep: UInt8, Equatable, Sendable {
-        case cookies, redirect, retry, cache, sink, deliver
+        case cookies, challenge, redirect, retry, cache, sink, deliver
     }
 
     /// A response head arrived during the exchange.
@@ -118,7 +124,15 @@ extension TransferStateMachine {
 
     /// The jar kept the head's cookies.
     package mutating func cookiesStored() -> HeadAction {
-        step(from: .redirect)
+        step(from: .challenge)
+    }
+
+    /// The 401's challenge was answered with `hop` (to the same URL, the answer in its request),
+    /// or could not be (nil: no Digest challenge Courier can answer), and the 401 goes on.
+    package mutating func challengeAnswered(_ hop: RedirectHop?) -> HeadAction {
+        guard let hop else { return step(from: .redirect) }
+        redirectChosen(hop)
+        return endHead(.dropBody(.redirect))
     }
 
     /// The redirect rules' verdict on the head.
@@ -193,6 +207,8 @@ extension TransferStateMachine {
             switch current {
             case .cookies where facts.flags.contains(.cookieJar):
                 return .storeCookies
+            case .challenge where facts.flags.contains(.digestLogin) && !cancelRequested:
+                return .answerChallenge
             case .redirect where facts.flags.contains(.followsRedirects) && RedirectDecision.isRedirect(facts.status):
                 return .judgeRedirect
             case .retry where facts.flags.contains(.statusListed) && !cancelRequested:
@@ -205,7 +221,7 @@ extension TransferStateMachine {
                 return .consultSink
             case .deliver:
                 return endHead(.deliver)
-            case .cookies, .redirect, .retry, .cache, .sink:
+            case .cookies, .challenge, .redirect, .retry, .cache, .sink:
                 next = HeadStep(rawValue: current.rawValue + 1)
             }
         }

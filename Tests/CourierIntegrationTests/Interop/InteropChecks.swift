@@ -49,6 +49,7 @@ struct InteropCheck: Sendable {
         InteropCheck(name: "resumption 1.3", run: { await resumption($0, .tls13) }),
         InteropCheck(name: "client certificate", run: clientCertificate),
         InteropCheck(name: "server closes", run: serverCloses),
+        InteropCheck(name: "Digest", run: digest),
     ]
 
     // MARK: - Helpers
@@ -143,6 +144,20 @@ struct InteropCheck: Sendable {
         let seen = await send(server.url("/small"))
         if let problem = problem(seen) { return .fail(problem) }
         return seen.body == Array(repeating: UInt8(ascii: "s"), count: 100) ? .pass : .fail("body of \(seen.body.count) bytes")
+    }
+
+    /// Apache's mod_auth_digest (MD5, qop auth; Tests/Interop/launch.py's user and realm) lets
+    /// the core's Digest answer in (a GET with a query and a body, sent again whole), and keeps a
+    /// wrong password out.
+    static func digest(_ server: InteropServer) async -> InteropOutcome {
+        guard server.kind == .apache else { return .notApplicable("only Apache is set up with Digest authentication") }
+        let login = DigestLogin(user: "alice", password: "wonderland")
+        let seen = await send(server.url("/digest/secret?view=1"), body: .bytes(Array(repeating: 0x78, count: 1000)),
+                              configure: { $0.digest = login })
+        if let problem = problem(seen) { return .fail(problem) }
+        if seen.body != Array("behind mod_auth_digest\n".utf8) { return .fail("body \(String(decoding: seen.body, as: UTF8.self))") }
+        let refused = await send(server.url("/digest/secret"), configure: { $0.digest = DigestLogin(user: "alice", password: "no") })
+        return refused.status == 401 ? .pass : .fail("a wrong password got \(refused.status)")
     }
 
     static func head(_ server: InteropServer) async -> InteropOutcome {

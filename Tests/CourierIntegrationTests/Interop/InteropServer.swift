@@ -87,11 +87,18 @@ struct InteropServer: Sendable {
     /// Stdin pipes of the launchers: closed (and the servers stopped) when the process exits.
     private static let keepOpen = LockedBox<[Pipe]>([])
 
-    /// The one static file the shared fixtures lack (the others are TestServers').
+    /// The static files the shared fixtures lack (the others are TestServers'): /bighead, and
+    /// /digest/secret behind Apache's mod_auth_digest.
     private static func writeFixtures(_ html: String) {
         let path = html + "/bighead"
         if !FileManager.default.fileExists(atPath: path) {
             try? Data("bighead\n".utf8).write(to: URL(fileURLWithPath: path))
+        }
+        let secret = html + "/digest/secret"
+        if !FileManager.default.fileExists(atPath: secret) {
+            try? FileManager.default.createDirectory(atPath: html + "/digest", withIntermediateDirectories: true,
+                                                     attributes: [.posixPermissions: 0o755])
+            try? Data("behind mod_auth_digest\n".utf8).write(to: URL(fileURLWithPath: secret))
         }
     }
 

@@ -178,6 +178,12 @@ final class TestServers: @unchecked Sendable {
         await privateServer("http_proxy.py", arguments: credentials.map { [$0] } ?? [])
     }
 
+    /// Starts a Digest-authenticating server (Tests/Servers/digest_server.py: user ann, password
+    /// s3cret) for one test.
+    func privateDigestServer() async -> String {
+        await privateServer("digest_server.py")
+    }
+
     /// Starts an HTTPS proxy for one test: http_proxy.py behind TLS (Tests/Servers/tls_front.py,
     /// the test CA's certificate for localhost). `proxy` is `https://localhost:port`; `plain` the
     /// proxy itself, whose log answers there.

@@ -99,6 +99,12 @@ class DigestAuth(Auth):
         self._challenge = None
         self._count = 0
 
+    @property
+    def login(self):
+        """(user, password) as bytes: what an ``Engine`` request's ``auth=DigestAuth(...)`` gives
+        the library, which answers the challenge itself."""
+        return self._username, self._password
+
     def auth_flow(self, request):
         if self._challenge is not None:
             request.headers["Authorization"] = self._authorization(request)

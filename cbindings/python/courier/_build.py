@@ -5,6 +5,7 @@ import os as _os
 
 from . import _consumers, _native, _retry
 from ._auth import Bearer
+from ._auth_flows import DigestAuth
 from ._errors import CourierError, error_for
 from ._native import lib
 from ._request import _bodies, _free_request, _hook_progress, _progress_hooks
@@ -144,8 +145,12 @@ class _RequestBuilding:
                 apply(lib.courier_request_set_bearer(handle, auth.token.encode()))
             elif isinstance(auth, tuple) and len(auth) == 2:
                 apply(lib.courier_request_set_basic_auth(handle, str(auth[0]).encode(), str(auth[1]).encode()))
+            elif isinstance(auth, DigestAuth):
+                # (Answered by the library itself: the 401 never comes back up to Python.)
+                apply(lib.courier_request_set_digest_auth(handle, *auth.login))
             else:
-                raise CourierError(_native.E_INVALID_ARGUMENT, "auth is (user, password) or courier.Bearer(token)")
+                raise CourierError(_native.E_INVALID_ARGUMENT,
+                                   "auth is (user, password), courier.Bearer(token) or courier.DigestAuth(user, password)")
         if proxy is not None or no_proxy is not None:
             apply(lib.courier_request_set_proxy(handle, _text(proxy), _text(no_proxy)))
         if freeze:

@@ -245,6 +245,7 @@ _SIGNATURES = {
     "courier_request_set_cookiejar": (c_int, [request_p, cookiejar_p]),
     "courier_request_set_basic_auth": (c_int, [request_p, c_char_p, c_char_p]),
     "courier_request_set_bearer": (c_int, [request_p, c_char_p]),
+    "courier_request_set_digest_auth": (c_int, [request_p, c_char_p, c_char_p]),
 }
 
 

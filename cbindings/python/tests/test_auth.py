@@ -1,5 +1,6 @@
 """Basic and Bearer authentication through the Python binding, against the scripted server's
-/echo (COURIER_TEST_SCRIPTED). Started by the Swift suite like test_courier.py."""
+/echo (COURIER_TEST_SCRIPTED), and Digest answered by the library (COURIER_TEST_DIGEST,
+Tests/Servers/digest_server.py). Started by the Swift suite like test_courier.py."""
 
 import asyncio
 import json
@@ -15,6 +16,7 @@ import courier  # noqa: E402
 
 SCRIPTED = os.environ["COURIER_TEST_SCRIPTED"]
 TOKENS = os.environ["COURIER_TEST_TOKENS"]
+DIGEST = os.environ["COURIER_TEST_DIGEST"]  # user ann, password s3cret
 
 
 def authorization(response):
@@ -87,6 +89,22 @@ class ChallengeTests(unittest.TestCase):
             released.set()
         with self.assertRaises(courier.CourierError):
             courier.Engine(TOKENS, on_challenge=hang, challenge_timeout=0)
+
+
+class LibraryDigestTests(unittest.TestCase):
+    """``auth=DigestAuth(...)`` on an Engine request: the library answers the challenge itself."""
+
+    def test_answered_in_the_library(self):
+        with courier.Engine(DIGEST, accepted_status=(200, 600)) as engine:
+            answered = engine.get("/sha256/py?q=1", auth=courier.DigestAuth("ann", "s3cret"))
+            self.assertEqual((answered.status, answered.body), (200, b"GET /sha256/py?q=1 0"))
+            posted = engine.post("/md5sess/py", data=b"x" * 1000, auth=courier.DigestAuth("ann", "s3cret"))
+            self.assertEqual((posted.status, posted.body), (200, b"POST /md5sess/py 1000"))
+            refused = engine.get("/sha256/py", auth=courier.DigestAuth("ann", "wrong"))
+            self.assertEqual(refused.status, 401)
+            seen = json.loads(engine.get("/log").body)
+        self.assertEqual([bool(field) for field in seen[:6]], [False, True] * 3, "one answer per request, none up front")
+        self.assertIn("algorithm=SHA-256", seen[1])
 
 
 if __name__ == "__main__":

@@ -1,0 +1,21 @@
+import CourierCore
+
+// Digest authentication from C (curl's CURLAUTH_DIGEST): a login the core answers 401s with.
+
+/// The login `user` and `password` name (NULL user: none, the password then ignored).
+private func digestLogin(_ user: UnsafePointer<CChar>?, _ password: UnsafePointer<CChar>?) throws(CourierError) -> DigestLogin? {
+    guard let user = string(user) else { return nil }
+    let login = DigestLogin(user: user, password: string(password) ?? "")
+    if let problem = login.problem { throw invalid(problem) }
+    return login
+}
+
+@_cdecl("courier_engine_set_digest_auth")
+public func courier_engine_set_digest_auth(_ handle: OpaquePointer?, _ user: UnsafePointer<CChar>?, _ password: UnsafePointer<CChar>?) -> Int32 {
+    configureDefaults(handle) { o throws(CourierError) in o.digest = try digestLogin(user, password) }
+}
+
+@_cdecl("courier_request_set_digest_auth")
+public func courier_request_set_digest_auth(_ handle: OpaquePointer?, _ user: UnsafePointer<CChar>?, _ password: UnsafePointer<CChar>?) -> Int32 {
+    configure(handle) { r throws(CourierError) in r.draft.options.digest = try digestLogin(user, password) }
+}
