@@ -147,13 +147,7 @@ final class Executor: HTTP1ConnectionDelegate, HTTP2ConnectionDelegate, RetryApp
             transfer.resetResponse()
             acquireConnection(for: transfer, allowIdle: false)
         case .followRedirect(let hop):
-            if !hop.answersChallenge { transfer.metrics.redirects += 1 }
-            hop.apply(method: &transfer._method, headers: &transfer._headers,
-                      body: &transfer._body, hostSetByCaller: &transfer.userSetHost, from: transfer.url)
-            transfer.url = hop.url
-            if hop.dropBody { transfer.requestBodyLength = 0 }
-            transfer.resetResponse()
-            acquireConnection(for: transfer, allowIdle: true)
+            follow(hop, transfer)
         case .abortExchange(let error):
             guard let carrier = transfer.carrier else {
                 preconditionFailure("a running transfer without a carrier")
@@ -188,6 +182,20 @@ final class Executor: HTTP1ConnectionDelegate, HTTP2ConnectionDelegate, RetryApp
             transfer.resetResponse()
             acquireConnection(for: transfer, allowIdle: true)
         }
+    }
+
+    /// The request goes again as `hop` says: a redirect's next URL, or the same one answering a
+    /// Digest challenge (after a 401: no redirect, as curl counts them). Out of line: `execute`
+    /// runs for every action, this only for hops.
+    @inline(never)
+    private func follow(_ hop: RedirectHop, _ transfer: Transfer) {
+        if transfer.challengesAnswered == 0 { transfer.metrics.redirects += 1 }
+        hop.apply(method: &transfer._method, headers: &transfer._headers,
+                  body: &transfer._body, hostSetByCaller: &transfer.userSetHost, from: transfer.url)
+        transfer.url = hop.url
+        if hop.dropBody { transfer.requestBodyLength = 0 }
+        transfer.resetResponse()
+        acquireConnection(for: transfer, allowIdle: true)
     }
 
     func enqueue(_ transfer: Transfer, at now: UInt64) {

@@ -71,18 +71,13 @@ package struct RedirectHop: Equatable, Sendable {
     /// the text: the hop travels in every transfer action, and a String in it made each action
     /// dearer to move and destroy (about 40 instructions per request).
     package var sendsReferer: Bool
-    /// Not a redirect: the same request again, answering the response's Digest challenge (the
-    /// answer is already in the transfer's fields). Not counted as a redirect.
-    package var answersChallenge: Bool
 
-    package init(url: CourierURL, method: HTTPMethod, dropBody: Bool, crossOrigin: Bool, sendsReferer: Bool = false,
-                 answersChallenge: Bool = false) {
+    package init(url: CourierURL, method: HTTPMethod, dropBody: Bool, crossOrigin: Bool, sendsReferer: Bool = false) {
         self.url = url
         self.method = method
         self.dropBody = dropBody
         self.crossOrigin = crossOrigin
         self.sendsReferer = sendsReferer
-        self.answersChallenge = answersChallenge
     }
 
     /// Fields that carry credentials and must not be sent to another origin.

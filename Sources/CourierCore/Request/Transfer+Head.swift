@@ -71,18 +71,25 @@ extension Transfer {
         var flags: TransferStateMachine.HeadFacts.Flags = []
         // (Only a redirect's status pays for reading the redirect policy.)
         if RedirectDecision.isRedirect(status), _options.redirects.follow { flags.insert(.followsRedirects) }
-        if _options.hasComposition {
-            // Rarer settings, all behind the options' composition box.
-            if _options.cookies != nil { flags.insert(.cookieJar) }
-            if _options.retryCount > 0, _options.retry.statuses.contains(status) { flags.insert(.statusListed) }
-            if status == 401, _options.digest != nil, machine.challengesAnswered < 2, _body.isReplayable { flags.insert(.digestLogin) }
-        }
+        // Rarer settings, all behind the options' composition box (read out of line).
+        if _options.hasComposition { flags.formUnion(composedFlags(status: status)) }
         if observesRedirects { flags.insert(.asksAboutRedirects) }
         if _cacheExchange != nil { flags.insert(.cache) }
         switch _sink {
         case .destination, .resumable: flags.insert(.sinkDecides)
         case .memory, .discard, .file, .stream, .fanOut: break
         }
+        return flags
+    }
+
+    /// The flags the options' composition adds: a cookie jar, a retry policy listing the status,
+    /// a Digest login for a 401.
+    @inline(never)
+    private func composedFlags(status: Int) -> TransferStateMachine.HeadFacts.Flags {
+        var flags: TransferStateMachine.HeadFacts.Flags = []
+        if _options.cookies != nil { flags.insert(.cookieJar) }
+        if _options.retryCount > 0, _options.retry.statuses.contains(status) { flags.insert(.statusListed) }
+        if status == 401, _options.digest != nil, _body.isReplayable, challengesAnswered < 2 { flags.insert(.digestLogin) }
         return flags
     }
 
@@ -142,18 +149,28 @@ extension Transfer {
         }
     }
 
+    /// Digest challenges answered in a row for the request's URL: the 401s at the end of the
+    /// history (a redirect's 3xx ends the run, so each hop starts again). After one, only a stale
+    /// nonce is answered again (RFC 7616 section 3.3); after two, a 401 is the answer (a wrong
+    /// password is never tried twice). Read from the history, so no transfer carries a field
+    /// for it.
+    package var challengesAnswered: Int {
+        guard let history = _history else { return 0 }
+        return history.reversed().prefix { $0.head.status == 401 }.count
+    }
+
     /// The hop answering the 401's Digest challenge, its answer put in the request's fields for
     /// the path and query as sent; nil when no challenge can be answered (none Courier speaks, or
     /// the last answer was refused and the nonce is not stale).
     @inline(never)
     private func digestAnswer(to head: borrowing ResponseHead) -> RedirectHop? {
         guard let login = _options.digest, let challenge = DigestChallenge.best(in: head.headers.values(for: "WWW-Authenticate")),
-              machine.challengesAnswered == 0 || challenge.stale else {
+              challengesAnswered == 0 || challenge.stale else {
             return nil
         }
         let answer = challenge.answer(login, method: _method.rawValue, uri: url.target, cnonce: DigestChallenge.makeClientNonce())
         _headers.replaceOrAdd(name: "Authorization", value: answer)
-        return RedirectHop(url: url, method: _method, dropBody: false, crossOrigin: false, answersChallenge: true)
+        return RedirectHop(url: url, method: _method, dropBody: false, crossOrigin: false)
     }
 
     /// The delegate's say on a redirect to `hop`: nil to follow it (perhaps changed), or the

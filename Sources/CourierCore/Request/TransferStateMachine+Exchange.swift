@@ -9,7 +9,6 @@ extension TransferStateMachine {
         case .running:
             redirect = hop
             followsRedirect = true
-            challengesAnswered = hop.answersChallenge ? challengesAnswered &+ 1 : 0
         case .created, .queued, .waitingForConnection, .finished, .joined, .waitingToRetry:
             preconditionFailure("a redirect chosen outside an exchange (state \(state))")
         }

@@ -179,10 +179,6 @@ package struct TransferStateMachine: Sendable {
     var restartPending = false
     /// Continuations of a resumable download used so far (`resumeDownload`).
     package internal(set) var resumesUsed = 0
-    /// Digest challenges answered in a row for the request's URL (a redirect elsewhere starts
-    /// again): after one, only a stale nonce is answered again (RFC 7616 section 3.3); after two,
-    /// a 401 is the answer (a wrong password is never tried twice).
-    package internal(set) var challengesAnswered: UInt8 = 0
     /// Restarts from zero used so far: one is enough (a second would mean a server that keeps
     /// answering ranges it was not asked for).
     var restarted = false
