@@ -148,6 +148,7 @@ extern "C" {
 #define COURIER_E_OUTBOX_FULL          (COURIER_E_OUTBOX | (2 << 8))  /* its entry or byte limit */
 #define COURIER_E_OUTBOX_CORRUPT       (COURIER_E_OUTBOX | (3 << 8))  /* a damaged entry, set aside */
 #define COURIER_E_FILE_CHANGED         (COURIER_E_FILE | (4 << 8))    /* a frozen request's file changed */
+#define COURIER_E_NETRC                (COURIER_E_FILE | (5 << 8))    /* a .netrc file that breaks its rules */
 #define COURIER_E_TLS_CIPHER           (COURIER_E_TLS | (12 << 8))    /* a cipher list, TLS 1.3 suite list or
                                                                      curve list names nothing usable (since 0.4) */
 #define COURIER_E_HTTP2_PROTOCOL       (COURIER_E_HTTP2 | (1 << 8))   /* the server broke HTTP/2: a malformed
@@ -717,6 +718,13 @@ int courier_request_set_bearer(courier_request *request, const char *token);
  * origin. NULL user removes it. The engine's setting applies to requests created afterwards.
  * COURIER_E_INVALID_ARGUMENT for a control character in the user name. */
 int courier_engine_set_digest_auth(courier_engine *engine, const char *user, const char *password);
+/* Basic credentials from a .netrc file (curl's CURLOPT_NETRC_FILE; NULL path: $HOME/.netrc): the
+ * entry for the request's host (with a user in the URL, that user's; else the "default" entry)
+ * becomes its Basic authentication, unless it has credentials of its own already. Looked up now,
+ * for the URL the request has. A missing file or host is no error (curl's rule: no credentials);
+ * COURIER_E_NETRC for a file that breaks the format (it is refused whole), COURIER_E_FILE_READ
+ * for one that cannot be read. */
+int courier_request_set_netrc(courier_request *request, const char *path);
 int courier_request_set_digest_auth(courier_request *request, const char *user, const char *password);
 
 /* Retries (curl's --retry; OCNet's retry request). After a failed attempt the request is sent

@@ -6,7 +6,7 @@ enum ArgumentParser {
     /// Flags without a value.
     /// (`-:`, curl's --next, splits the command line before any flag is read: `parseGroups`.)
     static let shortFlags: Set<Character> = ["j", "i", "I", "L", "f", "s", "S", "v", "O", "Z", "h", "V", "#", "g", "k",
-                                             "G", "R", "J", "M", "4", "6", "p", ":"]
+                                             "G", "R", "J", "M", "4", "6", "p", ":", "n"]
     /// Flags that take a value.
     static let shortWithValue: Set<Character> = ["X", "H", "d", "o", "m", "w", "A", "u", "E", "D", "F", "T", "C", "b", "c", "x", "U",
                                                  "e", "r", "K", "z"]
@@ -85,6 +85,7 @@ enum ArgumentParser {
         case "A": o.userAgent = value
         case "u": o.user = value
         case "i": o.include = true
+        case "n": o.netrc = .home
         case "I": o.head = true
         case "L": o.location = true
         case "f": o.fail = true
@@ -264,6 +265,8 @@ enum ArgumentParser {
         case "--junk-session-cookies": o.junkSessionCookies = true
         case "--oauth2-bearer": o.bearer = try value(argument)
         case "--digest": o.digest = true
+        case "--netrc", "--netrc-optional": o.netrc = .home
+        case "--netrc-file": o.netrc = .file(try value(argument))
         case "--basic": o.digest = false
         case "--proxy": (o.proxy, o.proxyKind) = (try value(argument), .http)
         case "--socks5": (o.proxy, o.proxyKind) = (try value(argument), .socks5)

@@ -27,6 +27,8 @@ final class CLIContext: @unchecked Sendable {
     /// -b Cookie, -H, -e Referer and -r Range fields replace them, without what -H 'Name:' removes.
     let requestHeaders: HTTPHeaders
     let transferOptions: TransferOptions
+    /// -n, --netrc-file: the file's entries (nil: none asked for, or no such file).
+    private(set) var netrc: Netrc?
     /// The last origin parsed, which the next URL with the same one is built on.
     let origins = OriginReuse()
     /// Bodies for stdout through its buffer: one sink for every job (it holds nothing of its own).
@@ -123,6 +125,13 @@ final class CLIContext: @unchecked Sendable {
         switch Self.proxySettings(options) {
         case .success(let settings): proxy = settings
         case .failure(let error): problem = problem ?? error
+        }
+        if let choice = options.netrc, options.user == nil {
+            do throws(CourierError) {
+                if case .file(let path) = choice { netrc = try Netrc.load(path) } else { netrc = try Netrc.load() }
+            } catch {
+                problem = problem ?? error
+            }
         }
         setupError = problem
         var transferOptions = Self.transferOptions(options, tls: tls, proxy: proxy, cache: cache, cookies: cookies)

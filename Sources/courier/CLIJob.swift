@@ -120,6 +120,7 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
                                  options: context.transferOptions, defaultHeaders: context.requestHeaders)
         // Set only when there is one: each allocates the draft's extras, even to store nil.
         if let user = options.user, !options.digest { draft.credentials = user }
+        if let netrc = context.netrc, options.user == nil { applyNetrc(netrc, to: &draft, url: text) }
         if let token = options.bearer { draft.authorization = .bearer(token) }
         if let body { draft.body = body.body }
         if let outbox = context.outbox {
@@ -205,6 +206,14 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
     }
 
     /// `mkdir -p` of the directory `path` is in (curl's --create-dirs).
+    /// -n: the .netrc entry for the URL's host (with the URL's user, that user's) becomes the
+    /// request's Basic credentials, as curl does; nothing when none matches.
+    private func applyNetrc(_ netrc: Netrc, to draft: inout RequestDraft, url: String) {
+        guard let parsed = try? CourierURL(parsing: url),
+              let (login, password) = netrc.credentials(forHost: parsed.host, user: parsed.user) else { return }
+        draft.credentials = "\(login):\(password)"
+    }
+
     static func createDirectories(for path: String) -> CourierError? {
         var components = path.split(separator: "/", omittingEmptySubsequences: false).dropLast()
         var current = path.hasPrefix("/") ? "" : "."

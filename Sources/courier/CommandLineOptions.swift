@@ -93,6 +93,10 @@ struct CommandLineOptions {
     var cookieJarPath: String?
     var junkSessionCookies = false
     var bearer: String?
+    /// -n/--netrc and --netrc-optional ($HOME/.netrc), --netrc-file: where credentials for a
+    /// URL without -u come from; nil: none.
+    var netrc: NetrcChoice?
+    enum NetrcChoice: Equatable { case home, file(String) }
     /// --digest: -u's credentials answer Digest challenges instead of going as Basic (--basic
     /// turns it off again; the last wins, as in curl).
     var digest = false

@@ -33,7 +33,7 @@ enum ExitCode {
         case .decodingFailed: return code == .decodedTooLarge ? 63 : 61
         case .cancelled, .shutdown: return 42
         case .sendFailed: return 55
-        case .fileError: return code == .fileRead || code == .bodySource ? 26 : 23
+        case .fileError: return code == .fileRead || code == .bodySource || code == .netrcSyntax ? 26 : 23
         case .rangeError: return 33
         case .tls:
             switch code {

@@ -124,6 +124,9 @@ enum FlagTable {
         // auth
         FlagDoc("u", "--user", "user:password", "Basic authentication", .important, .auth),
         FlagDoc(nil, "--oauth2-bearer", "token", "Bearer authentication (RFC 6750)", .auth),
+        FlagDoc("n", "--netrc", nil, "Credentials from ~/.netrc for URLs without -u", .auth),
+        FlagDoc(nil, "--netrc-optional", nil, "As --netrc (a missing file is no error either way)", .auth),
+        FlagDoc(nil, "--netrc-file", "file", "Credentials from this .netrc file", .auth),
         FlagDoc(nil, "--digest", nil, "-u's credentials answer Digest challenges (RFC 7616)", .auth),
         FlagDoc(nil, "--basic", nil, "-u's credentials go as Basic (the default; undoes --digest)", .auth),
         // proxy

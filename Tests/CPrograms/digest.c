@@ -1,14 +1,18 @@
 /*
- * digest: Digest authentication from C (Tests/Servers/digest_server.py: user ann, password
- * s3cret): an engine's login and a request's own, a body sent again, a wrong password's 401,
- * NULL removing the login and bad arguments; exits 0 when every check holds.
+ * digest: logins from C against Tests/Servers/digest_server.py (user ann, password s3cret):
+ * Digest authentication (an engine's login and a request's own, a body sent again, a wrong
+ * password's 401, NULL removing the login, bad arguments) and .netrc files (the entry for the
+ * request's host as Basic, a missing file, a malformed one); exits 0 when every check holds.
  *
  *   digest SERVER_URL
  */
 #include <courier.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 static int failures = 0;
 
@@ -68,6 +72,32 @@ int main(int argc, char **argv) {
     CHECK(courier_request_set_digest_auth(NULL, "a", "b") == COURIER_E_MISUSE, "NULL request");
     courier_request_free(request);
     CHECK(courier_engine_set_digest_auth(NULL, "a", "b") == COURIER_E_MISUSE, "NULL engine");
+
+    /* .netrc: the server's /log records the Authorization each request carried. */
+    char path[] = "/tmp/courier-netrc-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0, "mkstemp");
+    const char *entries = "machine 127.0.0.1 login bob password \"s p\"\n";
+    CHECK(write(fd, entries, strlen(entries)) == (ssize_t)strlen(entries), "write");
+    close(fd);
+    CHECK(courier_request_create(engine, "GET", "/log?clear=1", &request) == COURIER_OK, "create");
+    CHECK(perform(request, body, sizeof body) == 200, "the log cleared");
+    CHECK(courier_request_create(engine, "GET", "/sha256/netrc", &request) == COURIER_OK, "create");
+    CHECK(courier_request_set_digest_auth(request, NULL, NULL) == COURIER_OK, "no Digest");
+    CHECK(courier_request_set_netrc(request, path) == COURIER_OK, "netrc");
+    CHECK(perform(request, body, sizeof body) == 401, "Basic, which this server refuses");
+    CHECK(courier_request_create(engine, "GET", "/log", &request) == COURIER_OK, "create");
+    CHECK(courier_request_set_digest_auth(request, NULL, NULL) == COURIER_OK, "no Digest");
+    CHECK(courier_request_set_netrc(request, "/nonexistent/.netrc") == COURIER_OK, "a missing file is no error");
+    CHECK(perform(request, body, sizeof body) == 200 && strstr(body, "Basic Ym9iOnMgcA==") != NULL, "the log: %s", body);
+    fd = open(path, O_WRONLY | O_TRUNC);
+    CHECK(fd >= 0 && write(fd, "machine h login \"open", 22) == 22, "rewrite");
+    close(fd);
+    CHECK(courier_request_create(engine, "GET", "/log", &request) == COURIER_OK, "create");
+    CHECK(courier_request_set_netrc(request, path) == COURIER_E_NETRC, "a malformed file");
+    CHECK(courier_request_set_netrc(NULL, path) == COURIER_E_MISUSE, "NULL request");
+    courier_request_free(request);
+    unlink(path);
     courier_engine_destroy(engine);
 
     if (failures) {

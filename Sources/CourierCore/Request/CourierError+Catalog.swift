@@ -93,6 +93,7 @@ extension CourierError {
             (.outboxFull, "COURIER_E_OUTBOX_FULL", "the outbox is full"),
             (.outboxCorrupt, "COURIER_E_OUTBOX_CORRUPT", "a damaged outbox entry was set aside"),
             (.fileChanged, "COURIER_E_FILE_CHANGED", "the file changed since the request was frozen"),
+            (.netrcSyntax, "COURIER_E_NETRC", "the .netrc file could not be read"),
             (.again, "COURIER_E_AGAIN", "no data yet; try again"),
             (.http2, "COURIER_E_HTTP2", "HTTP/2 error"),
             (.http2Protocol, "COURIER_E_HTTP2_PROTOCOL", "the server broke the HTTP/2 protocol"),

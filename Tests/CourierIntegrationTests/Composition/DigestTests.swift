@@ -82,6 +82,30 @@ struct DigestTests {
         #expect(try await log(server).last?.hasPrefix("Basic ") == true)
     }
 
+    /// curl's -n (HOME's .netrc), --netrc-file and --netrc-optional: the entry for the URL's host
+    /// (or its user's) as Basic, -u winning, a missing file no error, a malformed one curl's 26.
+    @Test func theCLIsNetrc() async throws {
+        let server = await s.privateDigestServer()
+        let home = s.root + "/netrc-home-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        let file = home + "/.netrc"
+        try #"machine 127.0.0.1 login bob password "s p"\#ndefault login any password thing\#n"#.write(toFile: file, atomically: true, encoding: .utf8)
+        let cli = CLITests.binary
+        let quiet = ["-sS", "-o", "/dev/null"]
+        for arguments in [["-n"], ["--netrc-optional"], ["--netrc-file", file], ["--netrc-file", file, "-u", "me:x"],
+                          ["--netrc-file", file, server.replacingOccurrences(of: "127.0.0.1", with: "localhost") + "/n"],
+                          ["--netrc-file", home + "/missing"]] {
+            let urls = arguments.last!.hasPrefix("http") ? [] : [server + "/n"]
+            let run = try await runProcess(cli, quiet + arguments + urls, environment: ["HOME": home])
+            #expect(run.status == 0, "\(arguments): \(run.stderr)")
+        }
+        let basic = { (pair: String) in "Basic " + Data(pair.utf8).base64EncodedString() }
+        #expect(try await log(server) == [basic("bob:s p"), basic("bob:s p"), basic("bob:s p"), basic("me:x"), basic("any:thing"), ""])
+        try #"machine h login "unterminated"#.write(toFile: file, atomically: true, encoding: .utf8)
+        let malformed = try await runProcess(cli, quiet + ["-n", server + "/n"], environment: ["HOME": home])
+        #expect(malformed.status == 26 && malformed.stderr.contains(".netrc"), "\(malformed.stderr)")
+    }
+
     @Test func fromC() async throws {
         let server = await s.privateDigestServer()
         let bin = try await CExamples.shared.directory()
