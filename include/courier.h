@@ -1009,6 +1009,21 @@ int courier_cookiejar_clear(courier_cookiejar *jar);
 void courier_cookiejar_free(courier_cookiejar *jar);       /* NULL is fine */
 int courier_request_set_cookiejar(courier_request *request, courier_cookiejar *jar);   /* NULL: none */
 
+/* HSTS (RFC 6797; curl's --hsts). A store of the hosts that said, over verified https, that they
+ * are to be reached over https only (Strict-Transport-Security: max-age, includeSubDomains; never
+ * an IP address). A request or redirect to http:// one of them goes to https:// instead (port 80
+ * becoming 443, another port kept) before anything is sent. create: `path` (NULL: memory only) in
+ * curl's file format (a missing file is an empty store; COURIER_E_FILE_READ for one that cannot be
+ * read), written back by save, atomically (COURIER_E_FILE_WRITE). A store may be shared by any
+ * number of engines, requests and threads; free it after them. */
+typedef struct courier_hsts courier_hsts;
+int courier_hsts_create(const char *path, courier_hsts **out);
+int courier_hsts_save(courier_hsts *hsts);
+int courier_hsts_requires_https(courier_hsts *hsts, const char *host);   /* 1 or 0 */
+void courier_hsts_free(courier_hsts *hsts);                                /* NULL is fine */
+int courier_engine_set_hsts(courier_engine *engine, courier_hsts *hsts);   /* NULL: none */
+int courier_request_set_hsts(courier_request *request, courier_hsts *hsts);
+
 /* Proxies. `proxy` in curl's syntax, "[scheme://][user:password@]host[:port]" (port 1080 by
  * default, 443 for https://; credentials percent-decoded and sent only to the proxy), used for
  * every scheme. With http:// (the default) http URLs are forwarded in absolute form, https ones go

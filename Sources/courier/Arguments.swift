@@ -267,6 +267,7 @@ enum ArgumentParser {
         case "--digest": o.digest = true
         case "--netrc", "--netrc-optional": o.netrc = .home
         case "--netrc-file": o.netrc = .file(try value(argument))
+        case "--hsts": o.hsts = try value(argument)
         case "--basic": o.digest = false
         case "--proxy": (o.proxy, o.proxyKind) = (try value(argument), .http)
         case "--socks5": (o.proxy, o.proxyKind) = (try value(argument), .socks5)

@@ -29,6 +29,8 @@ final class CLIContext: @unchecked Sendable {
     let transferOptions: TransferOptions
     /// -n, --netrc-file: the file's entries (nil: none asked for, or no such file).
     private(set) var netrc: Netrc?
+    /// --hsts: the store every request consults and feeds (saved when the run ends).
+    private(set) var hsts: HSTSStore?
     /// The last origin parsed, which the next URL with the same one is built on.
     let origins = OriginReuse()
     /// Bodies for stdout through its buffer: one sink for every job (it holds nothing of its own).
@@ -133,8 +135,16 @@ final class CLIContext: @unchecked Sendable {
                 problem = problem ?? error
             }
         }
+        if let path = options.hsts {
+            do throws(CourierError) {
+                hsts = path.isEmpty ? HSTSStore() : try HSTSStore(file: path)
+            } catch {
+                problem = problem ?? error
+            }
+        }
         setupError = problem
         var transferOptions = Self.transferOptions(options, tls: tls, proxy: proxy, cache: cache, cookies: cookies)
+        transferOptions.hsts = hsts
         transferOptions.decompress = options.compressed && !suppressAcceptEncoding
         // -v and --trace-ascii show what connecting did, the TLS handshake step by step.
         transferOptions.tracesConnections = options.verbose || trace != nil

@@ -97,6 +97,8 @@ struct CommandLineOptions {
     /// URL without -u come from; nil: none.
     var netrc: NetrcChoice?
     enum NetrcChoice: Equatable { case home, file(String) }
+    /// --hsts FILE: the HSTS cache in curl's format ("" for memory only).
+    var hsts: String?
     /// --digest: -u's credentials answer Digest challenges instead of going as Basic (--basic
     /// turns it off again; the last wins, as in curl).
     var digest = false

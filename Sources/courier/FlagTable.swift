@@ -143,6 +143,7 @@ enum FlagTable {
         FlagDoc("p", "--proxytunnel", nil, "http URLs through the proxy's CONNECT tunnel too", .proxy),
         FlagDoc(nil, "--no-proxytunnel", nil, "http URLs forwarded by the proxy (the default)", .proxy),
         // tls
+        FlagDoc(nil, "--hsts", "file", "HSTS cache (curl's format; \"\" in memory): http:// to its hosts goes https://", .tls),
         FlagDoc(nil, "--cacert", "file", "Trust the CAs in this PEM file (besides the system's)", .tls),
         FlagDoc(nil, "--capath", "dir", "Trust the CAs in this hashed directory", .tls),
         FlagDoc("k", "--insecure", nil, "Accept any server certificate (pins still apply)", .tls),

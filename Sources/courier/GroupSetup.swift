@@ -40,9 +40,14 @@ struct GroupSetup {
     }
 
     /// After every transfer: what the cache stored is on disk before the next invocation looks,
-    /// -c writes the jar, -D's file is closed.
+    /// -c writes the jar, --hsts's file is written, -D's file is closed.
     func finish() {
         cache?.flush()
+        do {
+            try context.hsts?.save()
+        } catch {
+            Terminal.error("courier: WARNING: failed to save the HSTS cache: \(error.message)\n")
+        }
         if let path = context.options.cookieJarPath, let jar = cookieJar {
             if path == "-" {
                 Terminal.write(jar.netscapeText())

@@ -67,7 +67,9 @@ class Harness:
         self.ca = os.path.join(certs, "ca.pem")
         tls_port, h2_port = free_port(), free_port()
         extra = (f"server {{ listen 127.0.0.1:{tls_port} ssl; root {html}; ssl_certificate {certs}/server-chain.pem; "
-                 f"ssl_certificate_key {certs}/server.key; ssl_session_cache shared:sanitize:1m; }} "
+                 f"ssl_certificate_key {certs}/server.key; ssl_session_cache shared:sanitize:1m; "
+                 f"location = /hsts {{ add_header Strict-Transport-Security \"max-age=3600; includeSubDomains\" always; "
+                 f"return 200 noted; }} }} "
                  f"server {{ listen 127.0.0.1:{h2_port} ssl http2; root {html}; ssl_certificate {certs}/server-chain.pem; "
                  f"ssl_certificate_key {certs}/server.key; }}")
         env = dict(os.environ, NGINX_WORKERS="1", NGINX_EXTRA_SERVER=extra)
@@ -324,6 +326,8 @@ def composition(h):
     h.run("c socks", [socks, h.socks, h.nginx, h.https, h.ca])
     https_proxy = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "https_proxy.c"), "https_proxy")
     h.run("c https proxy", [https_proxy, h.https_proxy, h.proxy, h.nginx, h.https, h.ca])
+    hsts = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "hsts.c"), "hsts")
+    h.run("c hsts", [hsts, h.https, h.https.replace("https://", "http://"), h.ca, os.path.join(h.work, "hsts.txt")])
     challenge = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "challenge.c"), "challenge")
     h.run("c challenge", [challenge, h.tokens])
     hooks = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "hooks.c"), "hooks")

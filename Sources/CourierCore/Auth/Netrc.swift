@@ -51,23 +51,10 @@ public struct Netrc: Sendable, Equatable {
     /// (curl then goes on without credentials). Other read failures are `.fileRead`.
     public static func load(_ path: String? = nil) throws(CourierError) -> Netrc? {
         guard let path = path ?? getenv("HOME").map({ String(cString: $0) + "/.netrc" }) else { return nil }
-        guard let file = fopen(path, "r") else {
-            if errno == ENOENT { return nil }
-            throw CourierError(.fileRead, "\(path): \(String(cString: strerror(errno)))")
-        }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 16 << 10)
-        while true {
-            let count = fread(&buffer, 1, buffer.count, file)
-            if count > 0 { bytes += buffer[..<count] }
-            if count < buffer.count { break }
-            // (A credentials file has no business being large: the reader is bounded.)
-            if bytes.count > 1 << 20 { throw CourierError(.netrcSyntax, "\(path) is larger than 1 MiB") }
-        }
-        if ferror(file) != 0 { throw CourierError(.fileRead, "\(path): read error") }
+        // (A credentials file has no business being large: the reader is bounded.)
+        guard let text = try TextFile.read(path, limit: 1 << 20) else { return nil }
         do {
-            return try Netrc(parsing: String(decoding: bytes, as: UTF8.self))
+            return try Netrc(parsing: text)
         } catch {
             throw CourierError(.netrcSyntax, "\(path): \(error.detail ?? error.message)")
         }

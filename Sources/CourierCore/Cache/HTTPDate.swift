@@ -64,6 +64,34 @@ package enum HTTPDate {
             + "\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60)) GMT"
     }
 
+    /// Epoch seconds as `YYYYMMDD HH:MM:SS` in UTC: curl's stamp in its HSTS and alt-svc files.
+    package static func compactStamp(_ seconds: Int64) -> String {
+        let days = floorDivide(seconds, 86_400)
+        let secondOfDay = seconds - days * 86_400
+        let (year, month, day) = civil(fromDays: days)
+        func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        let digits = String(year)
+        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits + two(month) + two(day) + " "
+            + "\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60))"
+    }
+
+    /// The epoch seconds of a `YYYYMMDD HH:MM:SS` stamp (UTC); nil for anything else.
+    package static func parseCompactStamp(_ text: Substring) -> Int64? {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 17, bytes[8] == 0x20, bytes[11] == UInt8(ascii: ":"), bytes[14] == UInt8(ascii: ":") else { return nil }
+        func number(_ range: Range<Int>) -> Int64? {
+            var value: Int64 = 0
+            for byte in bytes[range] {
+                guard byte >= 0x30, byte <= 0x39 else { return nil }
+                value = value * 10 + Int64(byte - 0x30)
+            }
+            return value
+        }
+        guard let year = number(0..<4), let month = number(4..<6), let day = number(6..<8), let hour = number(9..<11),
+              let minute = number(12..<14), let second = number(15..<17) else { return nil }
+        return epochSeconds(year: year, month: month, day: day, time: (hour, minute, second))
+    }
+
     /// The current wall-clock time in epoch seconds (the cache's "now").
     package static func now() -> Int64 {
         var spec = timespec()

@@ -40,23 +40,8 @@ extension CookieJar {
     /// Reads the file at `path` (a missing file is an empty jar, as for curl).
     @discardableResult
     public func load(file path: String) throws(CourierError) -> Int {
-        guard let handle = fopen(path, "r") else {
-            if errno == ENOENT { return 0 }
-            throw CourierError(.fileRead, "\(path): \(String(cString: strerror(errno)))")
-        }
-        defer { fclose(handle) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = fread(&buffer, 1, buffer.count, handle)
-            if n > 0 { bytes.append(contentsOf: buffer[0..<n]) }
-            if n < buffer.count { break }
-            guard bytes.count < 64 << 20 else { throw CourierError(.fileRead, "\(path): larger than 64 MiB") }
-        }
-        // A short read is the end only when it is not an error (a directory, an I/O error): a
-        // jar half read would otherwise pass for the whole file.
-        if ferror(handle) != 0 { throw CourierError(.fileRead, "\(path): \(String(cString: strerror(errno)))") }
-        return load(netscape: String(decoding: bytes, as: UTF8.self))
+        guard let text = try TextFile.read(path, limit: 64 << 20) else { return 0 }
+        return load(netscape: text)
     }
 
     /// The jar as a Netscape cookie file (session cookies included, with expiry 0, as curl writes).
@@ -73,32 +58,6 @@ extension CookieJar {
 
     /// Writes the jar to `path` atomically: a temporary file in the same directory, then a rename.
     public func save(file path: String) throws(CourierError) {
-        let text = Array(netscapeText().utf8)
-        let slash = path.utf8.lastIndex(of: UInt8(ascii: "/"))
-        let directory = slash.map { String(path[...$0]) } ?? ""
-        var template = Array("\(directory).cookies-XXXXXX".utf8CString)
-        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard fd >= 0 else { throw CourierError(.fileWrite, "\(path): \(String(cString: strerror(errno)))") }
-        let temporary = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-        var written = 0
-        while written < text.count {
-            let n = text.withUnsafeBytes { write(fd, $0.baseAddress! + written, text.count - written) }
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else {
-                let reason = String(cString: strerror(errno))
-                close(fd)
-                unlink(temporary)
-                throw CourierError(.fileWrite, "\(path): \(reason)")
-            }
-            written += n
-        }
-        _ = fchmod(fd, 0o600)
-        let synced = fsync(fd) == 0
-        let closed = close(fd) == 0
-        guard synced, closed, rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            throw CourierError(.fileWrite, "\(path): \(reason)")
-        }
+        try TextFile.writeAtomically(netscapeText(), to: path)
     }
 }

@@ -40,6 +40,8 @@ package final class Runtime: @unchecked Sendable {
     /// Hands a transfer to the shared queue. On the loop thread (a completion submitting the next
     /// request) it is taken at once, without the inbox or a wakeup.
     package func submit(_ transfer: Transfer) {
+        // HSTS first: the cache, the flights and the pool see the https URL.
+        if _slowPath(transfer._options.hasComposition) { transfer.upgradeForHSTS() }
         // A cache answers here, on the caller's thread, without the loop; it may instead prepare
         // the transfer (validators, a cached-then-fresh preview) for the network.
         if let cache = transfer._options.cache, !transfer.machine.cancelRequested, CacheExchange.begin(transfer, cache: cache) { return }

@@ -5,7 +5,7 @@ extension Transfer {
     /// owner, which holds the origin's retry budget. nil, or the error that ends the exchange.
     @inline(__always)
     func receiveHead(_ head: consuming ResponseHead, contentLength: UInt64?, nowMillis: UInt64, approval: RetryApproval) -> CourierError? {
-        let action = machine.headArrived(TransferStateMachine.HeadFacts(status: head.status, flags: headFlags(status: head.status)))
+        let action = machine.headArrived(TransferStateMachine.HeadFacts(status: head.status, flags: headFlags(head)))
         // (Most heads are delivered at once; the steps stay off their path.)
         guard case .deliver = action else {
             return carryOut(action, head: head, contentLength: contentLength, nowMillis: nowMillis, approval: approval)
@@ -67,12 +67,13 @@ extension Transfer {
 
     /// What the machine weighs about a head with `status`, read from the options and the sink.
     @inline(__always)
-    private func headFlags(status: Int) -> TransferStateMachine.HeadFacts.Flags {
+    private func headFlags(_ head: borrowing ResponseHead) -> TransferStateMachine.HeadFacts.Flags {
+        let status = head.status
         var flags: TransferStateMachine.HeadFacts.Flags = []
         // (Only a redirect's status pays for reading the redirect policy.)
         if RedirectDecision.isRedirect(status), _options.redirects.follow { flags.insert(.followsRedirects) }
         // Rarer settings, all behind the options' composition box (read out of line).
-        if _options.hasComposition { flags.formUnion(composedFlags(status: status)) }
+        if _options.hasComposition { flags.formUnion(composedFlags(head)) }
         if observesRedirects { flags.insert(.asksAboutRedirects) }
         if _cacheExchange != nil { flags.insert(.cache) }
         switch _sink {
@@ -83,9 +84,14 @@ extension Transfer {
     }
 
     /// The flags the options' composition adds: a cookie jar, a retry policy listing the status,
-    /// a Digest login for a 401.
+    /// a Digest login for a 401. An HSTS store notes the head's Strict-Transport-Security here.
     @inline(never)
-    private func composedFlags(status: Int) -> TransferStateMachine.HeadFacts.Flags {
+    private func composedFlags(_ head: borrowing ResponseHead) -> TransferStateMachine.HeadFacts.Flags {
+        let status = head.status
+        if let store = _options.hsts, url.scheme == .https, _options.tls.verification == .full,
+           let value = head.headers["Strict-Transport-Security"] {
+            store.note(value, from: url.host)
+        }
         var flags: TransferStateMachine.HeadFacts.Flags = []
         if _options.cookies != nil { flags.insert(.cookieJar) }
         if _options.retryCount > 0, _options.retry.statuses.contains(status) { flags.insert(.statusListed) }
@@ -147,6 +153,13 @@ extension Transfer {
             status = head.status
             _head = consume head
         }
+    }
+
+    /// An `http://` URL to a host the HSTS store knows goes to https instead (the request and
+    /// redirects alike; only for options with a composition, where a store may be).
+    package func upgradeForHSTS() {
+        guard let store = _options.hsts, let upgraded = store.upgrade(url) else { return }
+        url = upgraded
     }
 
     /// Digest challenges answered in a row for the request's URL: the 401s at the end of the

@@ -175,8 +175,10 @@ public struct TransferOptions: Sendable, Hashable {
         let connecting: ConnectChoices?
         /// The login Digest challenges are answered with (curl's --digest).
         let digest: DigestLogin?
+        /// The HSTS hosts requests upgrade to https for, and note (equal by identity).
+        let hsts: HSTSStore?
         init(retry: RetryPolicy?, cookies: CookieJar?, proxy: ProxySettings?, route: ConnectRoute?, http10: Bool,
-             connecting: ConnectChoices?, digest: DigestLogin?) {
+             connecting: ConnectChoices?, digest: DigestLogin?, hsts: HSTSStore?) {
             self.retry = retry
             self.cookies = cookies
             self.proxy = proxy
@@ -184,10 +186,11 @@ public struct TransferOptions: Sendable, Hashable {
             self.http10 = http10
             self.connecting = connecting
             self.digest = digest
+            self.hsts = hsts
         }
         static func == (a: Composition, b: Composition) -> Bool {
             a.retry == b.retry && a.cookies === b.cookies && a.proxy == b.proxy && a.route == b.route && a.http10 == b.http10
-                && a.connecting == b.connecting && a.digest == b.digest
+                && a.connecting == b.connecting && a.digest == b.digest && a.hsts === b.hsts
         }
         func hash(into hasher: inout Hasher) {
             hasher.combine(retry)
@@ -197,20 +200,23 @@ public struct TransferOptions: Sendable, Hashable {
             hasher.combine(http10)
             hasher.combine(connecting)
             hasher.combine(digest)
+            hasher.combine(hsts.map(ObjectIdentifier.init))
         }
     }
 
     private mutating func setComposition(retry: RetryPolicy?, cookies: CookieJar?, proxy: ProxySettings?,
                                          route: ConnectRoute?? = .none, http10: Bool? = nil,
-                                         connecting: ConnectChoices?? = .none, digest: DigestLogin?? = .none) {
+                                         connecting: ConnectChoices?? = .none, digest: DigestLogin?? = .none,
+                                         hsts: HSTSStore?? = .none) {
         let route = route ?? box.values.composition?.route
         let http10 = http10 ?? box.values.composition?.http10 ?? false
         let connecting = connecting ?? box.values.composition?.connecting
         let digest = digest ?? box.values.composition?.digest
+        let hsts = hsts ?? box.values.composition?.hsts
         unique().values.composition = retry == nil && cookies == nil && proxy == nil && route == nil && !http10 && connecting == nil
-            && digest == nil
+            && digest == nil && hsts == nil
             ? nil : Composition(retry: retry, cookies: cookies, proxy: proxy, route: route, http10: http10, connecting: connecting,
-                                digest: digest)
+                                digest: digest, hsts: hsts)
     }
 
     /// The user name and password that answer Digest challenges (RFC 7616: MD5, SHA-256 and
@@ -219,6 +225,18 @@ public struct TransferOptions: Sendable, Hashable {
     /// request sent again with its body (one that can be read again), the 401 dropped. A
     /// redirect to another path is answered again; one to another origin never carries the
     /// answer.
+    /// The HSTS store (RFC 6797) requests consult and feed: an `http://` URL (or redirect) to a
+    /// host it knows goes to `https://` instead, and an https response's
+    /// `Strict-Transport-Security` is noted in it (not with `insecureAcceptAnyCertificate`: a
+    /// connection not verified says nothing). nil (the default): none.
+    public var hsts: HSTSStore? {
+        get { box.values.composition?.hsts }
+        set {
+            let composition = box.values.composition
+            setComposition(retry: composition?.retry, cookies: composition?.cookies, proxy: composition?.proxy, hsts: .some(newValue))
+        }
+    }
+
     public var digest: DigestLogin? {
         get { box.values.composition?.digest }
         set {

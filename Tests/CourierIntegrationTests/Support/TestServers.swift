@@ -309,6 +309,8 @@ final class TestServers: @unchecked Sendable {
                         location = /moved { return 301 /small; }
                         location = /to-ip { return 302 https://127.0.0.1:\(tls["ip"]!)/small; }
                         location /revalidate/ { add_header Cache-Control no-cache; }
+                        location = /hsts { add_header Strict-Transport-Security "max-age=3600; includeSubDomains" always; return 200 "noted"; }
+                        location = /hsts-clear { add_header Strict-Transport-Security "max-age=0" always; return 200 "cleared"; }
                     }
                 """
             }
@@ -337,6 +339,7 @@ final class TestServers: @unchecked Sendable {
                     location /gzip/ { gzip on; gzip_vary on; gzip_types *; gzip_min_length 0; }
                     location = /moved { return 301 /small; }
                     location = /see-other { return 303 /small; }
+                    location = /to-hsts-host { return 302 http://localhost:\(tls["valid"]!)/small; }
                     location /revalidate/ { add_header Cache-Control no-cache; }
                     # Uploads: nginx refuses a body over its limit with 413 before reading it.
                     location /limited/ { client_max_body_size 1k; }

@@ -38,6 +38,7 @@ from ._auth_flows import Auth, BasicAuth, DigestAuth, FunctionAuth, NetRCAuth
 from ._transports import AsyncBaseTransport, AsyncHTTPTransport, BaseTransport, HTTPTransport, MockTransport
 from ._limits import Limits
 from ._proxy import Proxy
+from ._hsts import HSTS
 from ._hooks import OutgoingRequest, Completed
 from ._offline import (Outbox, Reachability, follow_network, host_reachability, network_status, set_network_override,
                        unwatch_network, watch_network)
@@ -54,7 +55,7 @@ from ._settings import CACHE_POLICIES, CACHE_STATS, COALESCING, PRIORITIES, TIME
 __all__ = ["Client", "AsyncClient", "Timeout", "Headers", "request", "get", "head", "options", "delete", "post",
            "put", "patch", "stream", "URL", "QueryParams", "codes", "Cookies", "PendingRequest", "Auth", "BasicAuth",
            "DigestAuth", "FunctionAuth", "NetRCAuth", "BaseTransport", "AsyncBaseTransport", "HTTPTransport",
-           "AsyncHTTPTransport", "MockTransport", "Limits", "Proxy"] + list(_errors.__all__) + ["Engine", "Cache", "DataCache", "Request", "Response", "StreamedResponse", "FilePart", "Retry", "RetryReason",
+           "AsyncHTTPTransport", "MockTransport", "Limits", "Proxy", "HSTS"] + list(_errors.__all__) + ["Engine", "Cache", "DataCache", "Request", "Response", "StreamedResponse", "FilePart", "Retry", "RetryReason",
            "ChainOutcome", "CookieJar", "Bearer", "Challenge", "OutgoingRequest", "Completed",
            "E_REJECTED", "E_REDIRECT_REFUSED",
            "Outbox", "network_status", "watch_network", "unwatch_network", "set_network_override", "follow_network",

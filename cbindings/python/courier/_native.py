@@ -34,6 +34,7 @@ METRICS_HOOK_FN = ctypes.CFUNCTYPE(None, c_void_p, c_void_p, c_int, c_void_p)
 CHALLENGE_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_int, c_char_p, c_char_p, c_int, ctypes.POINTER(ctypes.c_char), c_size_t)
 group_p = c_void_p
 cookiejar_p = c_void_p
+hsts_p = c_void_p
 outbox_p = c_void_p
 NETWORK_FN = ctypes.CFUNCTYPE(None, c_void_p, c_int, c_char_p)
 OUTBOX_FN = ctypes.CFUNCTYPE(None, c_void_p, c_char_p, c_char_p, c_int, c_int)
@@ -243,6 +244,11 @@ _SIGNATURES = {
     "courier_cookiejar_clear": (c_int, [cookiejar_p]),
     "courier_cookiejar_free": (None, [cookiejar_p]),
     "courier_request_set_cookiejar": (c_int, [request_p, cookiejar_p]),
+    "courier_hsts_create": (c_int, [c_char_p, P(hsts_p)]),
+    "courier_hsts_save": (c_int, [hsts_p]),
+    "courier_hsts_requires_https": (c_int, [hsts_p, c_char_p]),
+    "courier_hsts_free": (None, [hsts_p]),
+    "courier_engine_set_hsts": (c_int, [engine_p, hsts_p]),
     "courier_request_set_basic_auth": (c_int, [request_p, c_char_p, c_char_p]),
     "courier_request_set_bearer": (c_int, [request_p, c_char_p]),
     "courier_request_set_digest_auth": (c_int, [request_p, c_char_p, c_char_p]),
