@@ -149,6 +149,7 @@ extern "C" {
 #define COURIER_E_OUTBOX_CORRUPT       (COURIER_E_OUTBOX | (3 << 8))  /* a damaged entry, set aside */
 #define COURIER_E_FILE_CHANGED         (COURIER_E_FILE | (4 << 8))    /* a frozen request's file changed */
 #define COURIER_E_NETRC                (COURIER_E_FILE | (5 << 8))    /* a .netrc file that breaks its rules */
+#define COURIER_E_INVALIDATED          (COURIER_E_MISUSE | (1 << 8))  /* the engine was invalidated */
 #define COURIER_E_TLS_CIPHER           (COURIER_E_TLS | (12 << 8))    /* a cipher list, TLS 1.3 suite list or
                                                                      curve list names nothing usable (since 0.4) */
 #define COURIER_E_HTTP2_PROTOCOL       (COURIER_E_HTTP2 | (1 << 8))   /* the server broke HTTP/2: a malformed
@@ -357,6 +358,14 @@ int courier_engine_create(const char *base, courier_engine **engine);
  * nothing waits. NULL is a no-op. Thread safety: any thread, once.
  */
 void courier_engine_destroy(courier_engine *engine);
+
+/* Invalidates the engine (AFURLSessionManager's invalidation): courier_request_create and
+ * courier_request_reset on it fail with COURIER_E_INVALIDATED from now on; its requests already
+ * queued or running are cancelled (cancel_running 1, invalidateAndCancel: COURIER_E_CANCELLED)
+ * or left to finish (0, finishTasksAndInvalidate). The engine stays to be destroyed. Once: a
+ * second call does nothing. COURIER_E_MISUSE for NULL (the shared engine cannot be invalidated),
+ * COURIER_E_INVALID_ARGUMENT for cancel_running other than 0 or 1. Any thread. */
+int courier_engine_invalidate(courier_engine *engine, int cancel_running);
 
 /* Cancels every queued and running request of the engine (MKNetworkKit's cancel of an engine's
  * operations); each ends with COURIER_E_CANCELLED as with courier_request_cancel. Returns at

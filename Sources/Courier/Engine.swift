@@ -37,6 +37,10 @@ public final class Engine: Sendable {
         public var outbox: Outbox? = nil
         /// Where the application steps into every request of the engine (see `EngineHooks`).
         public var hooks = EngineHooks()
+        /// Told once, on the callback queue, when the engine stops taking requests: `invalidate`
+        /// was called, or its TLS configuration cannot be used (AFURLSessionManager's
+        /// session-did-become-invalid).
+        public var onInvalidated: (@Sendable (EngineInvalidation) -> Void)? = nil
 
         /// The defaults.
         public init() {}
@@ -63,6 +67,7 @@ public final class Engine: Sendable {
     private let hooks: HookSet?
     /// Whether operations get an authenticator or hooks (a flag the common engine tests).
     private let composed: Bool
+    private let invalidationState = InvalidationState()
 
     /// An engine for `host`, which may be a bare host ("api.example.com", "localhost:8080") or a
     /// URL with scheme, port and API path ("http://127.0.0.1:8080/v1").
@@ -118,12 +123,36 @@ public final class Engine: Sendable {
         composed = hooks != nil || configuration.authenticator != nil || configuration.outbox != nil
         callbackQueue = configuration.callbackQueue ?? .dispatch(DispatchQueue(label: "courier.engine.\(id)"))
         configuration.outbox?.attach(self)
+        if let problem = InvalidationState.tlsProblem(configuration.options.tls) {
+            invalidate(because: .tlsConfigurationRejected(problem))
+        }
+    }
+
+    /// Why the engine takes no requests, nil while it does.
+    public var invalidation: EngineInvalidation? { invalidationState.current }
+
+    /// Stops the engine taking requests: operations made from now on fail with
+    /// `.engineInvalidated` when sent; those already queued or running are cancelled
+    /// (`cancellingRunning`, AFNetworking's invalidateAndCancel) or left to finish
+    /// (finishTasksAndInvalidate, the default). The observer (`Configuration.onInvalidated`) is
+    /// told once; calling again does nothing.
+    public func invalidate(cancellingRunning: Bool = false) {
+        guard invalidate(because: .invalidated(cancelledRunning: cancellingRunning)) else { return }
+        if cancellingRunning { cancelAll() }
+    }
+
+    @discardableResult
+    private func invalidate(because reason: EngineInvalidation) -> Bool {
+        guard invalidationState.invalidate(reason) else { return false }
+        if let observer = configuration.onInvalidated { callbackQueue.run { observer(reason) } }
+        return true
     }
 
     /// An operation for `path` under the engine's base URL. Parameters go to the query string for
     /// GET, HEAD and DELETE and to the body otherwise. An engine whose host did not parse makes
     /// operations that fail with `.invalidURL` when sent.
     public func operation(path: String, params: [String: String] = [:], method: HTTPMethod = .get) -> HTTPOperation {
+        if _slowPath(invalidationState.isSet) { return refused(method: method, target: path, params: params) }
         let target = RequestDraft.target(path, under: basePath)
         guard let baseURL else {
             return HTTPOperation(method: method, base: nil, target: path, parameters: params, engineID: id,
@@ -136,6 +165,14 @@ public final class Engine: Sendable {
                                   defaultHeaders: defaultHeaders, callbackQueue: callbackQueue))
     }
 
+    /// An operation of an invalidated engine: it fails with the invalidation's error when sent.
+    @inline(never)
+    private func refused(method: HTTPMethod, target: String, params: [String: String]) -> HTTPOperation {
+        HTTPOperation(method: method, base: nil, target: target, parameters: params, engineID: id, options: configuration.options,
+                      acceptableStatus: configuration.acceptableStatus, defaultHeaders: defaultHeaders, callbackQueue: callbackQueue,
+                      presetError: invalidationState.current?.error ?? CourierError(.engineInvalidated))
+    }
+
     /// An operation with the engine's authenticator and hooks, when it has any.
     @inline(__always)
     private func prepared(_ operation: HTTPOperation) -> HTTPOperation {
@@ -145,8 +182,10 @@ public final class Engine: Sendable {
 
     /// An operation for a full URL (which may be on another host than the engine's).
     public func operation(urlString: String, params: [String: String] = [:], method: HTTPMethod = .get) -> HTTPOperation {
-        prepared(HTTPOperation(method: method, base: nil, target: urlString, parameters: params, engineID: id, options: configuration.options,
-                           acceptableStatus: configuration.acceptableStatus, defaultHeaders: defaultHeaders, callbackQueue: callbackQueue))
+        if _slowPath(invalidationState.isSet) { return refused(method: method, target: urlString, params: params) }
+        return prepared(HTTPOperation(method: method, base: nil, target: urlString, parameters: params, engineID: id,
+                                      options: configuration.options, acceptableStatus: configuration.acceptableStatus,
+                                      defaultHeaders: defaultHeaders, callbackQueue: callbackQueue))
     }
 
     /// Puts an operation in the shared queue; its handlers report the outcome. Enqueueing the same

@@ -2,6 +2,7 @@ import Courier
 import CourierCore
 import CUV
 import Glibc
+import Synchronization
 
 /// `courier_engine`: what every request made from it starts with (base URL, default headers,
 /// accepted statuses), and the completion queue of requests started with `courier_request_enqueue`.
@@ -128,6 +129,9 @@ final class CEngine: @unchecked Sendable {
         let id = self.id
         Runtime.shared.cancelAll { $0.owner == id }
     }
+
+    /// Set by courier_engine_invalidate: requests are no longer created from the engine.
+    let invalidated = Atomic<Bool>(false)
 
     /// The destructor's work: cancel what is in flight and drop uncollected completions (which
     /// also breaks the engine → completion → request → engine cycle).

@@ -91,6 +91,15 @@ func validatedHeader(_ name: UnsafePointer<CChar>?, _ value: UnsafePointer<CChar
     return (name, value)
 }
 
+@_cdecl("courier_engine_invalidate")
+public func courier_engine_invalidate(_ handle: OpaquePointer?, _ cancelRunning: Int32) -> Int32 {
+    guard let engine = CEngine.fromHandle(handle), engine !== CEngine.shared else { return CourierError.Code.misuse.c }
+    guard cancelRunning == 0 || cancelRunning == 1 else { return CourierError.Code.invalidArgument.c }
+    let first = engine.invalidated.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+    if first, cancelRunning == 1 { engine.cancelAll() }
+    return COURIER_OK
+}
+
 @_cdecl("courier_engine_cancel_all")
 public func courier_engine_cancel_all(_ handle: OpaquePointer?) -> Int32 {
     guard let engine = CEngine.fromHandle(handle) else { return CourierError.Code.misuse.c }

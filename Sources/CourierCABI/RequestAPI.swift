@@ -65,6 +65,7 @@ public func courier_request_create(_ engineHandle: OpaquePointer?, _ method: Uns
 /// optional: the draft is moved out, not copied.)
 @inline(__always)
 private func newDraft(_ engine: CEngine, _ method: UnsafePointer<CChar>?, _ url: UnsafePointer<CChar>?) throws(CourierError) -> RequestDraft {
+    if _slowPath(engine.invalidated.load(ordering: .relaxed)) { throw CourierError(.engineInvalidated, "the engine was invalidated") }
     guard let url = string(url) else { throw CourierError(.invalidURL) }
     let verb: HTTPMethod
     if let method, strcmp(method, "GET") != 0 {

@@ -1,6 +1,6 @@
 /*
- * cancel: an engine's requests cancelled all at once and by a predicate, and a request's curl
- * command, from C, against Tests/Servers/scripted_server.py (its /silence holds an answer back).
+ * cancel: an engine's requests cancelled all at once and by a predicate, an engine invalidated
+ * (its running request cancelled, new ones refused), and a request's curl command, from C, against Tests/Servers/scripted_server.py (its /silence holds an answer back).
  * Exits 0 when every check holds.
  *
  *   cancel BASE_URL
@@ -26,7 +26,7 @@ static int failures = 0;
 /* How the requests ended, by the index each was sent with. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
-static int codes[4], ended = 0;
+static int codes[5], ended = 0;
 
 static void done(courier_request *request, courier_response *response, int code, void *user) {
     (void)request;
@@ -106,6 +106,22 @@ int main(int argc, char **argv) {
     CHECK(courier_request_curl_command(NULL, command, sizeof command, &needed) == COURIER_E_MISUSE, "NULL request");
     CHECK(courier_request_curl_command(post, command, sizeof command, NULL) == COURIER_E_MISUSE, "NULL needed");
     courier_request_free(post);
+
+    /* Invalidation: the running request is cancelled, no new one is made, a second call does
+     * nothing; requests made before stay usable handles. */
+    courier_request *running = NULL;
+    CHECK(courier_request_create(other, "GET", "/silence?s=30&inv=1", &running) == COURIER_OK, "create");
+    CHECK(courier_request_send(running, done, (void *)4L) == COURIER_OK, "send");
+    CHECK(courier_engine_invalidate(other, 1) == COURIER_OK, "invalidate and cancel");
+    wait_for(5);
+    CHECK(codes[4] == COURIER_E_CANCELLED, "the running request was cancelled: %d", codes[4]);
+    courier_request_free(running);
+    courier_request *late = NULL;
+    CHECK(courier_request_create(other, "GET", "/small", &late) == COURIER_E_INVALIDATED && late == NULL, "refused afterwards");
+    CHECK(courier_engine_invalidate(other, 0) == COURIER_OK, "once: the second call does nothing");
+    CHECK(courier_engine_invalidate(NULL, 0) == COURIER_E_MISUSE, "NULL engine");
+    CHECK(courier_engine_invalidate(engine, 2) == COURIER_E_INVALID_ARGUMENT, "cancel_running 2");
+    CHECK(strcmp(courier_strerror(COURIER_E_INVALIDATED), "the engine was invalidated") == 0, "strerror");
     courier_engine_destroy(engine);
     courier_engine_destroy(other);
     if (failures) return 1;

@@ -94,6 +94,7 @@ extension CourierError {
             (.outboxCorrupt, "COURIER_E_OUTBOX_CORRUPT", "a damaged outbox entry was set aside"),
             (.fileChanged, "COURIER_E_FILE_CHANGED", "the file changed since the request was frozen"),
             (.netrcSyntax, "COURIER_E_NETRC", "the .netrc file could not be read"),
+            (.engineInvalidated, "COURIER_E_INVALIDATED", "the engine was invalidated"),
             (.again, "COURIER_E_AGAIN", "no data yet; try again"),
             (.http2, "COURIER_E_HTTP2", "HTTP/2 error"),
             (.http2Protocol, "COURIER_E_HTTP2_PROTOCOL", "the server broke the HTTP/2 protocol"),

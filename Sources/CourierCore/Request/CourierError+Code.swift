@@ -215,6 +215,9 @@ extension CourierError {
         public static let outboxCorrupt = Code(31, 3)
         /// A file a frozen operation refers to changed since it was frozen: it is not sent.
         public static let fileChanged = Code(20, 4)
+        /// The engine was invalidated (`Engine.invalidate`, `courier_engine_invalidate`): it
+        /// takes no new requests.
+        public static let engineInvalidated = Code(1, 1)
         /// A `.netrc` file breaks its rules (an unterminated quote, a value missing, a keyword
         /// out of place): it is refused whole (curl's 26).
         public static let netrcSyntax = Code(20, 5)

@@ -60,7 +60,7 @@ __all__ = ["Client", "AsyncClient", "Timeout", "Headers", "request", "get", "hea
            "E_REJECTED", "E_REDIRECT_REFUSED",
            "Outbox", "network_status", "watch_network", "unwatch_network", "set_network_override", "follow_network",
            "host_reachability", "Reachability",
-           "E_OUTBOX", "E_OUTBOX_LOCKED", "E_OUTBOX_FULL", "E_OUTBOX_CORRUPT", "E_FILE_CHANGED", "E_UNSUPPORTED_ENCODING",
+           "E_OUTBOX", "E_OUTBOX_LOCKED", "E_OUTBOX_FULL", "E_OUTBOX_CORRUPT", "E_FILE_CHANGED", "E_INVALIDATED", "E_UNSUPPORTED_ENCODING",
            "E_HEADER_BYTES", "E_HEADER_COUNT", "E_TLS_CIPHER",
            "CourierError", "E_DNS_PROXY", "E_CONNECT_PROXY", "E_CONNECT_NO_ROUTE", "E_PROXY", "E_PROXY_REFUSED", "E_PROXY_HANDSHAKE",
            "E_PROXY_CLOSED", "E_PROXY_UNSUPPORTED", "E_PROXY_SOCKS_CONNECT", "E_PROXY_SOCKS_AUTH", "E_PROXY_SOCKS_HANDSHAKE",
@@ -83,6 +83,8 @@ from ._native import E_REJECTED, E_REDIRECT_REFUSED  # noqa: E402
 #: The outbox: another process owns it, it is full, an entry was damaged (set aside), a frozen
 #: request's file changed since it was frozen.
 from ._native import E_OUTBOX, E_OUTBOX_LOCKED, E_OUTBOX_FULL, E_OUTBOX_CORRUPT, E_FILE_CHANGED  # noqa: E402
+#: The engine was invalidated (``Engine.invalidate``): it makes no new requests.
+from ._native import E_INVALIDATED  # noqa: E402
 #: The response's Content-Encoding is none Courier decodes (gzip, deflate, br and zstd are).
 from ._native import E_UNSUPPORTED_ENCODING  # noqa: E402
 #: The response head beyond ``max_header_bytes`` or ``max_header_fields``; a ``ciphers``,

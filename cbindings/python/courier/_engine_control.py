@@ -12,6 +12,13 @@ SELECT_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p, cty
 
 
 class _EngineControl:
+    def invalidate(self, cancel_running=False):
+        """AFURLSessionManager's invalidation: requests made from the engine afterwards raise
+        ``CourierError`` with ``E_INVALIDATED``; those already queued or running are cancelled
+        (``cancel_running``, invalidateAndCancel) or left to finish (finishTasksAndInvalidate).
+        A second call does nothing."""
+        _check(lib.courier_engine_invalidate(self._handle, 1 if cancel_running else 0))
+
     def cancel_all(self, where=None):
         """Cancels the engine's queued and running requests: every one, or those for which
         ``where(method, url)`` is true (asked on Courier's thread before this returns; keep it

@@ -74,6 +74,7 @@ E_OUTBOX_LOCKED = E_OUTBOX | (1 << 8)
 E_OUTBOX_FULL = E_OUTBOX | (2 << 8)
 E_OUTBOX_CORRUPT = E_OUTBOX | (3 << 8)
 E_FILE_CHANGED = 20 | (4 << 8)
+E_INVALIDATED = 1 | (1 << 8)
 E_UNSUPPORTED_ENCODING = 17 | (3 << 8)
 E_HEADER_BYTES = 13 | (1 << 8)
 E_HEADER_COUNT = 13 | (2 << 8)
@@ -103,6 +104,7 @@ _SIGNATURES = {
     "courier_engine_set_unix_socket": (c_int, [engine_p, c_char_p, c_int]),
     "courier_engine_set_local_address": (c_int, [engine_p, c_char_p]),
     "courier_engine_cancel_all": (c_int, [engine_p]),
+    "courier_engine_invalidate": (c_int, [engine_p, c_int]),
     "courier_engine_set_trust": (c_int, [engine_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]),
     "courier_engine_set_tls_pin_mode": (c_int, [engine_p, c_int]),
     "courier_engine_cancel_where": (c_int, [engine_p, ctypes.c_void_p, ctypes.c_void_p]),

@@ -51,6 +51,17 @@ class EngineControlTests(unittest.TestCase):
             other.cancel_all()
             self.assertTrue(elsewhere_events["/silence?s=30&drop=3"].wait(10))
 
+    def test_invalidate(self):
+        with courier.Engine(SCRIPTED) as engine:
+            ended, events = self.send_held(engine, ["/silence?s=30&inv=1"])
+            engine.invalidate(cancel_running=True)
+            self.assertTrue(events["/silence?s=30&inv=1"].wait(10))
+            self.assertEqual(ended["/silence?s=30&inv=1"], "Cancelled")
+            with self.assertRaises(courier.CourierError) as caught:
+                engine.get("/small")
+            self.assertEqual(caught.exception.code, courier.E_INVALIDATED)
+            engine.invalidate()  # (once: nothing more)
+
     def test_a_predicate_that_raises(self):
         with courier.Engine(SCRIPTED) as engine:
             ended, events = self.send_held(engine, ["/silence?s=30&raise=1"])
