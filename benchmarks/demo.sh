@@ -16,7 +16,7 @@ printf '{"entries":["validated on every use"]}' > "$work/html/revalidate/feed.js
 # A TLS listener speaking HTTP/2 beside the plain one (certificates from the test CA script).
 sh "$here/../Tests/Servers/make_certs.sh" "$work/certs" > /dev/null 2>&1
 h2_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-export NGINX_EXTRA_SERVER="server { listen 127.0.0.1:$h2_port ssl http2; root $work/html; ssl_certificate $work/certs/server-chain.pem; ssl_certificate_key $work/certs/server.key; }"
+export NGINX_EXTRA_SERVER="server { listen 127.0.0.1:$h2_port ssl http2; root $work/html; ssl_certificate $work/certs/server-chain.pem; ssl_certificate_key $work/certs/server.key; add_header Strict-Transport-Security max-age=3600; }"
 port=$("$here/nginx.sh" start "$work")
 h2="https://localhost:$h2_port"
 base="http://127.0.0.1:$port"
@@ -82,6 +82,29 @@ proxy="http://127.0.0.1:$(cut -d' ' -f1 "$work/proxy.port")"
 "$bin/courier" -s -o /dev/null -x "$proxy" -w '%{http_code} through the proxy; ' "$base/items.json"
 "$bin/courier" -s -x "" "$proxy/log"; echo
 kill "$proxy_server"
+echo
+echo "== courier --socks5-hostname: through a SOCKS5 proxy with a login (-U), the name resolved by the proxy"
+python3 "$here/../Tests/Servers/socks_proxy.py" demo:pw > "$work/socks.port" &
+socks_server=$!
+while [ ! -s "$work/socks.port" ]; do sleep 0.05; done
+socks="127.0.0.1:$(cut -d' ' -f1 "$work/socks.port")"
+"$bin/courier" -s -o /dev/null --socks5-hostname "$socks" -U demo:pw -w '%{http_code} through SOCKS5; ' "http://localhost:$port/items.json"
+"$bin/courier" -s "http://$socks/log"; echo
+"$bin/courier" -sS --socks5-hostname "$socks" "http://localhost:$port/items.json" || echo "without the login: exit code $? (curl's 97)"
+kill "$socks_server"
+echo
+echo "== courier --digest: Digest authentication (RFC 7616) answered once, the 401 dropped (-w counts no redirect)"
+python3 "$here/../Tests/Servers/digest_server.py" > "$work/digest.port" &
+digest_server=$!
+while [ ! -s "$work/digest.port" ]; do sleep 0.05; done
+digest="http://127.0.0.1:$(cut -d' ' -f1 "$work/digest.port")"
+"$bin/courier" -s --digest -u ann:s3cret -w '  (HTTP %{http_code}, %{num_redirects} redirects)\n' "$digest/sha256/report"
+kill "$digest_server"
+echo
+echo "== courier --hsts: nginx's Strict-Transport-Security noted over https, then http:// to that host goes https://"
+"$bin/courier" -s --hsts "$work/hsts.txt" --cacert "$work/certs/ca.pem" -o /dev/null -w '%{url_effective}: %{http_code}\n' "$h2/items.json"
+"$bin/courier" -s --hsts "$work/hsts.txt" --cacert "$work/certs/ca.pem" -o /dev/null -w 'asked http://localhost:'"$h2_port"'/items.json, went to %{url_effective}: %{http_code}\n' "http://localhost:$h2_port/items.json"
+grep -v '^#' "$work/hsts.txt"
 echo
 echo "== courier --outbox: POSTs queued while their host is down (exit 75), flushed in order once it is up"
 reserve_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
