@@ -21,6 +21,7 @@ package enum FuzzTargets {
         ("certinfo", CertificateReading.run),
         ("leasedbody", LeasedBodyDecoding.run),
         ("h2response", HTTP2ResponsePath.run),
+        ("logins", LoginReading.run),
     ]
 
     package static func named(_ name: String) -> (@Sendable (UnsafeRawBufferPointer) -> Void)? {

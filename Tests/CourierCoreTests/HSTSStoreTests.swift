@@ -17,7 +17,8 @@ struct HSTSStoreTests {
         #expect(!store.requiresHTTPS("notexample.com", now: 1050), "a label boundary, not a suffix")
         store.note("max-age=0", from: "example.com", now: 1050)
         #expect(!store.requiresHTTPS("example.com", now: 1051), "max-age=0 forgets")
-        for ignored in ["includeSubDomains", "max-age=abc", "max-age=1; max-age=2", "max-age", "max-age=-5", "max-age=10; includeSubDomains=1"] {
+        for ignored in ["includeSubDomains", "max-age=abc", "max-age=1; max-age=2", "max-age", "max-age=-5", "max-age=10; includeSubDomains=1",
+                        "=", "=5; max-age=3", "max-age="] {
             store.note(ignored, from: "ignored.test", now: 1000)
         }
         store.note("max-age=100", from: "192.0.2.1", now: 1000)

@@ -48,6 +48,10 @@ package struct DigestChallenge: Equatable {
         for challenge in AuthChallengeParser.challenges(in: values) where challenge.scheme == "digest" {
             let parameters = challenge.parameters
             guard let realm = parameters["realm"], let nonce = parameters["nonce"], !nonce.isEmpty else { continue }
+            // What goes back in the answer must not carry control characters (a field's value
+            // cannot hold line breaks; the rest would be refused on the way out).
+            let echoed = [realm, nonce, parameters["opaque"] ?? ""]
+            if echoed.contains(where: { $0.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F } }) { continue }
             var name = (parameters["algorithm"] ?? "MD5").uppercased()
             let session = name.hasSuffix("-SESS")
             if session { name.removeLast(5) }

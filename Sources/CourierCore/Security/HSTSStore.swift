@@ -133,8 +133,10 @@ public final class HSTSStore: @unchecked Sendable {
         for part in value.split(separator: ";") {
             let directive = part.trimmingSpaces
             if directive.isEmpty { continue }
-            let pieces = directive.split(separator: "=", maxSplits: 1)
+            // ("=" alone, or "=5": a directive without a name makes the value unreadable.)
+            let pieces = directive.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let name = pieces[0].trimmingSpaces.lowercased()
+            guard !name.isEmpty else { return nil }
             guard seen.insert(name).inserted else { return nil }
             switch name {
             case "max-age":
