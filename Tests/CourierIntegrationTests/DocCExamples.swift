@@ -20,6 +20,15 @@ func configuredEngine(host: String) -> Engine {
     return Engine(host: host, defaultHeaders: ["X-Api-Key": "k1"], configuration: configuration)
 }
 
+// From Engines.md.
+func retiredEngine(host: String, log: @escaping @Sendable (String) -> Void) -> Engine {
+    var configuration = Engine.Configuration()
+    configuration.onInvalidated = { reason in log("engine gone: \(reason)") }
+    let api = Engine(host: host, configuration: configuration)
+    api.invalidate(cancellingRunning: true)
+    return api
+}
+
 // From GettingStarted.md.
 func firstRequest(host: String) async throws(CourierError) -> Int {
     let api = Engine(host: host)

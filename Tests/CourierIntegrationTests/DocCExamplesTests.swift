@@ -36,6 +36,7 @@ struct DocCExamplesTests {
         #expect(shouldTryAgainLater(CourierError(.connectFailed)))
         #expect(!shouldTryAgainLater(CourierError(.cancelled)))
         #expect(configuredEngine(host: s.scripted).defaultHeaders["X-Api-Key"] == "k1")
+        #expect(retiredEngine(host: s.scripted, log: { _ in }).invalidation == .invalidated(cancelledRunning: true))
         // The wrapper that replaces MKNetworkKit's operation subclass: a plain answer, and a 200
         // whose body is a business error, typed.
         let weather = WeatherAPI(host: s.scripted, token: "t0k3n")
