@@ -1033,6 +1033,23 @@ void courier_hsts_free(courier_hsts *hsts);                                /* NU
 int courier_engine_set_hsts(courier_engine *engine, courier_hsts *hsts);   /* NULL: none */
 int courier_request_set_hsts(courier_request *request, courier_hsts *hsts);
 
+/* A mock server for the application's own tests (httpx's MockTransport, OkHttp's MockWebServer):
+ * the engine's requests (created afterwards) never open a socket; `handler` answers each one,
+ * and Courier reads its reply with its own HTTP/1.1 parser, so redirects, cookies, the cache,
+ * retries, authentication and hooks run as against a real server. The handler runs on Courier's
+ * loop thread, one request at a time, and must answer at once: it gets the method, the target
+ * (path and query), the fields as "Name: value\r\n" lines, the body (de-chunked), and fills
+ * `reply` (valid during the call only) with courier_mock_reply_*: status 200 and no body unless
+ * set; Content-Length is Courier's. The mock speaks HTTP/1.1 without TLS, whatever the scheme.
+ * NULL handler: the network again. Thread safety as courier_engine_set_accepted_status. */
+typedef struct courier_mock_reply courier_mock_reply;
+typedef void (*courier_mock_fn)(void *user, const char *method, const char *target, const char *headers,
+                                const void *body, size_t body_length, courier_mock_reply *reply);
+int courier_engine_set_mock(courier_engine *engine, courier_mock_fn handler, void *user);
+int courier_mock_reply_set_status(courier_mock_reply *reply, int status);   /* 100 to 999 */
+int courier_mock_reply_add_header(courier_mock_reply *reply, const char *name, const char *value);
+int courier_mock_reply_set_body(courier_mock_reply *reply, const void *body, size_t length);
+
 /* Proxies. `proxy` in curl's syntax, "[scheme://][user:password@]host[:port]" (port 1080 by
  * default, 443 for https://; credentials percent-decoded and sent only to the proxy), used for
  * every scheme. With http:// (the default) http URLs are forwarded in absolute form, https ones go

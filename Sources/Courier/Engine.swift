@@ -100,6 +100,18 @@ public final class Engine: Sendable {
         self.init(host: host, defaultHeaders: defaultHeaders, configuration: configuration)
     }
 
+    /// An engine whose requests are answered by `mock` inside the process (users' own tests: see
+    /// `MockServer`); `host` names the API in URLs as for any engine. The cache, redirects,
+    /// retries, cookies, authentication and hooks run as against a real server.
+    public convenience init(host: String, mock: MockServer, defaultHeaders: [String: String] = [:],
+                            configuration: Configuration = Configuration()) {
+        var configuration = configuration
+        var route = configuration.options.route ?? ConnectRoute()
+        route.mock = mock
+        configuration.options.route = route
+        self.init(host: host, defaultHeaders: defaultHeaders, configuration: configuration)
+    }
+
     /// Why `host` did not parse, for engines whose operations can only fail.
     private let baseURLError: CourierError?
     /// The base URL's path without a trailing "/" ("" for a bare host): the prefix of every path.

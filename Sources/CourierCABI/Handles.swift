@@ -21,6 +21,7 @@ enum HandleTag {
     static let chain: UInt32 = 0xC0E1_C4A1
     static let outbox: UInt32 = 0xC0E1_0B0C
     static let hsts: UInt32 = 0xC0E1_4575
+    static let mockReply: UInt32 = 0xC0E1_3E91
     static let dead: UInt32 = 0xDEAD_C0E1
     /// Swift class instances start with a 16-byte header (metadata, reference counts) on 64-bit
     /// Linux; the first stored property follows.

@@ -568,7 +568,8 @@ actor CExamples {
                ("local_end", root + "/Tests/CPrograms/local_end.c"), ("cancel", root + "/Tests/CPrograms/cancel.c"),
                ("timecond", root + "/Tests/CPrograms/timecond.c"), ("trust", root + "/Tests/CPrograms/trust.c"),
                ("socks", root + "/Tests/CPrograms/socks.c"), ("https_proxy", root + "/Tests/CPrograms/https_proxy.c"),
-               ("digest", root + "/Tests/CPrograms/digest.c"), ("hsts", root + "/Tests/CPrograms/hsts.c")]
+               ("digest", root + "/Tests/CPrograms/digest.c"), ("hsts", root + "/Tests/CPrograms/hsts.c"),
+               ("mock", root + "/Tests/CPrograms/mock.c")]
         for (example, source) in programs {
             let result = try await runProcess("/usr/bin/env", [compiler, "-std=c11", "-D_DEFAULT_SOURCE", "-Wall", "-Wextra", "-Werror", "-g",
                                                                "-I", root + "/include", source,

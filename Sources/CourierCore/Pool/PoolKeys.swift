@@ -148,7 +148,7 @@ package struct PoolKeys {
         // name it resolves); direct, where the connection goes. A Unix socket takes no proxy
         // (proxies are reached over TCP: curl's --unix-socket ignores them too).
         let route = transfer._options.route
-        let proxy = route?.unixSocket != nil ? nil : try transfer._options.proxySettings?.proxy(for: transfer._authority.origin)
+        let proxy = route?.unixSocket != nil || route?.mock != nil ? nil : try transfer._options.proxySettings?.proxy(for: transfer._authority.origin)
         let ping = transfer._options.connectChoices?.http2PingInterval
         if lastPoolKey >= 0, lastPoolTLSID == tlsID, lastRequestedVersion == version, transfer.targets(lastOrigin), lastPoolProxy == proxy,
            routes[lastPoolKey] == route, pingIntervals[lastPoolKey] == ping {
@@ -158,8 +158,9 @@ package struct PoolKeys {
         // (An HTTPS proxy whose TLS configuration cannot be used fails here, before a key is
         // made: the fast path above never meets it.)
         let proxyTLS = proxy?.kind == .https ? try tlsConfigurationID(proxy!.tls) : -1
+        // (A mock server speaks HTTP/1.1 only.)
         return intern(PoolKeyValue(origin: transfer._authority.origin, tls: tlsID, proxy: proxy, proxyTLS: proxyTLS, route: route,
-                                   version: effective(version, transfer), pingInterval: ping),
+                                   version: route?.mock != nil ? .http1Only : effective(version, transfer), pingInterval: ping),
                       requested: version, for: transfer)
     }
 

@@ -67,6 +67,9 @@ public struct ConnectRoute: Sendable, Hashable {
     public var family: Family = .any
     /// Connections go to this Unix domain socket (nil: TCP to the host, or where `redirects` say).
     public var unixSocket: UnixSocket?
+    /// Connections go to this server inside the process instead (users' tests; HTTP/1.1, no TLS,
+    /// no proxy): see `MockServer`.
+    public var mock: MockServer?
     /// Where TCP connections come from (curl's --interface and --local-port; nil: anywhere).
     public var local: LocalBinding?
     /// `--resolve`: the addresses of `host:port` (IP literals), used instead of a name lookup.

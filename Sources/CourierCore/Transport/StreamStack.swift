@@ -66,6 +66,10 @@ package struct StreamStack {
     package func make(resolver: Resolver, uvLoop: UnsafeMutablePointer<uv_loop_t>, sessions: TLSSessionCache,
                       sessionKey: Int, trace: ConnectionTrace?) -> any ByteStream {
         var stream: any ByteStream
+        if let mock = route?.mock {
+            trace?.add("  Talking to the mock server")
+            return MockStream(server: mock, uvLoop: uvLoop)
+        }
         if let socket = route?.unixSocket {
             trace?.add("  Trying Unix socket \(socket.name)...")
             stream = SocketStream(connectingTo: socket, uvLoop: uvLoop)

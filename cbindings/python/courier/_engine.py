@@ -26,7 +26,7 @@ class Engine(_RequestBuilding, _EngineControl):
                  cookies=None, proxy=None, no_proxy=None, trust_env=True, auth=None, on_challenge=None,
                  challenge_timeout=None, outbox=None, on_request=None, on_response=None, on_redirect=None, on_metrics=None,
                  on_debug=None, unix_socket=None, local_address=None, trust=None, pin_mismatch=None, pin_mode=None,
-                 proxy_verify=True, hsts=None):
+                 proxy_verify=True, hsts=None, mock=None):
         """``cache``: a Cache to share with other engines; or ``cache_dir`` and/or
         ``cache_memory`` (bytes) for a cache of the engine's own. Without any, nothing is cached.
         ``cookies``: a CookieJar every request of the engine uses (a request's own ``cookies=``
@@ -38,7 +38,9 @@ class Engine(_RequestBuilding, _EngineControl):
         --proxy-cacert and --proxy-insecure); without one the environment's (``http_proxy``, ``https_proxy``,
         ``all_proxy``, ``no_proxy``, curl's rules) unless ``trust_env=False``. ``no_proxy``: hosts
         reached directly (names, addresses, CIDR networks, ``"*"``), replacing the environment's.
-        ``hsts``: an ``HSTS`` store: http:// to the hosts it knows goes https://, and
+        ``mock``: ``handler(method, target, headers, body) -> (status, headers, body)`` answers the
+        engine's requests inside the process, under the library's whole stack (tests without a
+        server; httpx's MockTransport is the client's way). ``hsts``: an ``HSTS`` store: http:// to the hosts it knows goes https://, and
         Strict-Transport-Security is noted in it. ``on_challenge``: called with a ``Challenge`` when the origin answers 401 (or a proxy
         407); it returns new credentials (``Bearer(token)`` or ``(user, password)``) and the
         request is sent once more with them, or None to keep the refusal. However many requests
@@ -135,6 +137,10 @@ class Engine(_RequestBuilding, _EngineControl):
         try:
             if proxy is not None or no_proxy is not None or not trust_env:
                 _check(lib.courier_engine_set_proxy(handle, _proxy_argument(proxy, trust_env), _text(no_proxy)))
+            if mock is not None:
+                from . import _mock
+                #: The mock's ctypes callback, alive as long as the engine.
+                self._mock = _mock.install(handle, mock, _report_unraisable)
             if hsts is not None:
                 _check(lib.courier_engine_set_hsts(handle, hsts._handle))
                 #: Kept alive as long as the engine.

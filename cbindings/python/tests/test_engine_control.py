@@ -62,6 +62,25 @@ class EngineControlTests(unittest.TestCase):
             self.assertEqual(caught.exception.code, courier.E_INVALIDATED)
             engine.invalidate()  # (once: nothing more)
 
+    def test_mock_engine(self):
+        seen = []
+
+        def handler(method, target, headers, body):
+            seen.append((method, target, dict(headers).get("Host"), body))
+            if target == "/moved":
+                return 302, {"Location": "/items"}, b""
+            if target == "/boom":
+                raise RuntimeError("the handler failed")
+            return 200, [("Content-Type", "text/plain")], b"answered " + target.encode()
+        with courier.Engine("http://api.example.test", mock=handler, accepted_status=(200, 600)) as engine:
+            self.assertEqual(engine.get("/items").body, b"answered /items")
+            moved = engine.get("/moved")
+            self.assertEqual((moved.status, moved.body), (200, b"answered /items"))
+            self.assertEqual(engine.post("/echo", data=b"hi").body, b"answered /echo")
+            self.assertEqual(engine.get("/boom").status, 500)
+        self.assertEqual(seen[0], ("GET", "/items", "api.example.test", b""))
+        self.assertEqual(seen[3][3], b"hi")
+
     def test_a_predicate_that_raises(self):
         with courier.Engine(SCRIPTED) as engine:
             ended, events = self.send_held(engine, ["/silence?s=30&raise=1"])
