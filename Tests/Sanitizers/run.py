@@ -326,6 +326,8 @@ def composition(h):
     h.run("c socks", [socks, h.socks, h.nginx, h.https, h.ca])
     https_proxy = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "https_proxy.c"), "https_proxy")
     h.run("c https proxy", [https_proxy, h.https_proxy, h.proxy, h.nginx, h.https, h.ca])
+    mock = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "mock.c"), "mock")
+    h.run("c mock server", [mock])
     hsts = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "hsts.c"), "hsts")
     h.run("c hsts", [hsts, h.https, h.https.replace("https://", "http://"), h.ca, os.path.join(h.work, "hsts.txt")])
     challenge = h.compile_c(os.path.join(ROOT, "Tests", "CPrograms", "challenge.c"), "challenge")
