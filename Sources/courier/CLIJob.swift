@@ -114,13 +114,21 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
             if text.hasSuffix("/"), upload != "-", let name = upload.split(separator: "/").last { text += String(name) }
         }
         if let explicit = options.method { method = HTTPMethod(rawValue: explicit) }
+        // --digest without -u: the URL's credentials answer the challenge (as curl), and are
+        // not sent as Basic beforehand.
+        var urlLogin: DigestLogin?
+        if options.digest, options.user == nil, let parsed = try? CourierURL(parsing: text), let user = parsed.user {
+            urlLogin = DigestLogin(user: user, password: parsed.password ?? "")
+            text = parsed.description
+        }
 
         let reused = context.origins.split(text)
         var draft = RequestDraft(method: method, base: reused?.base, target: reused?.target ?? text, parameters: [:], engineID: 0,
                                  options: context.transferOptions, defaultHeaders: context.requestHeaders)
         // Set only when there is one: each allocates the draft's extras, even to store nil.
         if let user = options.user, !options.digest { draft.credentials = user }
-        if let netrc = context.netrc, options.user == nil { applyNetrc(netrc, to: &draft, url: text) }
+        if let urlLogin { draft.options.digest = urlLogin }
+        if let netrc = context.netrc, options.user == nil, urlLogin == nil { applyNetrc(netrc, to: &draft, url: text) }
         if let token = options.bearer { draft.authorization = .bearer(token) }
         if let body { draft.body = body.body }
         if let outbox = context.outbox {
@@ -207,11 +215,16 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
 
     /// `mkdir -p` of the directory `path` is in (curl's --create-dirs).
     /// -n: the .netrc entry for the URL's host (with the URL's user, that user's) becomes the
-    /// request's Basic credentials, as curl does; nothing when none matches.
+    /// request's Basic credentials, or with --digest its Digest login, as curl does; nothing when
+    /// none matches.
     private func applyNetrc(_ netrc: Netrc, to draft: inout RequestDraft, url: String) {
         guard let parsed = try? CourierURL(parsing: url),
               let (login, password) = netrc.credentials(forHost: parsed.host, user: parsed.user) else { return }
-        draft.credentials = "\(login):\(password)"
+        if options.digest {
+            draft.options.digest = DigestLogin(user: login, password: password)
+        } else {
+            draft.credentials = "\(login):\(password)"
+        }
     }
 
     static func createDirectories(for path: String) -> CourierError? {

@@ -80,6 +80,16 @@ struct DigestTests {
                                                server + "/sha256/b"])
         #expect(basic.stdout == "401", "--basic sends Basic, which this server refuses")
         #expect(try await log(server).last?.hasPrefix("Basic ") == true)
+        // Without -u: the URL's credentials, or the .netrc entry, answer the challenge (as curl).
+        let inURL = try await runProcess(cli, ["-sS", "--digest", "-w", " %{http_code}",
+                                               server.replacingOccurrences(of: "http://", with: "http://ann:s3cret@") + "/sha256/url"])
+        #expect(inURL.stdout == "GET /sha256/url 0 200", "\(inURL.stdout)\(inURL.stderr)")
+        let netrc = s.root + "/digest-netrc-\(UUID().uuidString.prefix(8))"
+        try "machine 127.0.0.1 login ann password s3cret\n".write(toFile: netrc, atomically: true, encoding: .utf8)
+        let fromNetrc = try await runProcess(cli, ["-sS", "--digest", "--netrc-file", netrc, "-w", " %{http_code}", server + "/md5sess/n"])
+        #expect(fromNetrc.stdout == "GET /md5sess/n 0 200", "\(fromNetrc.stdout)\(fromNetrc.stderr)")
+        let sent = try await log(server).suffix(4)
+        #expect(sent.filter { $0.hasPrefix("Basic ") }.isEmpty, "nothing went as Basic: \(sent)")
     }
 
     /// curl's -n (HOME's .netrc), --netrc-file and --netrc-optional: the entry for the URL's host
