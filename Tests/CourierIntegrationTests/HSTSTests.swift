@@ -31,6 +31,17 @@ struct HSTSTests {
             $0.redirects.follow = true
         }
         #expect(redirected.error == nil && redirected.status == 200 && redirected.url.description == "https://localhost:\(port)/small")
+        // An https redirect to http:// a known host is that host's https URL before the rules
+        // judge it: no downgrade to refuse.
+        let (downgrade, _) = await fetch("https://localhost:\(port)/to-http") {
+            $0.hsts = store
+            $0.tls = s.trustTestCA
+            $0.redirects.follow = true
+        }
+        #expect(downgrade.error == nil && downgrade.status == 200 && downgrade.url.description == "https://localhost:\(port)/small",
+                "\(String(describing: downgrade.error))")
+        let (refused, _) = await fetch("https://localhost:\(port)/to-http") { $0.tls = s.trustTestCA; $0.redirects.follow = true }
+        #expect(refused.error?.code == .redirectDowngrade, "without the store, the downgrade is refused as before")
         let (cleared, _) = await fetch("https://localhost:\(port)/hsts-clear") { $0.hsts = store; $0.tls = s.trustTestCA }
         #expect(cleared.status == 200 && !store.requiresHTTPS("localhost"), "max-age=0 forgets")
     }

@@ -193,7 +193,6 @@ final class Executor: HTTP1ConnectionDelegate, HTTP2ConnectionDelegate, RetryApp
         hop.apply(method: &transfer._method, headers: &transfer._headers,
                   body: &transfer._body, hostSetByCaller: &transfer.userSetHost, from: transfer.url)
         transfer.url = hop.url
-        transfer.upgradeForHSTS()
         if hop.dropBody { transfer.requestBodyLength = 0 }
         transfer.resetResponse()
         acquireConnection(for: transfer, allowIdle: true)

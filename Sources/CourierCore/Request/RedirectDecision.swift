@@ -21,8 +21,10 @@ package enum RedirectDecision: Equatable {
     /// Decides what to do with a response.
     /// - Parameters:
     ///   - redirectsSoFar: redirects already followed in this transfer.
+    ///   - hsts: the request's HSTS store: an http Location to a host it knows is the https URL
+    ///     before any rule judges it (so it is no downgrade, and its origin is the https one).
     package static func decide(status: Int, location: String?, current: CourierURL, method: HTTPMethod,
-                               policy: RedirectPolicy, redirectsSoFar: Int) -> RedirectDecision {
+                               policy: RedirectPolicy, redirectsSoFar: Int, hsts: HSTSStore? = nil) -> RedirectDecision {
         guard policy.follow, isRedirect(status) else { return .deliver }
         guard let location, !location.isEmpty else {
             // RFC 9110 allows a 3xx without Location; it is then just a response.
@@ -31,7 +33,7 @@ package enum RedirectDecision: Equatable {
         guard redirectsSoFar < policy.maxRedirects else {
             return .fail(CourierError(.tooManyRedirects, "more than \(policy.maxRedirects)"))
         }
-        let target: CourierURL
+        var target: CourierURL
         do {
             target = try current.resolving(location)
         } catch let error where error.code == .unsupportedScheme {
@@ -39,6 +41,7 @@ package enum RedirectDecision: Equatable {
         } catch {
             return .fail(CourierError(.redirectWithoutLocation, "unusable Location \"\(location.debugEscaped)\": \(error.message)"))
         }
+        if let upgraded = hsts?.upgrade(target) { target = upgraded }
         if let refusal = downgradeRefusal(from: current, to: target, policy: policy) { return .fail(refusal) }
         // 303 turns everything but HEAD into GET; 301 and 302 turn POST into GET as every browser
         // and curl do (RFC 9110 notes this as allowed); 307 and 308 keep method and body.

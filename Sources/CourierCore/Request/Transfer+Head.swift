@@ -31,7 +31,7 @@ extension Transfer {
             case .judgeRedirect:
                 action = machine.redirectJudged(RedirectDecision.decide(status: head.status, location: head.headers["Location"],
                                                                         current: url, method: _method, policy: _options.redirects,
-                                                                        redirectsSoFar: metrics.redirects))
+                                                                        redirectsSoFar: metrics.redirects, hsts: _options.hsts))
             case .askAboutRedirect(var hop):
                 let refusal = askAboutRedirect(status: head.status, &hop)
                 action = machine.redirectAnswered(hop, refusal: refusal)
@@ -155,8 +155,9 @@ extension Transfer {
         }
     }
 
-    /// An `http://` URL to a host the HSTS store knows goes to https instead (the request and
-    /// redirects alike; only for options with a composition, where a store may be).
+    /// An `http://` URL to a host the HSTS store knows goes to https instead, before the request
+    /// is sent (redirects are upgraded where they are judged, `RedirectDecision.decide`); only
+    /// for options with a composition, where a store may be.
     package func upgradeForHSTS() {
         guard let store = _options.hsts, let upgraded = store.upgrade(url) else { return }
         url = upgraded
@@ -197,6 +198,7 @@ extension Transfer {
             return CourierError(.redirectRefused, "\(url) -> \(proposed)")
         }
         if hop.url != proposed {
+            if let upgraded = _options.hsts?.upgrade(hop.url) { hop.url = upgraded }
             if let refusal = RedirectDecision.downgradeRefusal(from: url, to: hop.url, policy: _options.redirects) { return refusal }
             hop.crossOrigin = hop.url.origin != url.origin
         }

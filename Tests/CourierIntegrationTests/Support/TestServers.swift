@@ -310,6 +310,7 @@ final class TestServers: @unchecked Sendable {
                         location = /to-ip { return 302 https://127.0.0.1:\(tls["ip"]!)/small; }
                         location /revalidate/ { add_header Cache-Control no-cache; }
                         location = /hsts { add_header Strict-Transport-Security "max-age=3600; includeSubDomains" always; return 200 "noted"; }
+                        location = /to-http { return 302 http://localhost:\(tls["valid"]!)/small; }
                         location = /hsts-clear { add_header Strict-Transport-Security "max-age=0" always; return 200 "cleared"; }
                     }
                 """
