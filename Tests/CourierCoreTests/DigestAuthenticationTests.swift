@@ -53,6 +53,11 @@ struct DigestAuthenticationTests {
         #expect(!challenge.answer(login, method: "GET", uri: "/", cnonce: cnonce).contains("Mufasa"), "a hashed user name")
         let quoted = challenge.answer(DigestLogin(user: #"a"b\c"#, password: "p"), method: "GET", uri: "/", cnonce: cnonce)
         #expect(!quoted.contains(#"a"b"#))
+        challenge.userhash = false
+        let unsafe = challenge.answer(DigestLogin(user: "ann\r\nX-Injected: 1", password: "p"), method: "GET", uri: "/", cnonce: cnonce)
+        #expect(!unsafe.unicodeScalars.contains { $0.value < 0x20 }, "a line break never reaches the field: \(unsafe)")
+        let encoded = challenge.answer(DigestLogin(user: "Jäsøn\nDoe", password: "p"), method: "GET", uri: "/", cnonce: cnonce)
+        #expect(encoded.contains("username*=UTF-8''J%C3%A4s%C3%B8n%0ADoe"), "RFC 7616 section 3.4.4: \(encoded)")
         #expect(DigestChallenge.makeClientNonce().count == 32 && DigestChallenge.makeClientNonce() != DigestChallenge.makeClientNonce())
     }
 }

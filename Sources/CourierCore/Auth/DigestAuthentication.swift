@@ -14,8 +14,8 @@ public struct DigestLogin: Sendable, Hashable {
         self.password = password
     }
 
-    /// Why it cannot be used, or nil: a control character in the user name (it is sent, quoted,
-    /// in a field; the password is only hashed).
+    /// Why the C ABI refuses it, or nil: a control character in the user name (Swift callers'
+    /// such names go as RFC 7616's `username*`; the password is only hashed).
     package var problem: String? {
         user.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F } ? "a control character in a Digest user name" : nil
     }
@@ -76,7 +76,7 @@ package struct DigestChallenge: Equatable {
         let second = hash("\(method):\(uri)")
         let response = qopAuth ? hash("\(first):\(nonce):\(nc):\(cnonce):auth:\(second)") : hash("\(first):\(nonce):\(second)")
         let user = userhash ? hash("\(login.user):\(realm)") : login.user
-        var fields = ["username=\(Self.quoted(user))", "realm=\(Self.quoted(realm))", "nonce=\(Self.quoted(nonce))",
+        var fields = [Self.usernameField(user), "realm=\(Self.quoted(realm))", "nonce=\(Self.quoted(nonce))",
                       "uri=\(Self.quoted(uri))", "algorithm=\(algorithm.rawValue)\(session ? "-sess" : "")",
                       "response=\"\(response)\""]
         if qopAuth { fields += ["qop=auth", "nc=\(nc)", "cnonce=\(Self.quoted(cnonce))"] }
@@ -112,6 +112,23 @@ package struct DigestChallenge: Equatable {
         text.reserveCapacity(bytes.count * 2)
         for byte in bytes { text += [digits[Int(byte >> 4)], digits[Int(byte & 15)]] }
         return String(decoding: text, as: UTF8.self)
+    }
+
+    /// `username="..."`, or RFC 7616 section 3.4.4's `username*=UTF-8''...` (RFC 8187's
+    /// percent-encoding) for a name a quoted-string cannot carry: non-ASCII, or a control
+    /// character, which in a quoted-string would break the field (a line break, a request split).
+    private static func usernameField(_ user: String) -> String {
+        guard user.utf8.contains(where: { $0 < 0x20 || $0 >= 0x7F }) else { return "username=" + quoted(user) }
+        let digits = Array("0123456789ABCDEF".utf8)
+        var encoded: [UInt8] = []
+        for byte in user.utf8 {
+            if ByteClass.isToken(byte), byte != UInt8(ascii: "*"), byte != UInt8(ascii: "'"), byte != UInt8(ascii: "%") {
+                encoded.append(byte)
+            } else {
+                encoded += [UInt8(ascii: "%"), digits[Int(byte >> 4)], digits[Int(byte & 15)]]
+            }
+        }
+        return "username*=UTF-8''" + String(decoding: encoded, as: UTF8.self)
     }
 
     /// A quoted-string (RFC 9110 section 5.6.4): `"` and `\` escaped.
