@@ -17,6 +17,16 @@ printf '{"entries":["validated on every use"]}' > "$work/html/revalidate/feed.js
 sh "$here/../Tests/Servers/make_certs.sh" "$work/certs" > /dev/null 2>&1
 h2_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 export NGINX_EXTRA_SERVER="server { listen 127.0.0.1:$h2_port ssl http2; root $work/html; ssl_certificate $work/certs/server-chain.pem; ssl_certificate_key $work/certs/server.key; add_header Strict-Transport-Security max-age=3600; }"
+# Starts Tests/Servers/SCRIPT with ARGS and waits for its first line (a port, or "ready"):
+# $server is its pid, $first the line's first word.
+start_server() {
+    name=$1 script=$2
+    shift 2
+    python3 "$here/../Tests/Servers/$script" "$@" > "$work/$name.out" &
+    server=$!
+    while [ ! -s "$work/$name.out" ]; do sleep 0.05; done
+    first=$(cut -d' ' -f1 "$work/$name.out")
+}
 port=$("$here/nginx.sh" start "$work")
 h2="https://localhost:$h2_port"
 base="http://127.0.0.1:$port"
@@ -67,39 +77,31 @@ set +e
 set -e
 echo
 echo "== courier --retry: a server that answers 503 twice, retried with curl's flags (and warnings)"
-python3 "$here/../Tests/Servers/retry_server.py" > "$work/retry.port" &
-retry_server=$!
-while [ ! -s "$work/retry.port" ]; do sleep 0.05; done
+start_server retry retry_server.py
 "$bin/courier" --retry 3 --retry-delay 0.2 -w ' (%{http_code} after the retries)\n' \
-    "http://127.0.0.1:$(cut -d' ' -f1 "$work/retry.port")/flaky/demo?fail=2&mode=503"
-kill "$retry_server"
+    "http://127.0.0.1:$first/flaky/demo?fail=2&mode=503"
+kill "$server"
 echo
 echo "== courier -x: through an HTTP proxy that records what it is asked (the request in absolute form)"
-python3 "$here/../Tests/Servers/http_proxy.py" > "$work/proxy.port" &
-proxy_server=$!
-while [ ! -s "$work/proxy.port" ]; do sleep 0.05; done
-proxy="http://127.0.0.1:$(cut -d' ' -f1 "$work/proxy.port")"
+start_server proxy http_proxy.py
+proxy="http://127.0.0.1:$first"
 "$bin/courier" -s -o /dev/null -x "$proxy" -w '%{http_code} through the proxy; ' "$base/items.json"
 "$bin/courier" -s -x "" "$proxy/log"; echo
-kill "$proxy_server"
+kill "$server"
 echo
 echo "== courier --socks5-hostname: through a SOCKS5 proxy with a login (-U), the name resolved by the proxy"
-python3 "$here/../Tests/Servers/socks_proxy.py" demo:pw > "$work/socks.port" &
-socks_server=$!
-while [ ! -s "$work/socks.port" ]; do sleep 0.05; done
-socks="127.0.0.1:$(cut -d' ' -f1 "$work/socks.port")"
+start_server socks socks_proxy.py demo:pw
+socks="127.0.0.1:$first"
 "$bin/courier" -s -o /dev/null --socks5-hostname "$socks" -U demo:pw -w '%{http_code} through SOCKS5; ' "http://localhost:$port/items.json"
 "$bin/courier" -s "http://$socks/log"; echo
 "$bin/courier" -sS --socks5-hostname "$socks" "http://localhost:$port/items.json" || echo "without the login: exit code $? (curl's 97)"
-kill "$socks_server"
+kill "$server"
 echo
 echo "== courier --digest: Digest authentication (RFC 7616) answered once, the 401 dropped (-w counts no redirect)"
-python3 "$here/../Tests/Servers/digest_server.py" > "$work/digest.port" &
-digest_server=$!
-while [ ! -s "$work/digest.port" ]; do sleep 0.05; done
-digest="http://127.0.0.1:$(cut -d' ' -f1 "$work/digest.port")"
+start_server digest digest_server.py
+digest="http://127.0.0.1:$first"
 "$bin/courier" -s --digest -u ann:s3cret -w '  (HTTP %{http_code}, %{num_redirects} redirects)\n' "$digest/sha256/report"
-kill "$digest_server"
+kill "$server"
 echo
 echo "== courier --hsts: nginx's Strict-Transport-Security noted over https, then http:// to that host goes https://"
 "$bin/courier" -s --hsts "$work/hsts.txt" --cacert "$work/certs/ca.pem" -o /dev/null -w '%{url_effective}: %{http_code}\n' "$h2/items.json"
@@ -114,12 +116,10 @@ set +e
 "$bin/courier" -s --outbox "$work/outbox" -X PUT -d 'draft=2' "http://127.0.0.1:$outbox_port/submit"; echo "exit code $?"
 echo "waiting in $work/outbox: $(ls "$work/outbox" | grep -c '\.entry$') requests"
 set -e
-python3 "$here/../Tests/Servers/idempotency_server.py" "$outbox_port" > "$work/outbox.port" &
-outbox_server=$!
-while [ ! -s "$work/outbox.port" ]; do sleep 0.05; done
+start_server outbox idempotency_server.py "$outbox_port"
 "$bin/courier" -s --outbox "$work/outbox" --flush; echo "flush: exit code $? (the outbox is empty)"
 echo "the server saw each request once, by its Idempotency-Key: $("$bin/courier" -s "http://127.0.0.1:$outbox_port/keys")"
-kill "$outbox_server"
+kill "$server"
 echo
 echo "== courier --watch-network: the network as the monitor sees it (netlink; COURIER_NETWORK forces a kind),"
 echo "   and per host: the kernel's route, then the latest connection attempt"
@@ -128,11 +128,9 @@ COURIER_NETWORK=cellular "$bin/courier" --watch-network -m 0.2
 COURIER_NETWORK=cellular "$bin/courier" --wifi-only --watch-network -m 0.2
 echo
 echo "== courier --unix-socket: the Docker Engine API's habit, against a server on a socket file"
-python3 "$here/../Tests/Servers/uds_server.py" "$work/docker.sock" > "$work/uds.ready" &
-uds_server=$!
-while [ ! -s "$work/uds.ready" ]; do sleep 0.05; done
+start_server uds uds_server.py "$work/docker.sock"
 "$bin/courier" -s --unix-socket "$work/docker.sock" -w '  (HTTP %{http_code} over the socket)\n' http://localhost/v1.43/containers/json
-kill "$uds_server"
+kill "$server"
 echo
 echo "== courier -z: only if modified since a time (here the file's own time: 304, nothing written)"
 "$bin/courier" -s -z "$work/html/items.json" -w '%{http_code} for -z FILE\n' "$base/items.json"

@@ -14,16 +14,15 @@ A request let in gets 200 with "METHOD URI BODYLENGTH"; a redirect from /sha256/
 /sha256/after (302) shows that each hop is answered for its own URI.
 """
 import hashlib
-import json
 import re
 import sys
 import threading
 
-from keepalive_server import send, serve
+from keepalive_server import Record, send, serve
 import parent_guard
 
 USER, PASSWORD, REALM, OPAQUE = "ann", "s3cret", "courier", "0paque"
-LOG = []
+RECORD = Record()
 LOCK = threading.Lock()
 NONCES = {"counter": 0}
 STALE_SEEN = set()
@@ -74,15 +73,9 @@ def digest_ok(field, method):
 
 def answer(conn, method, target, headers, body):
     field = headers.get("authorization", "")
-    if target.startswith("/log"):
-        with LOCK:
-            if "clear=1" in target:
-                LOG.clear()
-            listing = json.dumps(LOG).encode()
-        send(conn, "200 OK", listing, ["Content-Type: application/json"])
+    if RECORD.answer_log(conn, target):
         return True
-    with LOCK:
-        LOG.append(field)
+    RECORD.add(field)
     kind = target.split("/")[1]
     algorithm, qop, opaque = {"sha256": ("SHA-256", True, False), "md5sess": ("MD5-sess", True, True),
                               "legacy": ("MD5", False, False), "stale": ("MD5", True, False),

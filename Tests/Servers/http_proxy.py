@@ -14,18 +14,16 @@ library only; one thread per connection, keep-alive towards the client.
                               seen, each with the Proxy-Authorization it carried; ?clear=1 empties it
 """
 import base64
-import json
 import socket
 import sys
 import threading
 import urllib.parse
 
-from keepalive_server import send, serve
+from keepalive_server import Record, pipe, send, serve
 import parent_guard
 
 CREDENTIALS = sys.argv[1] if len(sys.argv) > 1 else None
-LOG = []
-LOCK = threading.Lock()
+RECORD = Record()
 
 
 def authorized(headers):
@@ -33,23 +31,6 @@ def authorized(headers):
         return True
     expected = "Basic " + base64.b64encode(CREDENTIALS.encode()).decode()
     return headers.get("proxy-authorization") == expected
-
-
-def pipe(source, sink):
-    try:
-        while True:
-            chunk = source.recv(65536)
-            if not chunk:
-                break
-            sink.sendall(chunk)
-    except OSError:
-        pass
-    finally:
-        for s in (source, sink):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
 
 
 def tunnel(conn, target):
@@ -109,16 +90,9 @@ def forward(conn, method, target, headers, body):
 
 
 def answer(conn, method, target, headers, body):
-    if target.startswith("/log"):
-        with LOCK:
-            if "clear=1" in target:
-                LOG.clear()
-            listing = json.dumps(LOG).encode()
-        send(conn, "200 OK", listing, ["Content-Type: application/json"])
+    if RECORD.answer_log(conn, target):
         return True
-    with LOCK:
-        LOG.append({"line": "%s %s" % (method, target), "auth": headers.get("proxy-authorization"),
-                    "host": headers.get("host")})
+    RECORD.add({"line": "%s %s" % (method, target), "auth": headers.get("proxy-authorization"), "host": headers.get("host")})
     if not authorized(headers):
         send(conn, "407 Proxy Authentication Required", b"credentials, please",
              ['Proxy-Authenticate: Basic realm="test"'])

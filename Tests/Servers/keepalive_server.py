@@ -1,9 +1,56 @@
-"""What the small test servers share (retry_server.py, cookie_server.py): reading a request from
-a keep-alive connection, and a listener that prints its port and serves each connection on a
-thread of its own. Standard library only."""
+"""What the small test servers share (retry_server.py, cookie_server.py, the proxies): reading a
+request from a keep-alive connection, a listener that prints its port and serves each connection
+on a thread of its own, a record of what a server saw listed at GET /log, and a byte relay for
+tunnels. Standard library only."""
+import json
 import socket
 import sys
 import threading
+
+
+class Record:
+    """What a test server saw, one JSON-able entry per event, listed by `answer_log` for a test
+    to read (GET /log; ?clear=1 empties it first)."""
+
+    def __init__(self):
+        self.entries = []
+        self.lock = threading.Lock()
+
+    def add(self, entry):
+        with self.lock:
+            self.entries.append(entry)
+
+    def listing(self, target):
+        """The record as JSON bytes, emptied first when `target` asks (?clear=1)."""
+        with self.lock:
+            if "clear=1" in target:
+                self.entries.clear()
+            return json.dumps(self.entries).encode()
+
+    def answer_log(self, conn, target):
+        """Answers GET /log on a keep-alive connection; False when `target` is something else."""
+        if not target.startswith("/log"):
+            return False
+        send(conn, "200 OK", self.listing(target), ["Content-Type: application/json"])
+        return True
+
+
+def pipe(source, sink):
+    """Copies `source` to `sink` until either side ends, then shuts both down (a tunnel's half)."""
+    try:
+        while True:
+            chunk = source.recv(65536)
+            if not chunk:
+                break
+            sink.sendall(chunk)
+    except OSError:
+        pass
+    finally:
+        for s in (source, sink):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
 
 def read_request(conn, buffer):

@@ -16,16 +16,15 @@ port (and a 0) on the first line. Standard library only; one thread per connecti
   each {"type": "name"|"ipv4"|"ipv6", "host": ..., "port": ..., "user": ...}; ?clear=1 empties it.
 """
 import ipaddress
-import json
 import socket
 import sys
 import threading
 
+from keepalive_server import Record, pipe
 import parent_guard
 
 CREDENTIALS = sys.argv[1].split(":", 1) if len(sys.argv) > 1 else None
-LOG = []
-LOCK = threading.Lock()
+RECORD = Record()
 
 
 def read_exactly(conn, count):
@@ -36,23 +35,6 @@ def read_exactly(conn, count):
             raise EOFError
         data += chunk
     return data
-
-
-def pipe(source, sink):
-    try:
-        while True:
-            chunk = source.recv(65536)
-            if not chunk:
-                break
-            sink.sendall(chunk)
-    except OSError:
-        pass
-    finally:
-        for s in (source, sink):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
 
 
 def reply(conn, code):
@@ -66,11 +48,7 @@ def log_listing(conn, first):
         if not chunk:
             return
         request += chunk
-    target = request.split(b" ", 2)[1].decode()
-    with LOCK:
-        if "clear=1" in target:
-            LOG.clear()
-        body = json.dumps(LOG).encode()
+    body = RECORD.listing(request.split(b" ", 2)[1].decode())
     conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: %d\r\n\r\n"
                  % len(body) + body)
 
@@ -112,8 +90,7 @@ def connection(conn):
         else:
             host, kind_name = read_exactly(conn, read_exactly(conn, 1)[0]).decode(), "name"
         port = int.from_bytes(read_exactly(conn, 2), "big")
-        with LOCK:
-            LOG.append({"type": kind_name, "host": host, "port": port, "user": user})
+        RECORD.add({"type": kind_name, "host": host, "port": port, "user": user})
         if version != 5 or command != 1:
             reply(conn, 7)
             return
