@@ -28,13 +28,19 @@ struct EngineInvalidationTests {
         return Engine(host: s.scripted, configuration: configuration)
     }
 
-    @Test func runningOperationsFinishAndNewOnesAreRefused() async throws {
+    /// An engine with an operation running, held by the server until `held.release()`.
+    func engineWithARunningOperation(_ body: String) async -> (Engine, Reports, ScriptedResource, HTTPOperation) {
         let seen = Reports()
         let api = engine(seen)
         let held = ScriptedResource("inv")
-        await held.configure(body: "late", held: true)
+        await held.configure(body: body, held: true)
         let running = api.operation(path: held.path)
         api.enqueue(running)
+        return (api, seen, held, running)
+    }
+
+    @Test func runningOperationsFinishAndNewOnesAreRefused() async throws {
+        let (api, seen, held, running) = await engineWithARunningOperation("late")
         api.invalidate()
         api.invalidate(cancellingRunning: true)
         await held.release()
@@ -49,12 +55,7 @@ struct EngineInvalidationTests {
     }
 
     @Test func cancellingRunningOperations() async throws {
-        let seen = Reports()
-        let api = engine(seen)
-        let held = ScriptedResource("inv-cancel")
-        await held.configure(body: "never", held: true)
-        let running = api.operation(path: held.path)
-        api.enqueue(running)
+        let (api, seen, held, running) = await engineWithARunningOperation("never")
         api.invalidate(cancellingRunning: true)
         do throws(CourierError) {
             _ = try await api.send(running)
