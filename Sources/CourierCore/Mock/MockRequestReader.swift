@@ -36,7 +36,12 @@ struct MockRequestReader {
                     }
                 }
             }
-            guard let current = head, let body = takeBody(length: current.length) else { break }
+            guard let current = head, let taken = takeBody(length: current.length) else { break }
+            guard case .success(let body) = taken else {
+                if case .failure(let problem) = taken { events.append(.malformed(problem.detail ?? problem.message)) }
+                buffer = []
+                return events
+            }
             events.append(.request(MockServer.Request(method: current.method, target: current.target, headers: current.headers, body: body)))
             head = nil
             continued = false
@@ -44,19 +49,23 @@ struct MockRequestReader {
         return events
     }
 
-    /// The body when it is all there (removed from the buffer): `length` bytes, or chunked.
-    private mutating func takeBody(length: Int?) -> [UInt8]? {
+    /// The body when it is all there (removed from the buffer): `length` bytes, or chunked; nil
+    /// while it is not, a failure for a chunk size that does not read (never a wait for bytes
+    /// that will not come).
+    private mutating func takeBody(length: Int?) -> Result<[UInt8], CourierError>? {
         if let length {
             guard buffer.count >= length else { return nil }
             defer { buffer.removeFirst(length) }
-            return Array(buffer[..<length])
+            return .success(Array(buffer[..<length]))
         }
         var body: [UInt8] = []
         var index = 0
         while true {
             guard let lineEnd = Self.lineEnd(in: buffer, from: index) else { return nil }
             let sizeText = String(decoding: buffer[index..<lineEnd], as: UTF8.self).split(separator: ";").first ?? ""
-            guard let size = Int(sizeText.trimmingSpaces, radix: 16) else { return nil }
+            guard let size = Int(sizeText.trimmingSpaces, radix: 16), size >= 0 else {
+                return .failure(CourierError(.malformedResponse, "a chunk size that does not read: \(sizeText.prefix(20))"))
+            }
             index = lineEnd + 2
             if size == 0 {
                 // Trailers, then the blank line.
@@ -67,7 +76,7 @@ struct MockRequestReader {
                     if empty { break }
                 }
                 buffer.removeFirst(index)
-                return body
+                return .success(body)
             }
             guard buffer.count >= index + size + 2 else { return nil }
             body += buffer[index..<(index + size)]
@@ -93,7 +102,10 @@ struct MockRequestReader {
             let name = String(line[..<colon])
             let value = String(line[line.index(after: colon)...].trimmingSpaces)
             headers.add(name: name, value: value)
-            if name.lowercased() == "content-length" { length = Int(value) }
+            if name.lowercased() == "content-length" {
+                guard let number = Int(value), number >= 0 else { return .failure(CourierError(.malformedResponse, "Content-Length \(value)")) }
+                length = number
+            }
             if name.lowercased() == "transfer-encoding", value.lowercased().contains("chunked") { length = nil }
         }
         return .success((String(parts[0]), String(parts[1]), headers, length))
