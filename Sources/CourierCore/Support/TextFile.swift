@@ -17,13 +17,12 @@ package enum TextFile {
         while true {
             let n = fread(&buffer, 1, buffer.count, handle)
             if n > 0 { bytes.append(contentsOf: buffer[0..<n]) }
-            if n < buffer.count { break }
             guard bytes.count <= limit else { throw CourierError(.fileRead, "\(path): larger than \(limit >> 20) MiB") }
+            if n < buffer.count { break }
         }
         // A short read is the end only when it is not an error (a directory, an I/O error): a
         // file half read would otherwise pass for the whole.
         if ferror(handle) != 0 { throw CourierError(.fileRead, "\(path): \(String(cString: strerror(errno)))") }
-        guard bytes.count <= limit else { throw CourierError(.fileRead, "\(path): larger than \(limit >> 20) MiB") }
         return String(decoding: bytes, as: UTF8.self)
     }
 
