@@ -451,7 +451,8 @@ int courier_engine_next_done(courier_engine *engine, courier_request **request, 
 /*
  * Gives the engine an HTTP cache (RFC 9111, private: like a browser's), or none with NULL. Requests
  * created afterwards use it: GET responses are stored and answered from it, revalidated when
- * stale, coalesced while in flight. Several engines may share one cache. Thread safety: as
+ * stale, coalesced while in flight; the 206s to single byte ranges are kept and combined, and a
+ * range inside what is stored is answered as a 206. Several engines may share one cache. Thread safety: as
  * courier_engine_set_accepted_status.
  */
 int courier_engine_set_cache(courier_engine *engine, courier_cache *cache);

@@ -35,8 +35,12 @@ package enum CacheFileReading {
                                                           ("Vary", "Accept-Encoding"), ("Age", "30"), ("Date", "Sun, 06 Nov 1994 08:49:40 GMT")]),
                                     body: [0, 1, 2, 255], requestTime: 784_111_777, responseTime: 784_111_780, bodyDecoded: true)
         let index = CacheFileFormat.VaryIndex(key: "http://example.com/c", names: ["accept-language", "cookie"], nonce: 42)
+        let parts = StoredResponse(key: "http://example.com/d", varyNames: [], variantKey: "", status: 206, version: 2,
+                                   reason: "Partial Content", headers: HTTPHeaders([("ETag", "\"p\""), ("Cache-Control", "max-age=60")]),
+                                   body: Array("0123abc".utf8), requestTime: 1_700_000_000, responseTime: 1_700_000_001, bodyDecoded: false,
+                                   partial: PartialLayout(completeLength: 20, spans: [.init(start: 0, length: 4), .init(start: 10, length: 3)]))
         var seeds: [[UInt8]] = []
-        for file in [CacheFileFormat.encode(plain), CacheFileFormat.encode(varied), CacheFileFormat.encode(index)] {
+        for file in [CacheFileFormat.encode(plain), CacheFileFormat.encode(varied), CacheFileFormat.encode(index), CacheFileFormat.encode(parts)] {
             seeds.append([0] + file)
             // Framed: the metadata and body of the same file, its length split in front.
             let metaLength = Int(file[8]) | Int(file[9]) << 8
@@ -78,6 +82,18 @@ package enum CacheFileReading {
             for policy in CachePolicy.allCases { _ = CacheRules.decide(stored: stored, request: request, policy: policy, now: now) }
         }
         _ = CacheRules.conditionalFields(for: stored)
+        if let partial = stored.partial {
+            // Every range at a span's edges is served from its bytes or refused, never sliced wrong.
+            for span in partial.spans {
+                let bounds = [(span.start, span.end), (span.start, span.end &+ 1), (span.start &+ 1, span.end)]
+                for (lower, upper) in bounds where lower < upper {
+                    let range = lower..<upper
+                    if let part = stored.servedPart(range, now: stored.responseTime) {
+                        precondition(UInt64(part.body.count) == range.count && part.head.status == 206, "a served part of the wrong length")
+                    }
+                }
+            }
+        }
         _ = stored.freshened(headers: stored.headers, requestTime: stored.requestTime, responseTime: stored.responseTime)
     }
 }
@@ -123,6 +139,7 @@ package enum CacheFieldReading {
         let request = CacheRequest(method: .get, headers: requestFields)
         checkRange(request.directives)
         _ = CacheRules.isStorable(status: status, headers: response, directives: directives, request: request)
+        checkPart(status: status, response, request)
         _ = CacheRules.varyNames(response)
         let kept = CacheRules.storedFields(response, directives: directives)
         precondition(kept.firstInvalidField() == nil, "stored fields that could not be sent")
@@ -145,6 +162,21 @@ package enum CacheFieldReading {
         guard case .response(let read)? = CacheFileFormat.decode(file) else { preconditionFailure("the cache cannot read its own file") }
         precondition(read.headers.count == kept.count && read.body == stored.body && read.freshnessLifetime == stored.freshnessLifetime,
                      "a response changed on its way through the disk")
+    }
+
+    /// A part the response would leave (sections 3.3, 3.4): a layout the cache could have
+    /// written, which serves the ranges inside it and combines with another part of itself.
+    private static func checkPart(status: Int, _ response: HTTPHeaders, _ request: CacheRequest) {
+        for received in [1, 7, 4096] {
+            guard let part = CacheRules.partStorable(status: status, headers: response, request: request, received: received) else { continue }
+            let body = [UInt8](repeating: 0x61, count: received)
+            precondition(part.isValid(bodyCount: received), "a part the cache could not have written")
+            let start = part.spans[0].start
+            precondition(part.bytes(start..<(start + UInt64(received)), of: body)?.count == received, "a stored part does not serve itself")
+            let (combined, bytes) = part.adding(body[...], at: 0, to: body)
+            precondition(combined.isValid(bodyCount: bytes.count), "combining made a layout the cache could not have written")
+            if let range = request.range, let wanted = range.resolve(length: part.completeLength) { _ = part.bytes(wanted, of: body) }
+        }
     }
 
     private static func checkRange(_ directives: CacheDirectives) {

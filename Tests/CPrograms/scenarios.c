@@ -6,8 +6,9 @@
  *   scenarios cancel SLOW_URL           courier_request_cancel from another thread ends a perform
  *   scenarios download OK_URL 404_URL DIR   staged downloads: a failed one leaves the file untouched
  *   scenarios tls URL CA CERT KEY PINS  https through the C ABI: CA, client certificate, pins
- *   scenarios cache BASE FRESH STALE SLOW DIR   the HTTP cache: hits, phases, cached-then-fresh,
- *                                       a generated 504, statistics, memory drop, coalescing
+ *   scenarios cache BASE FRESH STALE SLOW DIR [RANGED]   the HTTP cache: hits, phases,
+ *                                       cached-then-fresh, a generated 504, statistics, memory
+ *                                       drop, coalescing, byte ranges kept and combined
  *   scenarios codings BASE              br and zstd bodies decoded, an unknown coding refused,
  *                                       decoding off leaves the body as sent
  *   scenarios routes PORT               --resolve, --connect-to and -6 as request options (the
@@ -287,8 +288,47 @@ static int wait_deliveries(struct deliveries *d, int count) {
     return wait_count(&d->lock, &d->changed, &d->count, count, 10);
 }
 
+/* GET `path` with `range` ("bytes=..."): the phase, and the status, body and Content-Range seen. */
+static int perform_range(courier_engine *engine, const char *path, const char *range, int *status, char *body, size_t size,
+                         char *content_range, size_t range_size) {
+    courier_request *request = NULL;
+    if (courier_request_create(engine, "GET", path, &request) != COURIER_OK) return -100;
+    if (range) courier_request_add_header(request, "Range", range);
+    courier_response *response = NULL;
+    int rc = courier_request_perform(request, &response);
+    int phase = rc == COURIER_OK ? courier_response_cache_phase(response) : -rc;
+    *status = courier_response_status(response);
+    size_t length = 0;
+    const uint8_t *bytes = courier_response_body(response, &length);
+    snprintf(body, size, "%.*s", (int)length, bytes ? (const char *)bytes : "");
+    const char *field = courier_response_header(response, "Content-Range");
+    snprintf(content_range, range_size, "%s", field ? field : "");
+    courier_response_free(response);
+    courier_request_free(request);
+    return phase;
+}
+
+/* Byte ranges (RFC 9111 sections 3.3, 3.4): two parts from the origin, a range across both and the
+ * whole from storage. `path` answers ranges of "0123456789abcdefghij". */
+static int ranges(courier_engine *engine, const char *path) {
+    char body[64], field[64];
+    int status = 0;
+    int head = perform_range(engine, path, "bytes=0-9", &status, body, sizeof body, field, sizeof field);
+    if (head != COURIER_PHASE_FRESH || status != 206 || strcmp(body, "0123456789") != 0) return fail("the first part", head);
+    int tail = perform_range(engine, path, "bytes=10-", &status, body, sizeof body, field, sizeof field);
+    if (tail != COURIER_PHASE_FRESH || status != 206 || strcmp(body, "abcdefghij") != 0) return fail("the second part", tail);
+    int middle = perform_range(engine, path, "bytes=5-14", &status, body, sizeof body, field, sizeof field);
+    printf("range across both parts: phase %d status %d body %s Content-Range %s\n", middle, status, body, field);
+    if (middle != COURIER_PHASE_CACHED || status != 206 || strcmp(body, "56789abcde") != 0 || strcmp(field, "bytes 5-14/20") != 0) {
+        return fail("a range from the stored parts", middle);
+    }
+    int whole = perform_range(engine, path, NULL, &status, body, sizeof body, field, sizeof field);
+    if (whole != COURIER_PHASE_CACHED || status != 200 || strcmp(body, "0123456789abcdefghij") != 0) return fail("the combined whole", whole);
+    return 0;
+}
+
 static int cache(const char *base, const char *fresh, const char *stale, const char *slow, const char *release,
-                 const char *directory) {
+                 const char *directory, const char *ranged) {
     courier_cache *bad = NULL;
     int rc = courier_cache_create("/proc/courier/no", -1, 0, &bad);
     if (rc != COURIER_E_FILE_WRITE || bad != NULL) return fail("a cache in an impossible directory", rc);
@@ -380,6 +420,7 @@ static int cache(const char *base, const char *fresh, const char *stale, const c
     printf("hits %lld misses %lld revalidations %lld not-modified %lld\n", (long long)stat_of(c, COURIER_CACHE_STAT_HITS),
            (long long)stat_of(c, COURIER_CACHE_STAT_MISSES), (long long)stat_of(c, COURIER_CACHE_STAT_REVALIDATIONS),
            (long long)stat_of(c, COURIER_CACHE_STAT_NOT_MODIFIED));
+    if (ranged && ranges(engine, ranged) != 0) return 1;
     courier_engine_destroy(engine);
     courier_cache_destroy(c);
     courier_shutdown();
@@ -751,7 +792,7 @@ int main(int argc, char **argv) {
     if (argc >= 3 && strcmp(argv[1], "cancel") == 0) return cancel(argv[2]);
     if (argc >= 5 && strcmp(argv[1], "download") == 0) return download(argv[2], argv[3], argv[4]);
     if (argc >= 7 && strcmp(argv[1], "tls") == 0) return tls(argv[2], argv[3], argv[4], argv[5], argv[6]);
-    if (argc >= 8 && strcmp(argv[1], "cache") == 0) return cache(argv[2], argv[3], argv[4], argv[5], argv[6], argv[7]);
+    if (argc >= 8 && strcmp(argv[1], "cache") == 0) return cache(argv[2], argv[3], argv[4], argv[5], argv[6], argv[7], argc >= 9 ? argv[8] : NULL);
     if (argc >= 3 && strcmp(argv[1], "descriptors") == 0) return descriptors(argv[2]);
     if (argc >= 7 && strcmp(argv[1], "faults") == 0) return faults(argv[2], argv[3], argv[4], atoi(argv[5]), strcmp(argv[6], "strict") == 0);
     fprintf(stderr, "usage: scenarios loopfail|cancel|download|tls|cache|faults ...\n");

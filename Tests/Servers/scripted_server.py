@@ -126,7 +126,9 @@ def serve_resource(conn, method, name, headers):
     "headers_304". "echo" names a request header whose value is appended to the body (Vary tests);
     "fail" makes it reset the connection or close without answering (the origin is down);
     "delay_ms" holds the answer back; "hold" holds it until POST /res-release?name=<name> (at
-    most 60 s), so a test decides when it arrives instead of racing a delay."""
+    most 60 s), so a test decides when it arrives instead of racing a delay. "ranges" answers a
+    single byte Range with a 206 (multiple ranges and other units get the whole 200); "cut" sends
+    the whole body's Content-Length and only that many bytes before closing."""
     config = RESOURCES.get(name)
     if config is None:
         conn.sendall(response(404, b"no such resource", reason="Not Found"))
@@ -168,8 +170,39 @@ def serve_resource(conn, method, name, headers):
         out = [f"HTTP/1.1 {status} Resource"] + [f"{n}: {v}" for n, v in fields]
         conn.sendall(("\r\n".join(out) + "\r\n\r\n").encode("latin-1"))
         return True
+    if config.get("ranges") and status == 200 and "range" in headers:
+        part = byte_range(headers["range"], len(body))
+        if part == "unsatisfiable":
+            conn.sendall(response(416, b"", fields + [["Content-Range", f"bytes */{len(body)}"]], reason="Range Not Satisfiable"))
+            return True
+        if part is not None:
+            first, last = part
+            fields.append(["Content-Range", f"bytes {first}-{last}/{len(body)}"])
+            conn.sendall(response(206, body[first:last + 1], fields, reason="Partial Content"))
+            return True
+    if "cut" in config:
+        fields.append(["Content-Length", str(len(body))])
+        conn.sendall(response(status, b"", fields, reason="Resource") + body[:config["cut"]])
+        return False
     conn.sendall(response(status, body, fields, reason="Resource"))
     return True
+
+
+def byte_range(value, length):
+    """(first, last) of a single "bytes=" range, "unsatisfiable", or None (not one: serve all)."""
+    unit, _, spec = value.strip().partition("=")
+    if unit.strip().lower() != "bytes" or "," in spec or "-" not in spec:
+        return None
+    first, _, last = (p.strip() for p in spec.partition("-"))
+    if not first:
+        if not last.isdigit() or int(last) == 0:
+            return None
+        return (max(0, length - int(last)), length - 1) if length else "unsatisfiable"
+    if not first.isdigit() or (last and not last.isdigit()):
+        return None
+    if int(first) >= length:
+        return "unsatisfiable"
+    return int(first), min(int(last) if last else length - 1, length - 1)
 
 
 def serve(conn, port, method, path, query, headers, raw_headers, body):

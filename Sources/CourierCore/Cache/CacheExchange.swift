@@ -21,11 +21,11 @@ package final class CacheExchange: @unchecked Sendable {
     package let keyHash: UInt64
     /// A copy of the body for sinks that keep none (files, streams), when the response may be
     /// stored; nil when not collecting (or when it grew past the entry limit).
-    @exclusivity(unchecked) private var tee: [UInt8]?
+    @exclusivity(unchecked) var tee: [UInt8]?
     /// Whether what the transfer receives may be stored (a coalesced follower's leader stores).
     @exclusivity(unchecked) package var mayStore: Bool
 
-    private init(cache: ResponseCache, request: CacheRequest, policy: CachePolicy, decision: CacheDecision,
+    init(cache: ResponseCache, request: CacheRequest, policy: CachePolicy, decision: CacheDecision,
                  stored: StoredResponse?, requestTime: Int64, keyHash: UInt64 = 0) {
         self.cache = cache
         self.keyHash = keyHash
@@ -84,6 +84,11 @@ package final class CacheExchange: @unchecked Sendable {
                 found = nil
             }
         }
+        if let range = request.range {
+            return beginPart(transfer, cache: cache, range: range, found: found, request: request, policy: policy, now: now, keyHash: key.hash)
+        }
+        // A part is no answer to a request for the whole (section 3.3).
+        if found?.0.partial != nil { found = nil }
         let stored = found?.0
         let decision = CacheRules.decide(stored: stored, request: request, policy: policy, now: now)
         let exchange = CacheExchange(cache: cache, request: request, policy: policy, decision: decision, stored: stored,
@@ -165,7 +170,7 @@ package final class CacheExchange: @unchecked Sendable {
         switch transfer._sink {
         case .file, .stream, .fanOut:
             if mayStore, transfer._method == .get, (contentLength ?? 0) <= UInt64(cache.configuration.maxEntryBytes),
-               isStorable(head.status, head.headers) {
+               isStorable(head.status, head.headers) || (head.status == 206 && request.range != nil) {
                 tee = []
             }
         case .memory, .discard, .destination, .resumable:
@@ -213,8 +218,13 @@ package final class CacheExchange: @unchecked Sendable {
     /// request changed (section 4.4).
     package func transferEnded(_ transfer: Transfer, _ error: CourierError?) {
         defer { tee = nil }
-        guard error == nil, transfer._status != 0, transfer._cachePhase == .fresh, let head = transfer._head else { return }
+        guard transfer._status != 0, transfer._cachePhase == .fresh, let head = transfer._head else { return }
         let method = transfer._method
+        if error != nil {
+            // A 200 cut short: its first part may be kept (section 3.3).
+            if head.status == 200, method == .get, mayStore { storePart(transfer, head) }
+            return
+        }
         if CacheRules.invalidates(method: method, status: head.status) {
             cache.remove(CacheRules.invalidatedKeys(url: transfer.url, headers: head.headers))
             return
@@ -224,22 +234,17 @@ package final class CacheExchange: @unchecked Sendable {
             return
         }
         guard method == .get, mayStore else { return }
+        if head.status == 206 {
+            storePart(transfer, head)
+            return
+        }
         let directives = CacheDirectives(head.headers)
         guard isStorable(head.status, head.headers, directives) else {
             // An origin that now says no-store wants the old response gone too.
             if directives.noStore, stored != nil { cache.remove([CacheKey.primary(transfer.url)]) }
             return
         }
-        let body: [UInt8]
-        switch transfer._sink {
-        case .memory:
-            body = transfer._responseBody
-        case .discard, .destination, .resumable:
-            return
-        case .file, .stream, .fanOut:
-            guard let collected = tee else { return }
-            body = collected
-        }
+        guard let body = keptBody(transfer) else { return }
         guard body.count <= cache.configuration.maxEntryBytes, let varyNames = CacheRules.varyNames(head.headers) else { return }
         let variantKey = CacheKey.variant(names: varyNames, authorization: request.authorization) { transfer.requestValue($0) }
         let response = StoredResponse(key: CacheKey.primary(transfer.url), varyNames: varyNames, variantKey: variantKey,
@@ -248,6 +253,15 @@ package final class CacheExchange: @unchecked Sendable {
                                       requestTime: requestTime, responseTime: cache.now,
                                       bodyDecoded: transfer._options.decompress && head.headers.contains("Content-Encoding"))
         cache.store(response)
+    }
+
+    /// The body as delivered, when the sink kept it or a copy was collected.
+    func keptBody(_ transfer: Transfer) -> [UInt8]? {
+        switch transfer._sink {
+        case .memory: return transfer._responseBody
+        case .discard, .destination, .resumable: return nil
+        case .file, .stream, .fanOut: return tee
+        }
     }
 
     private func isStorable(_ status: Int, _ headers: HTTPHeaders,

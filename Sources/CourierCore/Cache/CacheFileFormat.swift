@@ -14,6 +14,9 @@ import CZlib
 ///            body
 ///      end-4 u32 CRC-32        of every byte before it
 /// ```
+/// A response's meta holds its key, variant, status, version, flags, times, (for a partial
+/// response, its layout), reason and header fields, in that order.
+///
 /// A file is accepted only when its length is exactly what its header says and the checksum
 /// matches: a torn write (`kill -9`, a full disk), a truncated file or flipped bytes are all
 /// refused, and the cache treats them as a miss and removes the file. Decoding never traps on
@@ -25,6 +28,13 @@ package enum CacheFileFormat {
     package static let trailerLength = 4
     /// Bigger metadata than this is not something the cache wrote.
     package static let metaLimit = 1 << 20
+
+    /// The response's flag bits: a content-decoded body; a partial response, whose layout
+    /// (complete length, then each span's start and length) follows the times.
+    enum Flags {
+        static let bodyDecoded: UInt8 = 1
+        static let partial: UInt8 = 2
+    }
 
     package enum Kind: UInt8 {
         case response = 1
@@ -61,9 +71,17 @@ package enum CacheFileFormat {
         for name in response.varyNames { meta.string(name) }
         meta.u16(UInt16(response.status))
         meta.bytes.append(response.version)
-        meta.bytes.append(response.bodyDecoded ? 1 : 0)
+        meta.bytes.append((response.bodyDecoded ? Flags.bodyDecoded : 0) | (response.partial != nil ? Flags.partial : 0))
         meta.u64(UInt64(bitPattern: response.requestTime))
         meta.u64(UInt64(bitPattern: response.responseTime))
+        if let partial = response.partial {
+            meta.u64(partial.completeLength)
+            meta.u32(UInt32(partial.spans.count))
+            for span in partial.spans {
+                meta.u64(span.start)
+                meta.u64(span.length)
+            }
+        }
         meta.string(response.reason)
         // The fields as the headers hold them: their bytes and the offsets into them, so reading
         // them back is one copy, not an append per field.
@@ -151,9 +169,22 @@ package enum CacheFileFormat {
             varyNames.append(name)
         }
         guard let status = meta.u16(), (100...999).contains(status), let version = meta.u8(), version <= 2,
-              let flags = meta.u8(), flags <= 1,
-              let requestTime = meta.u64(), let responseTime = meta.u64(), let reason = meta.string(),
-              let fieldCount = meta.u32() else { return nil }
+              let flags = meta.u8(), flags & ~(Flags.bodyDecoded | Flags.partial) == 0,
+              let requestTime = meta.u64(), let responseTime = meta.u64() else { return nil }
+        var partial: PartialLayout?
+        if flags & Flags.partial != 0 {
+            guard let completeLength = meta.u64(), let spanCount = meta.u32(), spanCount > 0,
+                  meta.remaining >= Int(spanCount) * 16 else { return nil }
+            var spans: [PartialLayout.Span] = []
+            for _ in 0..<spanCount {
+                guard let start = meta.u64(), let length = meta.u64() else { return nil }
+                spans.append(PartialLayout.Span(start: start, length: length))
+            }
+            let layout = PartialLayout(completeLength: completeLength, spans: spans)
+            guard status == 206, layout.isValid(bodyCount: body.count) else { return nil }
+            partial = layout
+        }
+        guard let reason = meta.string(), let fieldCount = meta.u32() else { return nil }
         var headers = HTTPHeaders()
         guard fieldCount <= 10_000, meta.remaining >= Int(fieldCount) * 16 else { return nil }
         var fields: [HTTPHeaders.Field] = []
@@ -177,7 +208,7 @@ package enum CacheFileFormat {
         return StoredResponse(key: key, varyNames: varyNames, variantKey: variantKey, status: Int(status),
                               version: version, reason: reason, headers: headers, body: body,
                               requestTime: Int64(bitPattern: requestTime), responseTime: Int64(bitPattern: responseTime),
-                              bodyDecoded: flags == 1)
+                              bodyDecoded: flags & Flags.bodyDecoded != 0, partial: partial)
     }
 
     private static func isToken(_ bytes: UnsafeRawBufferPointer) -> Bool {

@@ -29,6 +29,9 @@ package final class StoredResponse: @unchecked Sendable {
     package let responseTime: Int64
     /// The body was content-decoded (Content-Encoding present, and the request asked for decoding).
     package let bodyDecoded: Bool
+    /// For a partial response (status 206, sections 3.3 and 3.4): which parts of the
+    /// representation `body` holds. Nil for a complete response.
+    package let partial: PartialLayout?
 
     // Derived.
     package let directives: CacheDirectives
@@ -42,7 +45,8 @@ package final class StoredResponse: @unchecked Sendable {
     private let lastServed = Mutex<(age: Int64, head: ResponseHead?)>((-1, nil))
 
     package init(key: String, varyNames: [String], variantKey: String, status: Int, version: UInt8, reason: String,
-                 headers: HTTPHeaders, body: [UInt8], requestTime: Int64, responseTime: Int64, bodyDecoded: Bool) {
+                 headers: HTTPHeaders, body: [UInt8], requestTime: Int64, responseTime: Int64, bodyDecoded: Bool,
+                partial: PartialLayout? = nil) {
         self.key = key
         keyHash = CacheKey.stableHash(key)
         self.varyNames = varyNames
@@ -55,6 +59,7 @@ package final class StoredResponse: @unchecked Sendable {
         self.requestTime = requestTime
         self.responseTime = responseTime
         self.bodyDecoded = bodyDecoded
+        self.partial = partial
         let fields = CacheFields(headers)
         let directives = fields.cacheControl ? CacheDirectives(headers) : CacheDirectives()
         self.directives = directives
@@ -115,6 +120,31 @@ package final class StoredResponse: @unchecked Sendable {
     package func freshened(headers updated: HTTPHeaders, requestTime: Int64, responseTime: Int64) -> StoredResponse {
         StoredResponse(key: key, varyNames: varyNames, variantKey: variantKey, status: status, version: version,
                        reason: reason, headers: updated, body: body, requestTime: requestTime, responseTime: responseTime,
-                       bodyDecoded: bodyDecoded)
+                       bodyDecoded: bodyDecoded, partial: partial)
+    }
+
+    /// A 206 serving `range` of the representation from storage (section 3.3: a part is only ever
+    /// sent marked as one): the stored fields with Content-Range and Content-Length for the part,
+    /// and the current Age. Nil when the stored bytes do not hold all of `range`.
+    package func servedPart(_ range: Range<UInt64>, now: Int64) -> (head: ResponseHead, body: [UInt8])? {
+        let bytes: ArraySlice<UInt8>
+        let completeLength: UInt64
+        if let partial {
+            guard let part = partial.bytes(range, of: body) else { return nil }
+            bytes = part
+            completeLength = partial.completeLength
+        } else {
+            guard range.upperBound <= UInt64(body.count) else { return nil }
+            bytes = body[Int(range.lowerBound)..<Int(range.upperBound)]
+            completeLength = UInt64(body.count)
+        }
+        var fields = headers
+        for name in ["Age", "Content-Length", "Content-Range"] where fields.contains(name) { fields.remove(name: name) }
+        fields.add(name: "Content-Range", value: "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(completeLength)")
+        fields.add(name: "Content-Length", value: String(bytes.count))
+        fields.add(name: "Age", value: String(currentAge(now: now)))
+        var head = ResponseHead(status: 206, versionMinor: version == 2 ? 0 : version, reason: "Partial Content", headers: fields)
+        if version == 2 { head.versionMajor = 2 }
+        return (head, Array(bytes))
     }
 }

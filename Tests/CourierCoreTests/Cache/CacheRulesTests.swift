@@ -82,11 +82,18 @@ struct CacheRulesTests {
         #expect(storable([("Cache-Control", "max-age=60"), ("Vary", "Accept")]))
     }
 
-    @Test func requestsWithTheirOwnPreconditionsOrRangesAreNotTheCachesBusiness() {
+    @Test func requestsWithTheirOwnPreconditionsOrRangesTheCacheCannotPlaceAreNotItsBusiness() {
         for field in ["If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range", "Range"] {
             #expect(!storable([("Cache-Control", "max-age=60")], request: [(field, "x")]), "\(field)")
             #expect(decide(storedResponse([("Cache-Control", "max-age=60")]), [(field, "x")]) == .bypass, "\(field)")
         }
+        for range in ["bytes=0-1,4-5", "items=0-1", "bytes=5-2"] {
+            #expect(decide(storedResponse([("Cache-Control", "max-age=60")]), [("Range", range)]) == .bypass, "\(range)")
+        }
+        // One byte range is (section 3.4): looked up, and its whole 200 stored, never another status.
+        #expect(decide(storedResponse([("Cache-Control", "max-age=60")]), [("Range", "bytes=0-1")]) == .serve(stale: false, revalidateInBackground: false))
+        #expect(storable([("Cache-Control", "max-age=60")], request: [("Range", "bytes=0-1")]))
+        #expect(!storable([("Cache-Control", "max-age=60")], status: 416, request: [("Range", "bytes=0-1")]))
     }
 
     @Test func s3_1_hopByHopAndProxyFieldsAreNotStored() {

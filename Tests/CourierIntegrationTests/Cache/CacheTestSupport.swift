@@ -19,7 +19,7 @@ struct ScriptedResource {
     /// Sets how it answers: status, header fields, body, and more (see scripted_server.py).
     func configure(status: Int = 200, headers: [(String, String)] = [], body: String = "", dateOffset: Int? = nil,
                    echo: String? = nil, fail: String? = nil, headers304: [(String, String)] = [], delayMillis: Int? = nil,
-                   held: Bool = false) async {
+                   held: Bool = false, ranges: Bool = false, cut: Int? = nil) async {
         var config: [String: Any] = ["status": status, "headers": headers.map { [$0.0, $0.1] }, "body": body,
                                      "headers_304": headers304.map { [$0.0, $0.1] }]
         if let dateOffset { config["date_offset"] = dateOffset }
@@ -27,6 +27,8 @@ struct ScriptedResource {
         if let fail { config["fail"] = fail }
         if let delayMillis { config["delay_ms"] = delayMillis }
         if held { config["hold"] = true }
+        if ranges { config["ranges"] = true }
+        if let cut { config["cut"] = cut }
         let json = try! JSONSerialization.data(withJSONObject: config)
         let t = await control(TestServers.shared.scripted + "/res-config?name=\(name)", body: .bytes(Array(json)))
         if t.status != 200 { Issue.record("the scripted server did not take the configuration: \(String(describing: t.error))") }

@@ -342,6 +342,8 @@ final class TestServers: @unchecked Sendable {
                     location = /see-other { return 303 /small; }
                     location = /to-hsts-host { return 302 http://localhost:\(tls["valid"]!)/small; }
                     location /revalidate/ { add_header Cache-Control no-cache; }
+                    # The fixtures again, fresh for an hour (the cache's range tests).
+                    location /expiring/ { expires 1h; alias \(root)/html/; }
                     # Uploads: nginx refuses a body over its limit with 413 before reading it.
                     location /limited/ { client_max_body_size 1k; }
                 }

@@ -438,6 +438,27 @@ class Caching(unittest.TestCase):
         self.assertEqual(phases, ["cached_stale", "not_modified"])
         self.assertEqual(final, "not_modified")
 
+    def test_byte_ranges_are_kept_combined_and_served_from_disk(self):
+        # RFC 9111 sections 3.3 and 3.4: each part is kept, parts of one representation combine,
+        # and a range inside them is a 206 from storage, here through a cache directory.
+        import tempfile
+        path = resource("rng", headers=[["Cache-Control", "max-age=600"], ["ETag", '"r1"']],
+                        body="0123456789abcdefghij", ranges=True)
+        with tempfile.TemporaryDirectory() as directory:
+            with courier.Engine(SCRIPTED, cache_dir=directory) as engine:
+                head = engine.get(path, headers={"Range": "bytes=0-9"})
+                tail = engine.get(path, headers={"Range": "bytes=10-"})
+                self.assertEqual((head.status, head.phase, head.body), (206, "fresh", b"0123456789"))
+                self.assertEqual((tail.status, tail.phase, tail.body), (206, "fresh", b"abcdefghij"))
+                engine.cache.flush()
+            with courier.Engine(SCRIPTED, cache_dir=directory) as engine:
+                middle = engine.get(path, headers={"Range": "bytes=5-14"})
+                self.assertEqual((middle.status, middle.phase, middle.body), (206, "cached", b"56789abcde"))
+                self.assertEqual(middle.header("Content-Range"), "bytes 5-14/20")
+                whole = engine.get(path)
+                self.assertEqual((whole.status, whole.phase, whole.body), (200, "cached", b"0123456789abcdefghij"))
+        self.assertEqual(requests_to(path), 2)
+
     def test_identical_gets_in_flight_share_one_request(self):
         path = resource("coal", headers=[["Cache-Control", "no-store"]], body="shared", delay_ms=300)
         with courier.Engine(SCRIPTED, cache_memory=1 << 20) as engine:
