@@ -54,7 +54,10 @@ extension CacheExchange {
         var bytes = body
         if let (existing, _) = cache.find(key, variantKey: variant), existing.etag == tag {
             guard let stored = existing.partial else {
-                // The whole of this representation is stored already.
+                // The whole of this representation is stored already: the part vouches for it,
+                // and its fields update the stored ones (section 3.2), times included.
+                cache.store(existing.freshened(headers: CacheRules.updatedFields(existing.headers, with: fields),
+                                               requestTime: requestTime, responseTime: cache.now))
                 return
             }
             if stored.completeLength == part.completeLength {

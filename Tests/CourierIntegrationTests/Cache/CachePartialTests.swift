@@ -70,6 +70,22 @@ struct CachePartialTests {
         #expect(await resource.requests() == 2)
     }
 
+    @Test func s3_2_aPartOfTheStoredWholeFreshensIt() async throws {
+        let resource = await rangedResource()
+        let (api, cache) = cachedEngine()
+        _ = try await api.get(resource.path)
+        cache.core.advanceClock(bySeconds: 120)
+        // Stale: the range goes to the origin, whose 206 has the stored whole's strong tag.
+        await resource.configure(headers: [("Cache-Control", "max-age=60"), ("ETag", "\"p1\""), ("X-Seen", "again")],
+                                 body: Self.text, ranges: true)
+        let part = try await range(api, resource, "0-3")
+        #expect(part.cachePhase == .fresh && part.bodyText == "0123")
+        let whole = try await api.get(resource.path)
+        #expect(whole.cachePhase == .cached(stale: false) && whole.bodyText == Self.text)
+        #expect(whole.headers["X-Seen"] == "again" && whole.headers["Content-Length"] == "20")
+        #expect(await resource.requests() == 1)
+    }
+
     @Test func s3_4_aPartOfAnotherRepresentationReplacesTheStoredParts() async throws {
         let resource = await rangedResource(etag: "\"v1\"")
         let (api, _) = cachedEngine()
