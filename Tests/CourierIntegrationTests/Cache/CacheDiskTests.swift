@@ -129,6 +129,24 @@ struct CacheDiskTests {
         #expect(await resource.requests() == 3)
     }
 
+    /// `-r` with `--cache-dir`: each part is kept on disk, and a range inside the parts two
+    /// invocations fetched is a hit, as is the whole they make together (RFC 9111 section 3.4).
+    @Test func cliRangesShareTheCachesParts() async throws {
+        let resource = ScriptedResource("cli-range")
+        await resource.configure(headers: [("Cache-Control", "max-age=600"), ("ETag", "\"r\"")], body: "0123456789abcdefghij", ranges: true)
+        let dir = directory()
+        var seen: [String] = []
+        for range in ["0-9", "10-19", "5-14"] {
+            let r = try await cli(["-s", "--cache-dir", dir, "-r", range, "-w", " %{http_code} %{cache_status}", resource.url])
+            #expect(r.status == 0)
+            seen.append(r.stdout)
+        }
+        #expect(seen == ["0123456789 206 miss", "abcdefghij 206 miss", "56789abcde 206 hit"])
+        let whole = try await cli(["-s", "--cache-dir", dir, "-w", " %{http_code} %{cache_status}", resource.url])
+        #expect(whole.stdout == "0123456789abcdefghij 200 hit")
+        #expect(await resource.requests() == 2)
+    }
+
     /// `-v` and `--trace-ascii` on a cache hit say nothing was sent, instead of a connection and a
     /// request head that never happened.
     @Test func verboseOnACacheHitShowsNoRequest() async throws {
