@@ -9,7 +9,7 @@ extension CacheExchange {
     /// answer a part), and what comes back is kept (`transferEnded`).
     static func beginPart(_ transfer: Transfer, cache: ResponseCache, range: ByteRangeRequest, found: (StoredResponse, ResponseCache.Tier)?,
                           request: CacheRequest, policy: CachePolicy, now: Int64, keyHash: UInt64) -> Bool {
-        let stored = found.flatMap { $0.0.status == 200 || $0.0.partial != nil ? $0.0 : nil }
+        let stored = found.flatMap { CacheRules.answersRanges($0.0) ? $0.0 : nil }
         // Served only as the protocol allows (fresh, or stale where the request or policy
         // accepts it); previews and background revalidation are for whole responses.
         if let stored, case .serve(let stale, revalidateInBackground: false) = CacheRules.decide(stored: stored, request: request, policy: policy, now: now),

@@ -216,6 +216,14 @@ package enum CacheRules {
         return .single(received, at: 0, of: length)
     }
 
+    /// Whether a range of `stored` can be cut from its body: stored parts, or a whole 200 whose
+    /// body is the representation's bytes as sent (a content-coded body, kept decoded or not,
+    /// counts other bytes than the ranges of the representation the origin would send).
+    package static func answersRanges(_ stored: StoredResponse) -> Bool {
+        if stored.partial != nil { return true }
+        return stored.status == 200 && !stored.bodyDecoded && !stored.headers.contains("Content-Encoding")
+    }
+
     /// The field names a response varies on, lower-cased and without duplicates; nil for `Vary: *`.
     package static func varyNames(_ headers: HTTPHeaders) -> [String]? {
         var names: [String] = []

@@ -118,6 +118,14 @@ struct PartialContentTests {
         #expect(whole.servedPart(8..<11, now: 1_000_000) == nil)
     }
 
+    @Test func onlyAWhole200AsSentOrStoredPartsAnswerRanges() {
+        #expect(CacheRules.answersRanges(storedResponse([("ETag", "\"t\"")])))
+        #expect(!CacheRules.answersRanges(storedResponse([("ETag", "\"t\"")], status: 404)))
+        #expect(!CacheRules.answersRanges(storedResponse([("Content-Encoding", "gzip")], bodyDecoded: true)),
+                "a decoded body's offsets are not the representation's")
+        #expect(!CacheRules.answersRanges(storedResponse([("Content-Encoding", "gzip")])))
+    }
+
     @Test func aPartialResponseRoundTripsThroughItsFile() {
         let parts = StoredResponse(key: "http://a.example/x", varyNames: [], variantKey: "", status: 206, version: 2,
                                    reason: "Partial Content", headers: HTTPHeaders([("ETag", "\"t\"")]),
