@@ -52,7 +52,7 @@ extension CacheExchange {
         let tag = head.headers["ETag"]
         var layout = part
         var bytes = body
-        if let (existing, _) = cache.find(key, variantKey: variant), existing.etag == tag {
+        if let (existing, _) = cache.find(key, variantKey: variant), existing.etag == tag, CacheRules.answersRanges(existing) {
             guard let stored = existing.partial else {
                 // The whole of this representation is stored already: the part vouches for it,
                 // and its fields update the stored ones (section 3.2), times included.
@@ -65,6 +65,8 @@ extension CacheExchange {
                 fields = CacheRules.updatedFields(existing.headers, with: fields)
             }
         }
+        // Otherwise the part starts the stored parts afresh (another representation, or nothing
+        // of this one that parts can join).
         guard bytes.count <= cache.configuration.maxEntryBytes else { return }
         let version: UInt8 = head.versionMajor == 2 ? 2 : head.versionMinor
         let variantKey = variant(varyNames)
