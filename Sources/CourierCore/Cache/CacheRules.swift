@@ -59,85 +59,6 @@ package enum CacheDecision: Equatable, Sendable {
     case gatewayTimeout
 }
 
-/// What the cache needs to know about a request.
-package struct CacheRequest: Sendable {
-    package var method: HTTPMethod
-    package var directives: CacheDirectives
-    package var pragmaNoCache: Bool
-    /// The caller sent its own preconditions (If-*): the exchange is the caller's, not the cache's.
-    package var isConditional: Bool
-    /// The caller sent a Range field at all.
-    package var hasRange: Bool
-    /// The single byte range it asks for, when it is one the cache can answer from stored parts
-    /// (section 3.4); a Range field that is not one (several ranges, another unit) leaves the
-    /// exchange to the caller.
-    package var range: ByteRangeRequest?
-    /// The Authorization the request carries (part of every variant key), if any.
-    package var authorization: String?
-
-    /// Reads what matters from `headers` in one pass over the field names (a lookup per name
-    /// would scan the list nine times on every request a cache sees).
-    package init(method: HTTPMethod, headers: HTTPHeaders) {
-        self.method = method
-        var cacheControl = false, pragma = false, conditional = false, ranged = false
-        var authorizationIndex: Int?
-        for index in headers.fields.indices {
-            switch Self.classify(headers, index) {
-            case .cacheControl: cacheControl = true
-            case .pragma: pragma = true
-            case .precondition: conditional = true
-            case .range: ranged = true
-            case .authorization: if authorizationIndex == nil { authorizationIndex = index }
-            case .other: break
-            }
-        }
-        directives = cacheControl ? CacheDirectives(headers) : CacheDirectives()
-        pragmaNoCache = pragma && !cacheControl && CacheDirectives.pragmaNoCache(headers)
-        isConditional = conditional
-        hasRange = ranged
-        range = ranged && method == .get ? Self.singleRange(headers) : nil
-        authorization = authorizationIndex.map { _ in headers.combinedValue(for: "Authorization") ?? "" }
-    }
-
-    private enum FieldKind { case cacheControl, pragma, precondition, range, authorization, other }
-
-    private static let preconditions = ["if-none-match", "if-modified-since", "if-match", "if-unmodified-since", "if-range"]
-
-    /// The request's one Range field as a single byte range (several fields: none).
-    @inline(never)
-    private static func singleRange(_ headers: HTTPHeaders) -> ByteRangeRequest? {
-        let values = headers.values(for: "Range")
-        return values.count == 1 ? ByteRangeRequest(values[0]) : nil
-    }
-
-    private static func classify(_ headers: HTTPHeaders, _ index: Int) -> FieldKind {
-        let field = headers.fields[index]
-        let length = Int(field.nameEnd &- field.nameStart)
-        guard length >= 5, length <= 19 else { return .other }
-        let first = HTTPHeaders.asciiLower(headers.storage[Int(field.nameStart)])
-        switch first {
-        case UInt8(ascii: "c"):
-            return HTTPHeaders.nameMatches(headers.storage, field, "cache-control") ? .cacheControl : .other
-        case UInt8(ascii: "p"):
-            return HTTPHeaders.nameMatches(headers.storage, field, "pragma") ? .pragma : .other
-        case UInt8(ascii: "a"):
-            return HTTPHeaders.nameMatches(headers.storage, field, "authorization") ? .authorization : .other
-        case UInt8(ascii: "r"):
-            return HTTPHeaders.nameMatches(headers.storage, field, "range") ? .range : .other
-        case UInt8(ascii: "i"):
-            return preconditions.contains { HTTPHeaders.nameMatches(headers.storage, field, $0) } ? .precondition : .other
-        default:
-            return .other
-        }
-    }
-
-    /// Whether the method may be answered from storage: GET (whole, or one byte range), and HEAD
-    /// from a stored GET.
-    package var readsCache: Bool {
-        (method == .get || method == .head) && !isConditional && (!hasRange || range != nil)
-    }
-}
-
 /// RFC 9111 for a private cache, as pure functions of stored responses, requests, headers and the
 /// time: no storage and no I/O here, so every rule is tested on its own (CacheRulesTests, one test
 /// per rule, named by section).
@@ -192,36 +113,6 @@ package enum CacheRules {
         if headers.contains("Vary"), varyNames(headers) == nil { return false }  // Vary: * never matches
         return directives.isPublic || directives.isPrivate || headers.contains("Expires") || directives.maxAge != nil
             || isHeuristicallyCacheable(status)
-    }
-
-    /// Where a part of a representation goes (sections 3.3, 3.4): the range a 206 to a request
-    /// for one byte range carries (its Content-Range), or the first `received` bytes of a 200 cut
-    /// short (whose Content-Length is the whole), as a layout of that one span. Nil unless the
-    /// response would be storable as a 200, carries a strong entity tag (only parts with the same
-    /// strong validator combine, RFC 9110 section 15.3.7.3), and has no content coding (ranges
-    /// count encoded bytes).
-    package static func partStorable(status: Int, headers: HTTPHeaders, request: CacheRequest, received: Int) -> PartialLayout? {
-        guard status == 206 || status == 200, received > 0, !headers.contains("Content-Encoding"),
-              let tag = headers["ETag"], !Substring(tag).trimmingSpaces.hasPrefix("W/"),
-              isStorable(status: 200, headers: headers, directives: CacheDirectives(headers), request: request) else { return nil }
-        if status == 206 {
-            guard request.range != nil, headers.values(for: "Content-Range").count == 1,
-                  let part = headers["Content-Range"].flatMap(ContentRange.init),
-                  let first = part.first, let last = part.last, let complete = part.complete,
-                  last - first + 1 == UInt64(received) else { return nil }
-            return .single(received, at: first, of: complete)
-        }
-        guard let length = headers["Content-Length"].flatMap({ ByteRangeRequest.number(Substring($0).trimmingSpaces) }),
-              UInt64(received) < length else { return nil }
-        return .single(received, at: 0, of: length)
-    }
-
-    /// Whether a range of `stored` can be cut from its body: stored parts, or a whole 200 whose
-    /// body is the representation's bytes as sent (a content-coded body, kept decoded or not,
-    /// counts other bytes than the ranges of the representation the origin would send).
-    package static func answersRanges(_ stored: StoredResponse) -> Bool {
-        if stored.partial != nil { return true }
-        return stored.status == 200 && !stored.bodyDecoded && !stored.headers.contains("Content-Encoding")
     }
 
     /// The field names a response varies on, lower-cased and without duplicates; nil for `Vary: *`.

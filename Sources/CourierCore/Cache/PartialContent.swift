@@ -157,3 +157,36 @@ package struct PartialLayout: Equatable, Sendable {
         PartialLayout(completeLength: completeLength, spans: [Span(start: start, length: UInt64(count))])
     }
 }
+
+/// The rules for parts (sections 3.3, 3.4), beside the rest of RFC 9111 in `CacheRules`.
+extension CacheRules {
+    /// Where a part of a representation goes (sections 3.3, 3.4): the range a 206 to a request
+    /// for one byte range carries (its Content-Range), or the first `received` bytes of a 200 cut
+    /// short (whose Content-Length is the whole), as a layout of that one span. Nil unless the
+    /// response would be storable as a 200, carries a strong entity tag (only parts with the same
+    /// strong validator combine, RFC 9110 section 15.3.7.3), and has no content coding (ranges
+    /// count encoded bytes).
+    package static func partStorable(status: Int, headers: HTTPHeaders, request: CacheRequest, received: Int) -> PartialLayout? {
+        guard status == 206 || status == 200, received > 0, !headers.contains("Content-Encoding"),
+              let tag = headers["ETag"], !Substring(tag).trimmingSpaces.hasPrefix("W/"),
+              isStorable(status: 200, headers: headers, directives: CacheDirectives(headers), request: request) else { return nil }
+        if status == 206 {
+            guard request.range != nil, headers.values(for: "Content-Range").count == 1,
+                  let part = headers["Content-Range"].flatMap(ContentRange.init),
+                  let first = part.first, let last = part.last, let complete = part.complete,
+                  last - first + 1 == UInt64(received) else { return nil }
+            return .single(received, at: first, of: complete)
+        }
+        guard let length = headers["Content-Length"].flatMap({ ByteRangeRequest.number(Substring($0).trimmingSpaces) }),
+              UInt64(received) < length else { return nil }
+        return .single(received, at: 0, of: length)
+    }
+
+    /// Whether a range of `stored` can be cut from its body: stored parts, or a whole 200 whose
+    /// body is the representation's bytes as sent (a content-coded body, kept decoded or not,
+    /// counts other bytes than the ranges of the representation the origin would send).
+    package static func answersRanges(_ stored: StoredResponse) -> Bool {
+        if stored.partial != nil { return true }
+        return stored.status == 200 && !stored.bodyDecoded && !stored.headers.contains("Content-Encoding")
+    }
+}
