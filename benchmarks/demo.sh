@@ -12,6 +12,7 @@ head -c 300000000 /dev/zero > "$work/html/big.bin"
 # nginx.sh serves /fresh/ with an hour's freshness and /revalidate/ with no-cache.
 mkdir -p "$work/html/fresh" "$work/html/revalidate"
 printf '{"headline":"cached for an hour"}' > "$work/html/fresh/news.json"
+printf '0123456789abcdefghij' > "$work/html/fresh/parts.txt"
 printf '{"entries":["validated on every use"]}' > "$work/html/revalidate/feed.json"
 # A TLS listener speaking HTTP/2 beside the plain one (certificates from the test CA script).
 sh "$here/../Tests/Servers/make_certs.sh" "$work/certs" > /dev/null 2>&1
@@ -68,6 +69,11 @@ for run in first second; do
   "$bin/courier" -s --cache-dir "$work/cache" -o /dev/null -o /dev/null \
       -w '%{url_effective}: %{http_code}, cache %{cache_status}, %{time_total}s\n' \
       "$base/fresh/news.json" "$base/revalidate/feed.json"
+done
+echo "-- byte ranges (RFC 9111 3.4): two parts from nginx, then a range across both and the whole from storage"
+for range in 0-9 10- 5-14 ""; do
+  "$bin/courier" -s --cache-dir "$work/cache" ${range:+-r "$range"} \
+      -w "  <- range ${range:-(whole)}: %{http_code}, cache %{cache_status}\n" "$base/fresh/parts.txt"
 done
 echo
 echo "== courier -f: curl's exit codes"
