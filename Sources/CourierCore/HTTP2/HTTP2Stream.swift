@@ -118,7 +118,7 @@ package final class HTTP2Stream: ExchangeCarrier {
             return false
         }
         if name.first == UInt8(ascii: ":") {
-            if !finalHeadSeen, name.elementsEqual(":status".utf8) {
+            if !finalHeadSeen, ByteClass.equals(name, ":status") {
                 var code = 0
                 for byte in value { code = code * 10 + Int(byte &- 48) }
                 status = code
@@ -131,7 +131,7 @@ package final class HTTP2Stream: ExchangeCarrier {
         }
         // (One allocation for a head's fields rather than a few as they grow.)
         if fields.count == 0 { fields.reserveCapacity(bytes: 512, fields: 12) }
-        if name.count == 14, !finalHeadSeen, name.elementsEqual("content-length".utf8) { contentLength = Self.decimal(value) }
+        if name.count == 14, !finalHeadSeen, ByteClass.equals(name, "content-length") { contentLength = Self.decimal(value) }
         fields.appendField(name: name, value: value)
         return true
     }

@@ -209,17 +209,25 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
         var lo = 0, hi = value.count
         while lo < hi, value[lo] == 0x20 || value[lo] == 0x09 { lo += 1 }
         while hi > lo, value[hi - 1] == 0x20 || value[hi - 1] == 0x09 { hi -= 1 }
-        let nameStart = UInt32(storage.count)
-        storage.append(contentsOf: name.bindMemory(to: UInt8.self))
-        let nameEnd = UInt32(storage.count)
-        storage.append(UInt8(ascii: ":"))
-        storage.append(UInt8(ascii: " "))
-        let valueStart = UInt32(storage.count)
-        storage.append(contentsOf: UnsafeRawBufferPointer(rebasing: value[lo..<hi]).bindMemory(to: UInt8.self))
-        let valueEnd = UInt32(storage.count)
-        storage.append(13)
-        storage.append(10)
-        fields.append(Field(nameStart: nameStart, nameEnd: nameEnd, valueStart: valueStart, valueEnd: valueEnd))
+        fields.append(Self.writeLine(into: &storage, name: name, value: UnsafeRawBufferPointer(rebasing: value[lo..<hi])))
+    }
+
+    /// Appends "name: value\r\n" to `bytes`; the field that indexes it. (One access to
+    /// `storage` for the whole line: each append to the observed property itself ran its
+    /// observer, six times a field.)
+    @inline(__always)
+    private static func writeLine(into bytes: inout [UInt8], name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> Field {
+        let nameStart = UInt32(bytes.count)
+        bytes.append(contentsOf: name.bindMemory(to: UInt8.self))
+        let nameEnd = UInt32(bytes.count)
+        bytes.append(UInt8(ascii: ":"))
+        bytes.append(UInt8(ascii: " "))
+        let valueStart = UInt32(bytes.count)
+        bytes.append(contentsOf: value.bindMemory(to: UInt8.self))
+        let valueEnd = UInt32(bytes.count)
+        bytes.append(13)
+        bytes.append(10)
+        return Field(nameStart: nameStart, nameEnd: nameEnd, valueStart: valueStart, valueEnd: valueEnd)
     }
 
     /// Appends field `index` of `other` byte for byte (values outside ASCII kept as received).

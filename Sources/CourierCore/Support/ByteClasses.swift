@@ -1,3 +1,5 @@
+import Glibc
+
 /// Byte classes of the HTTP and URI grammars, shared by every parser and validator.
 package enum ByteClass {
     /// The value of a hexadecimal digit, nil for any other byte.
@@ -28,4 +30,12 @@ package enum ByteClass {
     /// SP or HTAB: optional whitespace (OWS, BWS).
     @inline(__always)
     package static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }
+
+    /// Whether `bytes` are exactly `literal`'s: a length test and one memcmp. (Comparing with a
+    /// String's UTF8View goes through the generic sequence comparison, some 550 instructions for
+    /// ":status": measured on every HTTP/2 response head.)
+    @inline(__always)
+    package static func equals(_ bytes: UnsafeRawBufferPointer, _ literal: StaticString) -> Bool {
+        bytes.count == literal.utf8CodeUnitCount && (bytes.count == 0 || memcmp(bytes.baseAddress!, literal.utf8Start, bytes.count) == 0)
+    }
 }
