@@ -86,6 +86,37 @@ struct CachePartialTests {
         #expect(await resource.requests() == 1)
     }
 
+    @Test func s3_3_aHeadIsNotAnsweredFromParts() async throws {
+        let resource = await rangedResource()
+        let (api, _) = cachedEngine()
+        _ = try await range(api, resource, "0-9")
+        let head = try await api.get(resource.path, method: .head)
+        #expect(head.cachePhase == .fresh && head.status == 200 && head.headers["Content-Length"] == "20")
+        #expect(await resource.requests() == 2)
+    }
+
+    @Test func s5_2_1_4_aRangeWithNoCacheGoesToTheOrigin() async throws {
+        let resource = await rangedResource()
+        let (api, _) = cachedEngine()
+        _ = try await range(api, resource, "0-9")
+        let asked = try await api.get(resource.path, headers: [("Range", "bytes=0-4"), ("Cache-Control", "no-cache")])
+        #expect(asked.cachePhase == .fresh && asked.status == 206 && asked.bodyText == "01234")
+        #expect(await resource.requests() == 2)
+    }
+
+    @Test func s4_1_partsAreKeptPerVariant() async throws {
+        let resource = ScriptedResource("part-vary")
+        await resource.configure(headers: [("Cache-Control", "max-age=60"), ("ETag", "\"v\""), ("Vary", "Accept-Language")],
+                                 body: Self.text, ranges: true)
+        let (api, _) = cachedEngine()
+        _ = try await api.get(resource.path, headers: [("Range", "bytes=0-9"), ("Accept-Language", "en")])
+        let other = try await api.get(resource.path, headers: [("Range", "bytes=0-4"), ("Accept-Language", "fr")])
+        #expect(other.cachePhase == .fresh, "another variant's part does not answer")
+        let same = try await api.get(resource.path, headers: [("Range", "bytes=0-4"), ("Accept-Language", "en")])
+        #expect(same.cachePhase == .cached(stale: false) && same.bodyText == "01234")
+        #expect(await resource.requests() == 2)
+    }
+
     @Test func s3_4_aPartOfAnotherRepresentationReplacesTheStoredParts() async throws {
         let resource = await rangedResource(etag: "\"v1\"")
         let (api, _) = cachedEngine()
