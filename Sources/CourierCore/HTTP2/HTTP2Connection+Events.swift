@@ -48,11 +48,11 @@ extension HTTP2Connection: HTTP2SessionEvents {
     }
 
     package func resetReceived(streamID: Int32, errorCode: UInt32) {
-        streams[streamID]?.resetByServer = errorCode
+        streams.find(Int(streamID))?.resetByServer = errorCode
     }
 
     package func streamClosed(streamID: Int32, errorCode: UInt32) {
-        guard let carrier = streams.removeValue(forKey: streamID) else { return }
+        guard let carrier = streams.remove(Int(streamID)) else { return }
         if lastStream === carrier { lastStream = nil }
         carrier.closed(errorCode: errorCode)
     }
@@ -84,7 +84,7 @@ extension HTTP2Connection: HTTP2SessionEvents {
     @inline(__always)
     func stream(_ id: Int32) -> HTTP2Stream? {
         if let last = lastStream, last.id == id { return last }
-        let found = streams[id]
+        let found = streams.find(Int(id))
         lastStream = found
         return found
     }

@@ -20,7 +20,7 @@ package final class HTTP2Connection: ByteStreamDelegate {
     var session: HTTP2Session!
     @exclusivity(unchecked) package internal(set) var machine: HTTP2ConnectionStateMachine
     /// Open streams by id.
-    @exclusivity(unchecked) var streams: [Int32: HTTP2Stream] = [:]
+    @exclusivity(unchecked) var streams = IntTable<HTTP2Stream>()
     /// The header block of the request being submitted, reused (nghttp2 copies it).
     @exclusivity(unchecked) var requestBlock = HTTP2RequestHeaders()
     /// The stream the last callback was about (see `stream(_:)`); cleared when it leaves `streams`.
@@ -134,7 +134,7 @@ package final class HTTP2Connection: ByteStreamDelegate {
             perform(machine.drainRequested())
             return
         }
-        streams[streamID] = carrier
+        streams.insert(carrier, for: Int(streamID))
         transfer.metrics.streamID = streamID
         scheduleFlush()
         arm(min(carrier.nextWake, machine.nextDeadline))
@@ -251,7 +251,7 @@ package final class HTTP2Connection: ByteStreamDelegate {
             closeConnection()
         case .fail(let error):
             owner.http2ConnectionDraining(self)
-            let open = Array(streams.values) + heldEnds
+            let open = streams.allValues + heldEnds
             streams.removeAll()
             lastStream = nil
             heldEnds.removeAll()
@@ -267,7 +267,7 @@ package final class HTTP2Connection: ByteStreamDelegate {
     /// Arms the timer for every deadline (the connection's and each stream's): after it fired.
     func rearmTimer() {
         var deadline = machine.nextDeadline
-        for carrier in streams.values { deadline = min(deadline, carrier.nextWake) }
+        streams.forEach { deadline = min(deadline, $0.nextWake) }
         for carrier in heldEnds { deadline = min(deadline, carrier.nextWake) }
         arm(deadline)
     }
@@ -289,7 +289,7 @@ package final class HTTP2Connection: ByteStreamDelegate {
     }
 
     private func timerFired(now: UInt64) {
-        for carrier in streams.values.sorted(by: { $0.id < $1.id }) {
+        for carrier in streams.allValues.sorted(by: { $0.id < $1.id }) {
             carrier.paceTimerFired(now: now)
             carrier.continueTimerFired(now: now)
             if let error = carrier.machine.deadlinePassed(now: now) { carrier.abort(error) }

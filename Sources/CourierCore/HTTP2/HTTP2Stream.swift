@@ -87,8 +87,8 @@ package final class HTTP2Stream: ExchangeCarrier {
         machine.closed()
         if endHeld {
             connection.heldEnds.removeAll { $0 === self }
-        } else if id > 0, connection.streams[id] === self {
-            connection.streams[id] = nil
+        } else if id > 0, connection.streams.find(Int(id)) === self {
+            connection.streams.remove(Int(id))
             if connection.lastStream === self { connection.lastStream = nil }
             connection.session.reset(streamID: id, errorCode: UInt32(NGHTTP2_CANCEL.rawValue))
         }
