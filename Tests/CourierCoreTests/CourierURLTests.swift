@@ -113,6 +113,18 @@ struct HTTPHeadersTests {
         #expect(h.count == 1)
     }
 
+    @Test func rawFieldsAreLaidOutAsWireLinesWhateverTheirLength() {
+        var h = HTTPHeaders()
+        let long = String(repeating: "v", count: 600)
+        for (name, value) in [("a", " short "), ("Empty", ""), ("X-Long", long), ("", "no name")] {
+            Array(name.utf8).withUnsafeBytes { n in Array(value.utf8).withUnsafeBytes { h.appendField(name: n, value: $0) } }
+        }
+        #expect(String(decoding: h.storage, as: UTF8.self) == "a: short\r\nEmpty: \r\nX-Long: \(long)\r\n: no name\r\n")
+        #expect(h.value(at: 0) == "short" && h.value(at: 1) == "" && h.value(at: 2) == long && h.value(at: 3) == "no name")
+        #expect(h.name(at: 2) == "X-Long" && h.name(at: 3) == "")
+        #expect(h.isWireFormat)
+    }
+
     @Test func invalidFieldsAreFound() {
         #expect(HTTPHeaders([("Good", "value\twith tab")]).firstInvalidField() == nil)
         #expect(HTTPHeaders([("Bad", "a\r\nInjected: yes")]).firstInvalidField() != nil)

@@ -218,16 +218,31 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
     @inline(__always)
     private static func writeLine(into bytes: inout [UInt8], name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> Field {
         let nameStart = UInt32(bytes.count)
-        bytes.append(contentsOf: name.bindMemory(to: UInt8.self))
-        let nameEnd = UInt32(bytes.count)
-        bytes.append(UInt8(ascii: ":"))
-        bytes.append(UInt8(ascii: " "))
-        let valueStart = UInt32(bytes.count)
-        bytes.append(contentsOf: value.bindMemory(to: UInt8.self))
-        let valueEnd = UInt32(bytes.count)
-        bytes.append(13)
-        bytes.append(10)
-        return Field(nameStart: nameStart, nameEnd: nameEnd, valueStart: valueStart, valueEnd: valueEnd)
+        let nameEnd = nameStart + UInt32(name.count)
+        let field = Field(nameStart: nameStart, nameEnd: nameEnd, valueStart: nameEnd + 2, valueEnd: nameEnd + 2 + UInt32(value.count))
+        let length = name.count + value.count + 4
+        guard length <= 512 else {
+            bytes.append(contentsOf: name.bindMemory(to: UInt8.self))
+            bytes.append(UInt8(ascii: ":"))
+            bytes.append(UInt8(ascii: " "))
+            bytes.append(contentsOf: value.bindMemory(to: UInt8.self))
+            bytes.append(13)
+            bytes.append(10)
+            return field
+        }
+        // A line that fits is laid out on the stack and appended once (each append has its own
+        // fixed cost, which a head of small fields pays six times a field otherwise).
+        withUnsafeTemporaryAllocation(byteCount: length, alignment: 1) { line in
+            let base = line.baseAddress!
+            if name.count > 0 { base.copyMemory(from: name.baseAddress!, byteCount: name.count) }
+            base.storeBytes(of: UInt8(ascii: ":"), toByteOffset: name.count, as: UInt8.self)
+            base.storeBytes(of: UInt8(ascii: " "), toByteOffset: name.count + 1, as: UInt8.self)
+            if value.count > 0 { (base + name.count + 2).copyMemory(from: value.baseAddress!, byteCount: value.count) }
+            base.storeBytes(of: 13, toByteOffset: length - 2, as: UInt8.self)
+            base.storeBytes(of: 10, toByteOffset: length - 1, as: UInt8.self)
+            bytes.append(contentsOf: UnsafeRawBufferPointer(line).bindMemory(to: UInt8.self))
+        }
+        return field
     }
 
     /// Appends field `index` of `other` byte for byte (values outside ASCII kept as received).
