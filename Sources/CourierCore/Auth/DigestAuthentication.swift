@@ -86,10 +86,7 @@ package struct DigestChallenge: Equatable {
     }
 
     /// A fresh client nonce: 16 random bytes in hex.
-    package static func makeClientNonce() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<2).map { _ in Self.hex(withUnsafeBytes(of: generator.next() as UInt64) { Array($0) }) }.joined()
-    }
+    package static func makeClientNonce() -> String { Hex.random128() }
 
     /// The challenge's hash of `text`, in lower-case hex.
     private func hash(_ text: String) -> String {
@@ -103,15 +100,7 @@ package struct DigestChallenge: Equatable {
         var length: UInt32 = 0
         let bytes = Array(text.utf8)
         _ = bytes.withUnsafeBytes { EVP_Digest($0.baseAddress, $0.count, &digest, &length, type, nil) }
-        return Self.hex(digest[..<Int(length)])
-    }
-
-    private static func hex<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(bytes.count * 2)
-        for byte in bytes { text += [digits[Int(byte >> 4)], digits[Int(byte & 15)]] }
-        return String(decoding: text, as: UTF8.self)
+        return Hex.lowercase(digest[..<Int(length)])
     }
 
     /// `username="..."`, or RFC 7616 section 3.4.4's `username*=UTF-8''...` (RFC 8187's
@@ -119,13 +108,12 @@ package struct DigestChallenge: Equatable {
     /// character, which in a quoted-string would break the field (a line break, a request split).
     private static func usernameField(_ user: String) -> String {
         guard user.utf8.contains(where: { $0 < 0x20 || $0 >= 0x7F }) else { return "username=" + quoted(user) }
-        let digits = Array("0123456789ABCDEF".utf8)
         var encoded: [UInt8] = []
         for byte in user.utf8 {
             if ByteClass.isToken(byte), byte != UInt8(ascii: "*"), byte != UInt8(ascii: "'"), byte != UInt8(ascii: "%") {
                 encoded.append(byte)
             } else {
-                encoded += [UInt8(ascii: "%"), digits[Int(byte >> 4)], digits[Int(byte & 15)]]
+                CourierURL.appendEscape(byte, to: &encoded)
             }
         }
         return "username*=UTF-8''" + String(decoding: encoded, as: UTF8.self)

@@ -20,16 +20,16 @@ package struct ByteRangeRequest: Equatable, Sendable {
         let firstText = spec[..<dash].trimmingSpaces
         let lastText = spec[spec.index(after: dash)...].trimmingSpaces
         if firstText.isEmpty {
-            guard let suffix = Self.number(lastText), suffix > 0 else { return nil }
+            guard let suffix = ByteClass.decimal(lastText), suffix > 0 else { return nil }
             form = .suffix(suffix)
             return
         }
-        guard let first = Self.number(firstText) else { return nil }
+        guard let first = ByteClass.decimal(firstText) else { return nil }
         if lastText.isEmpty {
             form = .from(first, through: nil)
             return
         }
-        guard let last = Self.number(lastText), last >= first else { return nil }
+        guard let last = ByteClass.decimal(lastText), last >= first else { return nil }
         form = .from(first, through: last)
     }
 
@@ -44,17 +44,6 @@ package struct ByteRangeRequest: Equatable, Sendable {
             guard length > 0 else { return nil }
             return (length - min(count, length))..<length
         }
-    }
-
-    /// Digits only, at most 18 of them (no overflow), as RFC 9110's 1*DIGIT.
-    static func number(_ text: Substring) -> UInt64? {
-        guard !text.isEmpty, text.utf8.count <= 18 else { return nil }
-        var value: UInt64 = 0
-        for byte in text.utf8 {
-            guard ByteClass.isDigit(byte) else { return nil }
-            value = value * 10 + UInt64(byte - UInt8(ascii: "0"))
-        }
-        return value
     }
 }
 
@@ -177,7 +166,7 @@ extension CacheRules {
                   last - first + 1 == UInt64(received) else { return nil }
             return .single(received, at: first, of: complete)
         }
-        guard let length = headers["Content-Length"].flatMap({ ByteRangeRequest.number(Substring($0).trimmingSpaces) }),
+        guard let length = headers["Content-Length"].flatMap({ ByteClass.decimal(Substring($0).trimmingSpaces) }),
               UInt64(received) < length else { return nil }
         return .single(received, at: 0, of: length)
     }

@@ -142,14 +142,10 @@ package struct ContentRange: Equatable {
         text = text.dropFirst(6)
         let halves = text.split(separator: "/", omittingEmptySubsequences: false)
         guard halves.count == 2 else { return nil }
-        func number(_ s: Substring) -> UInt64? {
-            guard !s.isEmpty, s.utf8.count <= 20, s.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
-            return UInt64(s)
-        }
         if halves[1] == "*" {
             complete = nil
         } else {
-            guard let value = number(halves[1]) else { return nil }
+            guard let value = ByteClass.decimal(halves[1]) else { return nil }
             complete = value
         }
         if halves[0] == "*" {
@@ -158,7 +154,7 @@ package struct ContentRange: Equatable {
             last = nil
         } else {
             let ends = halves[0].split(separator: "-", omittingEmptySubsequences: false)
-            guard ends.count == 2, let a = number(ends[0]), let b = number(ends[1]), a <= b else { return nil }
+            guard ends.count == 2, let a = ByteClass.decimal(ends[0]), let b = ByteClass.decimal(ends[1]), a <= b else { return nil }
             if let complete, b >= complete { return nil }
             first = a
             last = b

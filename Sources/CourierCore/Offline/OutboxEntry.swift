@@ -50,17 +50,7 @@ public struct OutboxEntry: Sendable, Equatable {
     }
 
     /// 128 random bits as hex, from the kernel's generator.
-    package static func newID() -> String {
-        var random = SystemRandomNumberGenerator()
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(32)
-        for _ in 0..<2 {
-            let word = random.next()
-            for shift in stride(from: 60, through: 0, by: -4) { text.append(digits[Int((word >> UInt64(shift)) & 0xf)]) }
-        }
-        return String(decoding: text, as: UTF8.self)
-    }
+    package static func newID() -> String { Hex.random128() }
 
     /// Whether `text` is an identifier `newID` could have made (a journal file name must be one).
     static func isValidID(_ text: String) -> Bool {
