@@ -13,8 +13,6 @@ final class MockStream: ByteStream {
     private var closed = false
     /// Replies not yet handed to the delegate (reading paused, or their turn not come).
     private var pending: [[UInt8]] = []
-    /// Whether the requests read so far ended with a HEAD (its reply has no body).
-    private var methods: [String] = []
 
     init(server: MockServer, uvLoop: UnsafeMutablePointer<uv_loop_t>) {
         self.server = server
