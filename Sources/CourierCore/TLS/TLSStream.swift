@@ -176,32 +176,23 @@ package final class TLSStream: ByteStream, ByteStreamDelegate {
             defer { if zone != nil { landing?.landed() } }
             let target = zone ?? buffer
             var filled = 0
-            var outcome = TLSSession.ReadResult.wantMore
+            var drained = false
+            var end: StreamEnd?
             filling: while filled < target.count {
                 switch tls.readPlaintext(into: UnsafeMutableRawBufferPointer(rebasing: target[filled...])) {
                 case .bytes(let count): filled += count
-                case let other:
-                    outcome = other
-                    break filling
+                case .wantMore: drained = true; break filling
+                case .closed: end = .closed(closeNotify: true); break filling
+                case .failed(let error): end = .failed(error); break filling
                 }
             }
-            if filled > 0 {
-                delegate?.streamDidReceive(UnsafeRawBufferPointer(start: target.baseAddress, count: filled))
-                // (A full buffer: more records may wait; read on.)
-                if filled == target.count { continue reading }
-            }
-            switch outcome {
-            case .bytes:
-                continue reading
-            case .wantMore:
-                break reading
-            case .closed:
-                if !closed { delegate?.streamDidEnd(.closed(closeNotify: true)) }
-                break reading
-            case .failed(let error):
-                if !closed { delegate?.streamDidEnd(.failed(error)) }
+            if filled > 0 { delegate?.streamDidReceive(UnsafeRawBufferPointer(start: target.baseAddress, count: filled)) }
+            if let end {
+                if !closed { delegate?.streamDidEnd(end) }
                 break reading
             }
+            // A full buffer: more records may wait, read on. (An empty one cannot take any.)
+            if drained || filled == 0 { break reading }
         }
         tls.receive(UnsafeRawBufferPointer(start: nil, count: 0))
         // Reading can make TLS answer (a key update); send it.
