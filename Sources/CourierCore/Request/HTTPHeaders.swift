@@ -212,26 +212,15 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
         fields.append(Self.writeLine(into: &storage, name: name, value: UnsafeRawBufferPointer(rebasing: value[lo..<hi])))
     }
 
-    /// Appends "name: value\r\n" to `bytes`; the field that indexes it. (One access to
-    /// `storage` for the whole line: each append to the observed property itself ran its
-    /// observer, six times a field.)
+    /// Appends "name: value\r\n" to `bytes`; the field that indexes it. The line is laid out in
+    /// a temporary buffer (on the stack unless it is very long) and appended once: each append
+    /// to the observed `storage` ran its observer, and each append has its own fixed cost, which
+    /// a head of small fields paid six times a field.
     @inline(__always)
     private static func writeLine(into bytes: inout [UInt8], name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> Field {
         let nameStart = UInt32(bytes.count)
         let nameEnd = nameStart + UInt32(name.count)
-        let field = Field(nameStart: nameStart, nameEnd: nameEnd, valueStart: nameEnd + 2, valueEnd: nameEnd + 2 + UInt32(value.count))
         let length = name.count + value.count + 4
-        guard length <= 512 else {
-            bytes.append(contentsOf: name.bindMemory(to: UInt8.self))
-            bytes.append(UInt8(ascii: ":"))
-            bytes.append(UInt8(ascii: " "))
-            bytes.append(contentsOf: value.bindMemory(to: UInt8.self))
-            bytes.append(13)
-            bytes.append(10)
-            return field
-        }
-        // A line that fits is laid out on the stack and appended once (each append has its own
-        // fixed cost, which a head of small fields pays six times a field otherwise).
         withUnsafeTemporaryAllocation(byteCount: length, alignment: 1) { line in
             let base = line.baseAddress!
             if name.count > 0 { base.copyMemory(from: name.baseAddress!, byteCount: name.count) }
@@ -242,7 +231,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
             base.storeBytes(of: 10, toByteOffset: length - 1, as: UInt8.self)
             bytes.append(contentsOf: UnsafeRawBufferPointer(line).bindMemory(to: UInt8.self))
         }
-        return field
+        return Field(nameStart: nameStart, nameEnd: nameEnd, valueStart: nameEnd + 2, valueEnd: nameEnd + 2 + UInt32(value.count))
     }
 
     /// Appends field `index` of `other` byte for byte (values outside ASCII kept as received).
