@@ -196,10 +196,16 @@ final class CLIContext: @unchecked Sendable {
         transferOptions.proxy = proxy
         transferOptions.route = options.route
         if options.digest, let user = options.user {
-            let (name, password) = user.firstIndex(of: ":").map { (String(user[..<$0]), String(user[user.index(after: $0)...])) } ?? (user, "")
+            let (name, password) = Self.userAndPassword(user)
             transferOptions.digest = DigestLogin(user: name, password: password)
         }
         return transferOptions
+    }
+
+    /// -u's and -U's `user:password` (curl's split: at the first colon; none, no password).
+    private static func userAndPassword(_ text: String) -> (user: String, password: String) {
+        guard let colon = text.firstIndex(of: ":") else { return (text, "") }
+        return (String(text[..<colon]), String(text[text.index(after: colon)...]))
     }
 
     /// curl's proxy rules: -x for every scheme ("" for none, whatever the environment says),
@@ -227,9 +233,7 @@ final class CLIContext: @unchecked Sendable {
         settings.proxyTLS = proxyTLS
         settings.tunnelsHTTP = options.proxyTunnel
         if let credentials = options.proxyUser {
-            let (user, password) = credentials.firstIndex(of: ":").map {
-                (String(credentials[..<$0]), String(credentials[credentials.index(after: $0)...]))
-            } ?? (credentials, "")
+            let (user, password) = userAndPassword(credentials)
             settings.http?.user = user
             settings.http?.password = password
             settings.https?.user = user

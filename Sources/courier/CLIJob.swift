@@ -213,7 +213,6 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         self.transfer = transfer
     }
 
-    /// `mkdir -p` of the directory `path` is in (curl's --create-dirs).
     /// -n: the .netrc entry for the URL's host (with the URL's user, that user's) becomes the
     /// request's Basic credentials, or with --digest its Digest login, as curl does; nothing when
     /// none matches.
@@ -227,6 +226,7 @@ final class CLIJob: TransferDelegate, @unchecked Sendable {
         }
     }
 
+    /// `mkdir -p` of the directory `path` is in (curl's --create-dirs).
     static func createDirectories(for path: String) -> CourierError? {
         var components = path.split(separator: "/", omittingEmptySubsequences: false).dropLast()
         var current = path.hasPrefix("/") ? "" : "."
