@@ -52,28 +52,29 @@ package enum HTTPDate {
 
     /// IMF-fixdate for epoch seconds: what Courier sends (If-Modified-Since) and generates (a 504's Date).
     package static func format(_ seconds: Int64) -> String {
-        let days = floorDivide(seconds, 86_400)
-        let secondOfDay = seconds - days * 86_400
-        let (year, month, day) = civil(fromDays: days)
-        let weekday = Int((days % 7 + 11) % 7)  // 1970-01-01 was a Thursday
-        func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
-        // IMF-fixdate's year is four digits (year 0 is "0000", as a parser demands).
-        let digits = String(year)
-        let fourDigitYear = String(repeating: "0", count: max(0, 4 - digits.count)) + digits
-        return "\(dayNames[weekday]), \(two(day)) \(monthNames[Int(month) - 1]) \(fourDigitYear) "
-            + "\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60)) GMT"
+        let t = fields(seconds)
+        let weekday = Int((t.days % 7 + 11) % 7)  // 1970-01-01 was a Thursday
+        return "\(dayNames[weekday]), \(two(t.day)) \(monthNames[Int(t.month) - 1]) \(t.year) \(t.clock) GMT"
     }
 
     /// Epoch seconds as `YYYYMMDD HH:MM:SS` in UTC: curl's stamp in its HSTS and alt-svc files.
     package static func compactStamp(_ seconds: Int64) -> String {
+        let t = fields(seconds)
+        return t.year + two(t.month) + two(t.day) + " " + t.clock
+    }
+
+    /// What both stamps are made of: days since the epoch, the four-digit year (year 0 is
+    /// "0000", as parsers demand), month, day and `HH:MM:SS`.
+    private static func fields(_ seconds: Int64) -> (days: Int64, year: String, month: Int64, day: Int64, clock: String) {
         let days = floorDivide(seconds, 86_400)
         let secondOfDay = seconds - days * 86_400
         let (year, month, day) = civil(fromDays: days)
-        func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
         let digits = String(year)
-        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits + two(month) + two(day) + " "
-            + "\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60))"
+        let fourDigitYear = String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+        return (days, fourDigitYear, month, day, "\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60))")
     }
+
+    private static func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
 
     /// The epoch seconds of a `YYYYMMDD HH:MM:SS` stamp (UTC); nil for anything else.
     package static func parseCompactStamp(_ text: Substring) -> Int64? {
