@@ -42,7 +42,7 @@ public enum Authorization: Sendable, Hashable {
         switch self {
         case .basic(let user, let password):
             if user.contains(":") { return "a Basic user may not contain ':'" }
-            if (user + password).unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            if ByteClass.hasControlCharacter(user) || ByteClass.hasControlCharacter(password) {
                 return "a control character in Basic credentials"
             }
         case .bearer(let token):

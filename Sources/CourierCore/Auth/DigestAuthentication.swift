@@ -17,7 +17,7 @@ public struct DigestLogin: Sendable, Hashable {
     /// Why the C ABI refuses it, or nil: a control character in the user name (Swift callers'
     /// such names go as RFC 7616's `username*`; the password is only hashed).
     package var problem: String? {
-        user.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F } ? "a control character in a Digest user name" : nil
+        ByteClass.hasControlCharacter(user) ? "a control character in a Digest user name" : nil
     }
 }
 
@@ -51,7 +51,7 @@ package struct DigestChallenge: Equatable {
             // What goes back in the answer must not carry control characters (a field's value
             // cannot hold line breaks; the rest would be refused on the way out).
             let echoed = [realm, nonce, parameters["opaque"] ?? ""]
-            if echoed.contains(where: { $0.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F } }) { continue }
+            if echoed.contains(where: ByteClass.hasControlCharacter) { continue }
             var name = (parameters["algorithm"] ?? "MD5").uppercased()
             let session = name.hasSuffix("-SESS")
             if session { name.removeLast(5) }

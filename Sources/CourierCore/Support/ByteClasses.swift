@@ -31,6 +31,12 @@ package enum ByteClass {
     @inline(__always)
     package static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }
 
+    /// Whether `text` holds a control character (C0 or DEL): what a field value may not carry
+    /// (a line break would split the head), checked on credentials before they go into one.
+    package static func hasControlCharacter(_ text: String) -> Bool {
+        text.utf8.contains { $0 < 0x20 || $0 == 0x7F }
+    }
+
     /// RFC 9110's 1*DIGIT as a number: digits only (no sign, no spaces), nil for anything else
     /// or a value past UInt64 (a length or an offset that large is no length at all).
     package static func decimal(_ text: Substring) -> UInt64? {
