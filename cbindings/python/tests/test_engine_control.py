@@ -72,12 +72,19 @@ class EngineControlTests(unittest.TestCase):
             if target == "/boom":
                 raise RuntimeError("the handler failed")
             return 200, [("Content-Type", "text/plain")], b"answered " + target.encode()
-        with courier.Engine("http://api.example.test", mock=handler, accepted_status=(200, 600)) as engine:
-            self.assertEqual(engine.get("/items").body, b"answered /items")
-            moved = engine.get("/moved")
-            self.assertEqual((moved.status, moved.body), (200, b"answered /items"))
-            self.assertEqual(engine.post("/echo", data=b"hi").body, b"answered /echo")
-            self.assertEqual(engine.get("/boom").status, 500)
+        reported = []
+        kept, sys.unraisablehook = sys.unraisablehook, reported.append
+        try:
+            with courier.Engine("http://api.example.test", mock=handler, accepted_status=(200, 600)) as engine:
+                self.assertEqual(engine.get("/items").body, b"answered /items")
+                moved = engine.get("/moved")
+                self.assertEqual((moved.status, moved.body), (200, b"answered /items"))
+                self.assertEqual(engine.post("/echo", data=b"hi").body, b"answered /echo")
+                self.assertEqual(engine.get("/boom").status, 500)
+        finally:
+            sys.unraisablehook = kept
+        # The handler's exception is reported through sys.unraisablehook, with the handler.
+        self.assertEqual([(type(r.exc_value), r.object) for r in reported], [(RuntimeError, handler)])
         self.assertEqual(seen[0], ("GET", "/items", "api.example.test", b""))
         self.assertEqual(seen[3][3], b"hi")
 
