@@ -11,6 +11,9 @@ final class CResponse: @unchecked Sendable {
     /// (An inline spin lock: most responses never need the cache.)
     private let lock = SpinLock()
     @exclusivity(unchecked) private var cStrings: [String: OwnedCString] = [:]
+    /// The URL as C text, in a slot of its own: every binding asks for it with every response,
+    /// and the dictionary's hashing and storage cost more than the text.
+    @exclusivity(unchecked) private var urlText: OwnedCString?
 
     /// Set on the responses `courier_response_history` lends: they belong to their parent.
     @exclusivity(unchecked) private(set) var isBorrowed = false
@@ -48,6 +51,17 @@ final class CResponse: @unchecked Sendable {
 
     /// The response's header fields (empty when no head arrived).
     var headers: HTTPHeaders { transfer.head?.headers ?? HTTPHeaders() }
+
+    /// The final URL as NUL-terminated text (any thread). Made under the lock: a few hundred
+    /// instructions, once.
+    func url() -> UnsafePointer<CChar> {
+        lock.lock()
+        defer { lock.unlock() }
+        if let urlText { return UnsafePointer(urlText.pointer) }
+        let made = OwnedCString.url(transfer.url)
+        urlText = made
+        return UnsafePointer(made.pointer)
+    }
 
     /// A NUL-terminated copy of what `make` returns, cached under `key` (any thread).
     func cString(_ key: String, _ make: () -> String?) -> UnsafePointer<CChar>? {

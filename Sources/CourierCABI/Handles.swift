@@ -69,6 +69,8 @@ func string(_ pointer: UnsafePointer<CChar>?) -> String? {
 final class OwnedCString: @unchecked Sendable {
     let pointer: UnsafeMutablePointer<CChar>
     init(_ string: String) { pointer = strdup(string) }
+    /// Owns `pointer`, memory from malloc that nothing else frees.
+    init(taking pointer: UnsafeMutablePointer<CChar>) { self.pointer = pointer }
     deinit { free(pointer) }
 }
 
