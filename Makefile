@@ -18,7 +18,7 @@ SUDO          := $(if $(filter 0,$(shell id -u)),,sudo)
 SWIFT         ?= swift
 
 CORE_PACKAGES  := libuv1-dev libssl-dev zlib1g-dev libbrotli-dev libzstd-dev libnghttp2-dev pkg-config gcc make
-TEST_PACKAGES  := nginx openssl valgrind python3 python3-venv python3-setuptools python3-wheel python3-pip iproute2 libcurl4 curl \
+TEST_PACKAGES  := nginx openssl valgrind python3 python3-dev python3-venv python3-setuptools python3-wheel python3-pip iproute2 libcurl4 curl \
                   nghttp2-server python3-h2 nftables
 # The interop matrix's servers (Tests/Interop): independent HTTP implementations, plus Debian's Go
 # to build a net/http server. uvicorn and Starlette come from PyPI into .build/interop-venv.
@@ -30,7 +30,7 @@ BENCH_PACKAGES := nginx wrk libcurl4-openssl-dev gnuplot-nox valgrind strace pyt
 # nginx for the thumbnails.
 SCENARIO_PACKAGES := iproute2 nftables gnuplot-nox curl python3 nginx
 
-.PHONY: scenario api interop-deps python-wheel python-site bench-bulk soak test-asan test-tsan fuzz install-files all deps core-packages test-deps demo-deps bench-deps llhttp build test demo bench install clean
+.PHONY: scenario api interop-deps python-wheel python-speedups python-site bench-bulk soak test-asan test-tsan fuzz install-files all deps core-packages test-deps demo-deps bench-deps llhttp build test demo bench install clean
 
 all: build
 
@@ -129,6 +129,7 @@ test: test-deps
 	$(SWIFT) build --product CourierC
 	@# The public Swift API against its checked-in listing (make api records a deliberate change).
 	@python3 Tests/API/api.py check
+	@$(MAKE) --no-print-directory python-speedups
 	@Tests/run-tests.sh
 
 # Records the public Swift API in Tests/API/Courier.api after a deliberate change.
@@ -149,6 +150,7 @@ test-tsan: test-deps
 	python3 Tests/Sanitizers/run.py thread .build/tsan/debug
 
 demo: demo-deps
+	@$(MAKE) --no-print-directory python-speedups
 	$(SWIFT) build -c release --product courier
 	$(SWIFT) build -c release --product courier-demo
 	$(SWIFT) build -c release --product CourierC
@@ -162,6 +164,7 @@ bench: bench-deps
 	mkdir -p benchmarks/out
 	cc -O2 -Wall benchmarks/curl_bench.c -lcurl -o benchmarks/out/curl_bench
 	cc -O2 -Wall -shared -fPIC benchmarks/alloc_counter.c -o benchmarks/out/alloc_counter.so
+	@$(MAKE) --no-print-directory python-speedups
 	$(SWIFT)c -O benchmarks/urlsession_bench.swift -o benchmarks/out/urlsession_bench
 	python3 benchmarks/run.py
 	python3 benchmarks/h2.py
@@ -239,8 +242,30 @@ install-files:
 	# /usr/local/lib/python3.N/dist-packages for /usr/local): `import courier` works at once.
 	install -d $(DESTDIR)$(PYTHON_SITE)/courier
 	install -m 644 cbindings/python/courier/*.py cbindings/python/courier/py.typed $(DESTDIR)$(PYTHON_SITE)/courier/
+	@$(call speedups_build,/usr/bin/python3,$(DESTDIR)$(PYTHON_SITE)/courier)
 	# The loader's cache knows the new library at once in the standard prefixes.
 	case "$(DESTDIR):$(PREFIX)" in :/usr|:/usr/local) if [ "$$(id -u)" = 0 ]; then ldconfig; fi;; esac
+
+# The Python package's C extension (cbindings/python/courier/_speedups.c: its asyncio hot path)
+# built with the system's compiler for $(1), a Python, into the folder $(2). Without that
+# Python's headers it says so, and the package runs on ctypes alone.
+define speedups_build
+	include=$$($(1) -c 'import sysconfig; print(sysconfig.get_paths()["include"])') && \
+	suffix=$$($(1) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))') && \
+	source=cbindings/python/courier/_speedups.c && \
+	if [ ! -f "$$include/Python.h" ]; then \
+	  echo "courier: no Python.h for $(1): the Python package runs without its C extension"; \
+	elif [ ! "$(2)/_speedups$$suffix" -nt $$source ]; then \
+	  cc -O2 -Wall -Wextra -shared -fPIC -I"$$include" $$source -o "$(2)/_speedups$$suffix"; \
+	fi
+endef
+
+# The C extension beside the package's sources, for PYTHON (python3 by default): the tests, the
+# demo and the benchmarks import the package from the tree. (pip and `make python-wheel` build
+# their own.)
+PYTHON ?= python3
+python-speedups:
+	@$(call speedups_build,$(PYTHON),cbindings/python/courier)
 
 # Where `make install` puts the Python package: the prefix's dist-packages of the system's python3.
 PYTHON_SITE ?= $(PREFIX)/lib/python$(shell /usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || echo 3)/dist-packages
@@ -254,13 +279,13 @@ python-site:
 # are packages, so nothing comes from PyPI.
 PYTHON_WHEEL_LIBRARY ?=
 python-wheel: deps
-	$(call ensure_packages,python3 python3-setuptools python3-wheel python3-pip)
+	$(call ensure_packages,python3 python3-dev python3-setuptools python3-wheel python3-pip)
 	@library="$(PYTHON_WHEEL_LIBRARY)"; \
 	if [ -z "$$library" ]; then \
 	  $(SWIFT) build -c release --scratch-path .build/install --product CourierC -Xswiftc -static-stdlib || exit 1; \
 	  library=$(INSTALL_BUILD)/libCourierC.so; \
 	fi; \
-	stage=$$(mktemp -d) && cp -r cbindings/python/. $$stage/ && rm -rf $$stage/tests $$stage/build $$stage/*.egg-info && \
+	stage=$$(mktemp -d) && cp -r cbindings/python/. $$stage/ && rm -rf $$stage/tests $$stage/build $$stage/*.egg-info $$stage/courier/*.so && \
 	install -m 755 $$library $$stage/courier/libcourier.so.$(ABI) && \
 	mkdir -p dist && /usr/bin/python3 -m pip wheel --quiet --no-build-isolation --no-deps --no-index -w dist $$stage; \
 	status=$$?; rm -rf $$stage; exit $$status

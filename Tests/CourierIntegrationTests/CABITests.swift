@@ -312,8 +312,9 @@ struct CABITests {
     }
 
     /// The Python suite as a user runs the package: `make python-wheel` (with this build's
-    /// library inside), installed into a fresh virtual environment, imported from there with no
-    /// COURIER_LIBRARY (the bundled library is found) and not from the source tree.
+    /// library inside, and the C extension built by setuptools, which the suite checks loaded),
+    /// installed into a fresh virtual environment, imported from there with no COURIER_LIBRARY
+    /// (the bundled library is found) and not from the source tree.
     @Test func pythonBinding() async throws {
         let root = s.root + "/wheel-\(UUID().uuidString.prefix(8))"
         defer { try? FileManager.default.removeItem(atPath: root) }
@@ -329,7 +330,8 @@ struct CABITests {
                                                                TestServers.packageRoot + "/dist/" + built.sorted().last!])
         try #require(install.status == 0, "\(install.stderr)")
         let result = try await runProcess(root + "/bin/python", ["-X", "faulthandler", "-m", "unittest", "discover", "-s", "cbindings/python/tests", "-v"],
-                                          environment: ["COURIER_LIBRARY": "", "COURIER_TEST_INSTALLED": "1", "COURIER_TEST_NGINX": s.nginx,
+                                          environment: ["COURIER_LIBRARY": "", "COURIER_TEST_INSTALLED": "1", "COURIER_TEST_EXPECT_SPEEDUPS": "1",
+                                                        "COURIER_TEST_NGINX": s.nginx,
                                                         "COURIER_TEST_SCRIPTED": await s.privateScripted(),
                                                         "COURIER_TEST_HTTPS": s.https, "COURIER_TEST_SELFSIGNED": "https://localhost:\(s.tlsPorts["selfsigned"]!)",
                                                         "COURIER_TEST_CLIENTAUTH": "https://localhost:\(s.tlsPorts["clientauth"]!)",
@@ -349,13 +351,15 @@ struct CABITests {
     }
 
     /// The Python binding under valgrind memcheck (CPython's own allocator off): blocking calls,
-    /// callbacks from the loop thread, asyncio, the cache and errors. CPython and the dynamic
+    /// callbacks from the loop thread, asyncio (through the C extension `make test` builds in the
+    /// tree), the cache and errors. CPython and the dynamic
     /// loader have reports of their own under valgrind; the test fails on any error or definite
     /// leak whose stack passes through Courier's library.
     @Test func pythonBindingUnderValgrind() async throws {
         let python = try await runProcess(pythonPath, ["-c", "import sys; print(sys.executable)"])
         let script = """
-        import asyncio, courier
+        import asyncio, courier, courier._fast
+        assert courier._fast.speedups is not None, "the C extension did not load"
         base = "\(s.nginx)"
         with courier.Engine(base) as api:
             for _ in range(10):

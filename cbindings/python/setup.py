@@ -1,16 +1,8 @@
-"""Only here to mark a wheel that bundles libcourier as platform-specific (pyproject.toml holds
-the metadata): a pure wheel would claim to run anywhere."""
+"""The C extension (courier/_speedups.c, the asyncio hot path) for setuptools to build; pyproject.toml
+holds the metadata. The extension is optional: without a compiler or Python's headers the package
+installs and runs on ctypes alone. Either way the wheel is platform-specific (it may carry the
+extension, and `make python-wheel` bundles libcourier)."""
 
-import glob
-import os
+from setuptools import Extension, setup
 
-from setuptools import setup
-from setuptools.dist import Distribution
-
-
-class _Distribution(Distribution):
-    def has_ext_modules(self):
-        return bool(glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)), "courier", "libcourier.so.*")))
-
-
-setup(distclass=_Distribution)
+setup(ext_modules=[Extension("courier._speedups", sources=["courier/_speedups.c"], optional=True)])

@@ -9,13 +9,17 @@ from ._build import _RequestBuilding
 from ._engine_control import _EngineControl
 from ._cache import Cache
 from ._errors import CourierError
+from ._fast import speedups
 from ._native import lib
 from ._request import (PendingRequest, _done_trampoline, _free_request, _live_streams, _lookup, _next_key, _progress_trampoline, _requests,
                        _requests_lock)
-from ._response import Response
+from ._response import Headers, Response
 from ._settings import _proxy_argument
 from ._streams import StreamedResponse
 from ._support import _check, _error, _report_unraisable, _text
+
+#: The options a request sent by the C extension may carry (more go through ``_build``).
+_PLAIN = frozenset(("headers", "cookies"))
 
 
 class Engine(_RequestBuilding, _EngineControl):
@@ -304,7 +308,7 @@ class Engine(_RequestBuilding, _EngineControl):
             self._loop = loop
         handle = self._enqueue(loop, method, url, options)
         future = loop.create_future()
-        self._futures[handle.value] = future
+        self._futures[handle] = future
         try:
             return await future
         except asyncio.CancelledError:
@@ -320,7 +324,7 @@ class Engine(_RequestBuilding, _EngineControl):
         loop = asyncio.get_running_loop()
         handle = self._enqueue(loop, method, url, options)
         queue = asyncio.Queue()
-        self._streams[handle.value] = queue
+        self._streams[handle] = queue
         finished = False
         try:
             while True:
@@ -361,7 +365,29 @@ class Engine(_RequestBuilding, _EngineControl):
             self._loop = loop
 
     def _enqueue(self, loop, method, url, options):
+        """The address of a request sent for ``loop`` to collect."""
         self._serve(loop)
+        if speedups is not None and options.keys() <= _PLAIN and self._handle:
+            handle = self._submit(method, url, options.get("headers"), options.get("cookies"))
+        else:
+            handle = self._submit_built(method, url, options)
+        if self._watching is not loop:
+            self._watch(loop)
+        return handle
+
+    def _submit(self, method, url, headers, cookies):
+        """A plain request (headers, cookies) sent in one call of the C extension."""
+        jar = cookies if cookies is not None else self.cookies
+        if type(headers) is Headers:
+            pairs = headers._pairs  # (every field in order, repeats kept: as multi_items(), not copied)
+        else:
+            pairs = headers.items() if headers else None
+        handle = speedups.submit(self._handle.value, method, url, pairs, jar._handle.value if jar is not None else None)
+        if type(handle) is tuple:
+            raise _error(*handle)
+        return handle
+
+    def _submit_built(self, method, url, options):
         if options.get("cache") in ("cached_then_fresh", "cached_then_network"):
             # (Only then can a first, preview response come before the final one.)
             self._previewing = True
@@ -371,9 +397,7 @@ class Engine(_RequestBuilding, _EngineControl):
             message = lib.courier_request_errmsg(handle).decode()
             _free_request(handle)
             raise _error(code, message)
-        if self._watching is not loop:
-            self._watch(loop)
-        return handle
+        return handle.value
 
     async def network_changes(self):
         """Each network change as ``(kind, interface)`` (as ``network_status()``), an async
@@ -396,31 +420,21 @@ class Engine(_RequestBuilding, _EngineControl):
                 lib.courier_engine_watch_network(self._handle, 0)
 
     def _collect(self):
-        request, response, code, out = self._done_out
-        while self._handle and lib.courier_engine_next_done(self._handle, *out) == 0:
-            result = Response._of(response) if response.value else None
-            if result is not None and self._previewing and result.is_preview:
-                # cached-then-fresh's first response: a stream gets it, fetch() waits for the final.
-                stream = self._streams.get(request.value)
-                if stream is not None:
-                    stream.put_nowait((result, None, False))
-                continue
-            future = self._futures.pop(request.value, None)
-            stream = self._streams.pop(request.value, None)
-            message = lib.courier_request_errmsg(request).decode() if code.value else None
-            _free_request(request)
-            error = _error(code.value, message, result) if code.value else None
-            if future is not None and not future.done():
-                if error is not None:
-                    future.set_exception(error)
-                else:
-                    future.set_result(result)
-            if stream is not None:
-                stream.put_nowait((result, error, True))
-            if not self._futures and not self._streams:
-                # Nothing else can be finishing: skip the call that would find the queue empty
-                # (were something there, the descriptor would still be readable and bring us back).
-                break
+        if speedups is not None and not self._previewing and not self._streams and self._handle:
+            leftovers = []
+            try:
+                speedups.collect(self._handle.value, self._futures, leftovers)
+            finally:
+                for request, response, code in leftovers:
+                    self._finish(request, response, code)
+        else:
+            request, response, code, out = self._done_out
+            while self._handle and lib.courier_engine_next_done(self._handle, *out) == 0:
+                self._finish(request.value, response.value, code.value)
+                if not self._futures and not self._streams:
+                    # Nothing else can be finishing: skip the call that would find the queue empty
+                    # (were something there, the descriptor would still be readable and bring us back).
+                    break
         if not self._network_queues:
             return
         kind, interface = ctypes.c_int(), ctypes.create_string_buffer(64)
@@ -428,6 +442,28 @@ class Engine(_RequestBuilding, _EngineControl):
                                                                len(interface)) == 0:
             for queue in self._network_queues:
                 queue.put_nowait((_offline.KINDS[kind.value], interface.value.decode()))
+
+    def _finish(self, request, response, code):
+        """One finished request (addresses, the library's code): its future or stream told."""
+        result = Response._of(response) if response else None
+        if result is not None and self._previewing and result.is_preview:
+            # cached-then-fresh's first response: a stream gets it, fetch() waits for the final.
+            stream = self._streams.get(request)
+            if stream is not None:
+                stream.put_nowait((result, None, False))
+            return
+        future = self._futures.pop(request, None)
+        stream = self._streams.pop(request, None)
+        message = lib.courier_request_errmsg(request).decode() if code else None
+        _free_request(request)
+        error = _error(code, message, result) if code else None
+        if future is not None and not future.done():
+            if error is not None:
+                future.set_exception(error)
+            else:
+                future.set_result(result)
+        if stream is not None:
+            stream.put_nowait((result, error, True))
 
     async def get_async(self, url, **options):
         return await self.fetch("GET", url, **options)
