@@ -11,9 +11,6 @@ final class CResponse: @unchecked Sendable {
     /// (An inline spin lock: most responses never need the cache.)
     private let lock = SpinLock()
     @exclusivity(unchecked) private var cStrings: [String: OwnedCString] = [:]
-    /// The URL as C text, in a slot of its own: every binding asks for it with every response,
-    /// and the dictionary's hashing and storage cost more than the text.
-    @exclusivity(unchecked) private var urlText: OwnedCString?
 
     /// Set on the responses `courier_response_history` lends: they belong to their parent.
     @exclusivity(unchecked) private(set) var isBorrowed = false
@@ -52,19 +49,14 @@ final class CResponse: @unchecked Sendable {
     /// The response's header fields (empty when no head arrived).
     var headers: HTTPHeaders { transfer.head?.headers ?? HTTPHeaders() }
 
-    /// The final URL as NUL-terminated text (any thread). Made under the lock: a few hundred
-    /// instructions, once.
-    func url() -> UnsafePointer<CChar> {
-        lock.lock()
-        defer { lock.unlock() }
-        if let urlText { return UnsafePointer(urlText.pointer) }
-        let made = OwnedCString.url(transfer.url)
-        urlText = made
-        return UnsafePointer(made.pointer)
-    }
-
     /// A NUL-terminated copy of what `make` returns, cached under `key` (any thread).
     func cString(_ key: String, _ make: () -> String?) -> UnsafePointer<CChar>? {
+        cached(key) { make().map(OwnedCString.init) }
+    }
+
+    /// The C text `make` writes, cached under `key` (any thread). (No slot of its own for the URL,
+    /// which every binding reads: one more stored property cost every response 13 instructions.)
+    func cached(_ key: String, _ make: () -> OwnedCString?) -> UnsafePointer<CChar>? {
         lock.lock()
         if let cached = cStrings[key] {
             lock.unlock()
@@ -73,8 +65,7 @@ final class CResponse: @unchecked Sendable {
         lock.unlock()
         // Made outside the lock (a spin lock is held for a few stores only); a racing reader's
         // copy is dropped and the first one kept.
-        guard let value = make() else { return nil }
-        let owned = OwnedCString(value)
+        guard let owned = make() else { return nil }
         lock.lock()
         defer { lock.unlock() }
         if let cached = cStrings[key] { return UnsafePointer(cached.pointer) }

@@ -73,7 +73,7 @@ public func courier_response_header(_ handle: OpaquePointer?, _ name: UnsafePoin
 @_cdecl("courier_response_url")
 public func courier_response_url(_ handle: OpaquePointer?) -> UnsafePointer<CChar>? {
     guard let response = response(handle) else { return nil }
-    return response.url()
+    return response.cached("url") { OwnedCString.url(response.transfer.url) }
 }
 
 @_cdecl("courier_response_timing")
