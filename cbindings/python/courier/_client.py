@@ -14,6 +14,7 @@ from . import _sending
 from ._auth_flows import as_flow, auth_of
 from ._client_base import _Base
 from ._errors import HTTPError
+from ._native import lib
 from ._timeouts import _UNSET
 
 
@@ -144,9 +145,11 @@ class AsyncClient(_Base):
         with self._lock:
             return list(self._engines.values())
 
-    def _engine(self):
-        import asyncio  # (not at import time: a program without asyncio does not load it)
-        loop = asyncio.get_running_loop()
+    def _engine(self, loop=None):
+        """The engine of ``loop`` (the running one when not given), made on first use."""
+        if loop is None:
+            import asyncio  # (not at import time: a program without asyncio does not load it)
+            loop = asyncio.get_running_loop()
         engine = self._engines.get(loop)
         if engine is not None:
             return engine
@@ -160,16 +163,27 @@ class AsyncClient(_Base):
 
     async def request(self, method, url, *, params=None, headers=None, cookies=None, auth=_UNSET, timeout=_UNSET,
                       follow_redirects=_UNSET, **options):
+        # (The hot path of every AsyncClient call: each check below is spelled out where a helper
+        # call would cost more than it does, and the engine is handed the loop found here.)
         self._checked()
-        if self._python_sends(auth_of(self._settings.auth if auth is _UNSET else auth)):
+        chosen = self._settings.auth if auth is _UNSET else auth
+        if (chosen is not None or self._mock or self._event_hooks["request"] or self._event_hooks["response"]) \
+                and self._python_sends(auth_of(chosen)):
             return await self.send(self._built(method, url, params, headers, cookies, timeout, options), auth=auth,
                                    follow_redirects=follow_redirects)
-        target = self._url(url, params)
+        target = self._url(url, params) if params or self._settings.params else str(url)
         options = self._options(headers, cookies, auth, timeout, follow_redirects, options, target)
+        import asyncio  # (not at import time: a program without asyncio does not load it)
+        loop = asyncio.get_running_loop()
+        engine = self._engine(loop)
+        handle, future = engine._pending(loop, method, target, options)
         try:
-            response = await self._engine().fetch(method, target, **options)
+            response = await future
         except HTTPError as error:
             error._request = (method, target, options["headers"])
+            raise
+        except asyncio.CancelledError:
+            lib.courier_request_cancel(handle)
             raise
         _mark(response, method, options["headers"])
         return response

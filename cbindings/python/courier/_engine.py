@@ -301,19 +301,21 @@ class Engine(_RequestBuilding, _EngineControl):
         collected when the engine's descriptor is readable. Cancelling the task cancels the
         request."""
         import asyncio  # (not at import time: a program without asyncio does not load it)
-        loop = asyncio.get_running_loop()
-        if self._loop is not loop:
-            if self._loop is not None and self._futures:
-                raise RuntimeError("an Engine serves one event loop at a time")
-            self._loop = loop
-        handle = self._enqueue(loop, method, url, options)
-        future = loop.create_future()
-        self._futures[handle] = future
+        handle, future = self._pending(asyncio.get_running_loop(), method, url, options)
         try:
             return await future
         except asyncio.CancelledError:
             lib.courier_request_cancel(handle)
             raise
+
+    def _pending(self, loop, method, url, options):
+        """A request sent for ``loop`` (the running one, which the caller has: asking asyncio
+        for it costs a getpid system call): its address, to cancel it, and the future its
+        response or error resolves."""
+        handle = self._enqueue(loop, method, url, options)
+        future = loop.create_future()
+        self._futures[handle] = future
+        return handle, future
 
     async def responses(self, method, url, **options):
         """Every response of one request, as an async iterator: one, or two with
