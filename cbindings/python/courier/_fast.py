@@ -9,7 +9,7 @@ rule it out).
 import ctypes
 import os
 
-from . import _consumers, _retry
+from . import _consumers, _response, _retry
 from ._native import lib
 from ._request import _bodies, _progress_hooks
 from ._response import Response, _live_handles
@@ -18,7 +18,7 @@ from ._response import Response, _live_handles
 FUNCTIONS = ("courier_request_create", "courier_request_add_header", "courier_request_remove_header",
              "courier_request_set_cookiejar", "courier_request_enqueue", "courier_request_errmsg",
              "courier_request_free", "courier_engine_next_done", "courier_response_status",
-             "courier_response_body", "courier_response_url")
+             "courier_response_body", "courier_response_url", "courier_response_free")
 
 
 def _bound():
@@ -31,6 +31,7 @@ def _bound():
     addresses = tuple(ctypes.cast(getattr(lib._cdll, name), ctypes.c_void_p).value for name in FUNCTIONS)
     # The dicts whose requests Python must free itself (bodies, progress, consumers, retry hooks).
     _speedups.bind(addresses, Response, _live_handles, (_bodies, _progress_hooks, _consumers._by_handle, _retry._hooks))
+    _response._release = _speedups.release
     return _speedups
 
 

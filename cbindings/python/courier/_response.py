@@ -105,7 +105,7 @@ class Response(BodyIterators):
     def __del__(self):
         handle = getattr(self, "_handle", None)
         if handle is not None and self._owned and _live_handles.pop(self._key, None) is not None:
-            lib.courier_response_free(handle)
+            _release(handle)
 
     #: httpx's per-response extensions (none from the library).
     extensions = types.MappingProxyType({})
@@ -310,6 +310,10 @@ def _without_body_fields(headers):
             del kept[name]
     return kept
 
+
+#: Frees a response's handle as its Response goes: the C extension's function when it is
+#: loaded (``_fast`` sets it; a ctypes call costs ten times as much), else ctypes'.
+_release = lib.courier_response_free
 
 #: Handles of the responses alive, by address: freed when their response goes, and all at once
 #: when the interpreter exits (before the library can go; a response still referenced then

@@ -31,6 +31,7 @@ typedef int (*engine_next_done_fn)(void *engine, void **request, void **response
 typedef int (*response_status_fn)(const void *response);
 typedef const uint8_t *(*response_body_fn)(const void *response, size_t *length);
 typedef const char *(*response_url_fn)(const void *response);
+typedef void (*response_free_fn)(void *response);
 
 /* In the order `bind` takes them (courier/_fast.py's FUNCTIONS). */
 static struct {
@@ -45,6 +46,7 @@ static struct {
     response_status_fn response_status;
     response_body_fn response_body;
     response_url_fn response_url;
+    response_free_fn response_free;
 } library;
 
 #define FUNCTION_COUNT (sizeof(library) / sizeof(void *))
@@ -347,9 +349,25 @@ static PyObject *speedups_collect(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* release(response): frees a response handle (Response.__del__'s, when its handle is its own). */
+static PyObject *speedups_release(PyObject *module, PyObject *handle_object)
+{
+    (void)module;
+    if (!bound())
+        return NULL;
+    void *handle = PyLong_AsVoidPtr(handle_object);
+    if (handle == NULL)
+        return PyErr_Occurred() ? NULL : PyErr_Format(PyExc_ValueError, "release: no response");
+    Py_BEGIN_ALLOW_THREADS
+    library.response_free(handle);
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"bind", speedups_bind, METH_VARARGS, "bind(addresses, Response, live_handles, registries): the library's functions."},
     {"submit", speedups_submit, METH_VARARGS, "submit(engine, method, url, headers, jar): a plain request enqueued."},
+    {"release", speedups_release, METH_O, "release(response): a response handle freed."},
     {"collect", speedups_collect, METH_VARARGS, "collect(engine, futures, leftovers): finished requests' futures resolved."},
     {NULL, NULL, 0, NULL},
 };
