@@ -57,3 +57,7 @@ static inline X509_OBJECT *courier_sk_X509_OBJECT_value(const STACK_OF(X509_OBJE
 static inline int courier_X509_LOOKUP_add_default_dir(X509_LOOKUP *lookup) {
     return X509_LOOKUP_add_dir(lookup, NULL, X509_FILETYPE_DEFAULT);
 }
+/* The default CA file (SSL_CERT_FILE, else OpenSSL's), read whole. */
+static inline int courier_X509_LOOKUP_load_default_file(X509_LOOKUP *lookup) {
+    return X509_LOOKUP_load_file(lookup, NULL, X509_FILETYPE_DEFAULT);
+}

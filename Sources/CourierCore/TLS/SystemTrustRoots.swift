@@ -1,12 +1,20 @@
 import COpenSSL
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// The operating system's trust roots (OpenSSL's default verify paths), read once per process.
+/// The operating system's trust roots (OpenSSL's default verify paths), set up once per process.
 ///
-/// Reading them parses the whole CA bundle (about 140 certificates on Debian): milliseconds of
-/// the loop thread, which every new TLS configuration paid again before (an engine with its own
-/// trust hook, a test with a private configuration, a C program's second engine). Contexts that
-/// trust only the system share this store; contexts with extra roots (curl's `--cacert`) get
-/// their own store seeded with these certificates, so the extra file is all they parse.
+/// Where the system keeps its roots in a hashed directory (Debian's /etc/ssl/certs, which
+/// update-ca-certificates fills from the same list as the bundle), they are looked up there one
+/// at a time, when a chain needs its issuer, as curl's default CA path is. Reading the bundle file
+/// instead parses about 140 certificates with OpenSSL 3's decoders: 232 million instructions, 85 %
+/// of a whole one-request `courier https://...` (curl's run is 34 million), which every process
+/// paid before its first TLS handshake. The bundle is still read when the directory holds no
+/// hashed certificates (a system that ships only the file) or when SSL_CERT_FILE names a file of
+/// its own.
+/// Contexts that trust only the system share this store; contexts with extra roots (curl's
+/// `--cacert`) get their own store seeded with what this one holds and the same directory.
 final class SystemTrustRoots: @unchecked Sendable {
     /// The store; OpenSSL locks it internally (the hashed-directory lookup adds certificates to it
     /// while verifying).
@@ -19,9 +27,65 @@ final class SystemTrustRoots: @unchecked Sendable {
         guard let store = X509_STORE_new() else { return nil }
         // A system without a bundle or a directory is not an error: it has no roots to trust, and
         // verification against them fails with `.tlsUntrusted` like any unknown issuer.
-        if X509_STORE_set_default_paths(store) != 1 { _ = TLSErrors.drain() }
+        addDirectory(to: store)
+        if namesOwnFile() || !hasHashedCertificates(directory()) {
+            if let lookup = X509_STORE_add_lookup(store, X509_LOOKUP_file()), courier_X509_LOOKUP_load_default_file(lookup) != 1 {
+                _ = TLSErrors.drain()
+            }
+        }
         return SystemTrustRoots(store: store)
     }()
+
+    /// Whether SSL_CERT_FILE names a file other than OpenSSL's default one (which it often merely
+    /// repeats, as images set it for tools that read no default: then the directory serves).
+    static func namesOwnFile() -> Bool {
+        guard let named = getenv(X509_get_default_cert_file_env()) else { return false }
+        let own = resolved(named)
+        return own == nil || own != resolved(X509_get_default_cert_file())
+    }
+
+    /// Whether `path` is OpenSSL's default bundle and the shared store is the system's hashed
+    /// directory alone, which holds the same roots and looks them up one at a time.
+    static func isSystemBundle(_ path: String) -> Bool {
+        guard let file = resolved(path), file == resolved(X509_get_default_cert_file()) else { return false }
+        return !namesOwnFile() && hasHashedCertificates(directory())
+    }
+
+    private static func resolved(_ path: UnsafePointer<CChar>) -> String? {
+        guard let real = realpath(path, nil) else { return nil }
+        defer { free(real) }
+        return String(cString: real)
+    }
+
+    /// The system's hashed CA directory: SSL_CERT_DIR's first entry, else OpenSSL's default.
+    static func directory() -> String {
+        if let named = getenv(X509_get_default_cert_dir_env()) {
+            return String(cString: named).split(separator: ":").first.map(String.init) ?? ""
+        }
+        return String(cString: X509_get_default_cert_dir())
+    }
+
+    /// Whether `path` holds a certificate under OpenSSL's hashed name (eight hex digits, a dot and
+    /// a digit: what c_rehash and update-ca-certificates write).
+    static func hasHashedCertificates(_ path: String) -> Bool {
+        guard let directory = opendir(path) else { return false }
+        defer { closedir(directory) }
+        while let entry = readdir(directory) {
+            let isHashed = withUnsafeBytes(of: entry.pointee.d_name) { name in
+                name.count > 10 && name[8] == UInt8(ascii: ".") && (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(name[9])
+                    && name[..<8].allSatisfy { ByteClass.hexValue($0) != nil }
+            }
+            if isHashed { return true }
+        }
+        return false
+    }
+
+    /// Adds the system's hashed directory to `store` (looked up lazily).
+    static func addDirectory(to store: OpaquePointer) {
+        if let lookup = X509_STORE_add_lookup(store, X509_LOOKUP_hash_dir()), courier_X509_LOOKUP_add_default_dir(lookup) != 1 {
+            _ = TLSErrors.drain()
+        }
+    }
 
     private init(store: OpaquePointer) {
         self.store = store
@@ -50,9 +114,6 @@ final class SystemTrustRoots: @unchecked Sendable {
             }
         }
         X509_STORE_unlock(store)
-        if let lookup = X509_STORE_add_lookup(target, X509_LOOKUP_hash_dir()),
-           courier_X509_LOOKUP_add_default_dir(lookup) != 1 {
-            _ = TLSErrors.drain()
-        }
+        Self.addDirectory(to: target)
     }
 }

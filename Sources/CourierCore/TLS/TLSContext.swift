@@ -64,8 +64,13 @@ package final class TLSContext {
         } else {
             SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nil)
         }
-        let extraRoots = configuration.caFile != nil || configuration.caDirectory != nil
-        if configuration.useSystemTrustStore, let system = SystemTrustRoots.shared {
+        // The system's own bundle named as the CA file (a binding passing SSL_CERT_FILE on, a C
+        // program naming it) trusts what the system store does, which looks the same roots up in
+        // the hashed directory instead of parsing the whole file for this context.
+        let systemBundle = configuration.caDirectory == nil && configuration.caFile.map(SystemTrustRoots.isSystemBundle) == true
+        let useSystem = configuration.useSystemTrustStore || systemBundle
+        let extraRoots = !systemBundle && (configuration.caFile != nil || configuration.caDirectory != nil)
+        if useSystem, let system = SystemTrustRoots.shared {
             if extraRoots { system.seed(ctx) } else { system.share(with: ctx) }
         }
         if extraRoots {
