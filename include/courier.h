@@ -402,6 +402,7 @@ int courier_engine_set_redirects(courier_engine *engine, int follow, int max_red
 int courier_engine_set_decompress(courier_engine *engine, int enabled);
 int courier_engine_set_max_body(courier_engine *engine, int64_t bytes);
 int courier_engine_set_tls_ca(courier_engine *engine, const char *file, const char *directory);
+int courier_engine_set_tls_system_roots(courier_engine *engine, int use);
 int courier_engine_set_tls_verify(courier_engine *engine, int verify);
 int courier_engine_set_tls_client_certificate(courier_engine *engine, const char *certificate, const char *key, const char *passphrase);
 int courier_engine_set_tls_pins(courier_engine *engine, const char *pins);
@@ -641,6 +642,12 @@ int courier_request_set_output_file(courier_request *request, const char *path);
 
 /* TLS: extra trusted CAs from a PEM file and/or a hashed directory (either may be NULL). */
 int courier_request_set_tls_ca(courier_request *request, const char *file, const char *directory);
+
+/* TLS: 1 trusts the system's roots (OpenSSL's default paths, which SSL_CERT_FILE and SSL_CERT_DIR
+ * move; the default), 0 only the CAs of courier_request_set_tls_ca, as curl's --cacert and
+ * CURLOPT_CAINFO trust only their file. Also saves reading the system bundle (milliseconds, once
+ * per process). Errors: COURIER_E_INVALID_ARGUMENT for other values. */
+int courier_request_set_tls_system_roots(courier_request *request, int use);
 
 /* TLS: 0 accepts any certificate (test servers only; pins still apply), 1 verifies (default). */
 int courier_request_set_tls_verify(courier_request *request, int verify);

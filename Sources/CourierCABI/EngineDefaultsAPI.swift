@@ -44,6 +44,11 @@ public func courier_engine_set_tls_ca(_ handle: OpaquePointer?, _ file: UnsafePo
     configureDefaults(handle) { o throws(CourierError) in TransferSetting.tlsCA(&o, file, directory) }
 }
 
+@_cdecl("courier_engine_set_tls_system_roots")
+public func courier_engine_set_tls_system_roots(_ handle: OpaquePointer?, _ use: Int32) -> Int32 {
+    configureDefaults(handle) { o throws(CourierError) in try TransferSetting.tlsSystemRoots(&o, use) }
+}
+
 @_cdecl("courier_engine_set_tls_verify")
 public func courier_engine_set_tls_verify(_ handle: OpaquePointer?, _ verify: Int32) -> Int32 {
     configureDefaults(handle) { o throws(CourierError) in try TransferSetting.tlsVerify(&o, verify) }

@@ -224,6 +224,11 @@ public func courier_request_set_tls_ca(_ handle: OpaquePointer?, _ file: UnsafeP
     configure(handle) { r throws(CourierError) in TransferSetting.tlsCA(&r.draft.options, file, directory) }
 }
 
+@_cdecl("courier_request_set_tls_system_roots")
+public func courier_request_set_tls_system_roots(_ handle: OpaquePointer?, _ use: Int32) -> Int32 {
+    configure(handle) { r throws(CourierError) in try TransferSetting.tlsSystemRoots(&r.draft.options, use) }
+}
+
 @_cdecl("courier_request_set_tls_verify")
 public func courier_request_set_tls_verify(_ handle: OpaquePointer?, _ verify: Int32) -> Int32 {
     configure(handle) { r throws(CourierError) in try TransferSetting.tlsVerify(&r.draft.options, verify) }

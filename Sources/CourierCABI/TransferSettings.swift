@@ -49,6 +49,14 @@ enum TransferSetting {
         options.tls.caDirectory = string(directory)
     }
 
+    static func tlsSystemRoots(_ options: inout TransferOptions, _ use: Int32) throws(CourierError) {
+        switch use {
+        case 0: options.tls.useSystemTrustStore = false
+        case 1: options.tls.useSystemTrustStore = true
+        default: throw invalid("use must be 0 or 1")
+        }
+    }
+
     static func tlsVerify(_ options: inout TransferOptions, _ verify: Int32) throws(CourierError) {
         switch verify {
         case 0: options.tls.verification = .insecureAcceptAnyCertificate

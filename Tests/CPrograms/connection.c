@@ -145,6 +145,26 @@ int main(int argc, char **argv) {
     CHECK(perform(request, &status) == COURIER_E_TLS_CIPHER, "an unusable curve list");
     CHECK(strcmp(courier_strerror(COURIER_E_TLS_CIPHER), "no usable cipher, TLS 1.3 suite or curve in the list") == 0, "strerror");
 
+    /* The system's roots: trusted beside the CA file by default; off, the file alone is (curl's
+     * CURLOPT_CAINFO), and with neither nothing is. Per request and as an engine's default. */
+    request = tls_request(https, ca);
+    CHECK(courier_request_set_tls_system_roots(request, 0) == COURIER_OK, "system roots off");
+    CHECK(perform(request, &status) == COURIER_OK && status == 200, "the CA file alone: %d", status);
+    CHECK(courier_request_create(NULL, "GET", https, &request) == COURIER_OK, "create");
+    CHECK(courier_request_set_tls_system_roots(request, 2) == COURIER_E_INVALID_ARGUMENT, "2 is refused");
+    CHECK(courier_request_set_tls_system_roots(request, 0) == COURIER_OK, "off");
+    CHECK(perform(request, &status) == COURIER_E_TLS_UNTRUSTED, "nothing trusted");
+    courier_engine *trusting = NULL;
+    CHECK(courier_engine_create(NULL, &trusting) == COURIER_OK, "engine");
+    CHECK(courier_engine_set_tls_system_roots(trusting, 0) == COURIER_OK && courier_engine_set_tls_system_roots(trusting, -1) == COURIER_E_INVALID_ARGUMENT,
+          "the engine's default");
+    CHECK(courier_request_create(trusting, "GET", https, &request) == COURIER_OK, "create");
+    CHECK(perform(request, &status) == COURIER_E_TLS_UNTRUSTED, "nothing trusted by the engine's default");
+    CHECK(courier_engine_set_tls_ca(trusting, ca, NULL) == COURIER_OK, "the engine's CA file");
+    CHECK(courier_request_create(trusting, "GET", https, &request) == COURIER_OK, "create");
+    CHECK(perform(request, &status) == COURIER_OK && status == 200, "the engine's CA file alone: %d", status);
+    courier_engine_destroy(trusting);
+
     /* ALPN off, and a minimum of TLS 1.0 (the newest both sides allow is still chosen). */
     request = tls_request(https, ca);
     CHECK(courier_request_set_tls_alpn(request, 0) == COURIER_OK, "alpn off");
