@@ -45,7 +45,7 @@ class _RequestBuilding:
 
     def _configure_request(self, handle, headers=None, params=None, data=None, json=None, timeout=None,
                            timeouts=None, priority=None, follow_redirects=None, max_redirects=None, decompress=True,
-                           max_body=None, output=None, verify=True, cafile=None, pins=None, cache=None, coalesce=None,
+                           max_body=None, output=None, verify=True, cafile=None, system_roots=None, pins=None, cache=None, coalesce=None,
                            files=None, content=None, content_length=None, resume=None, resume_attempts=0, expect_continue=None,
                            rate_limit=None, retry=None, auth=None, proxy=None, no_proxy=None, freeze=None,
                            resolve=None, connect_to=None, ip_family=None, cert=None, auto_referer=False, tls_version=None,
@@ -67,7 +67,9 @@ class _RequestBuilding:
         the engine; ``freeze`` a kind (or True) to send it through the engine's outbox;
         ``resolve`` curl's ``["host:port:addr[,addr]"]``, ``connect_to`` its
         ``["host1:port1:host2:port2"]`` and ``ip_family`` "ipv4" or "ipv6": where the connection
-        goes (the request keeps its URL's Host and TLS name). curl's connection options:
+        goes (the request keeps its URL's Host and TLS name). ``cafile`` adds trusted roots
+        (curl's --cacert); ``system_roots=False`` trusts none of the system's beside them (httpx's
+        ``verify=path``). curl's connection options:
         ``tls_version`` ``(minimum, maximum)`` as "1.0" to "1.3" (None for either default);
         ``ciphers`` and ``tls13_ciphers`` (OpenSSL lists, curl's --ciphers and --tls13-ciphers),
         ``curves`` ("X25519:P-256"), ``alpn=False`` (--no-alpn); ``happy_eyeballs`` and
@@ -190,6 +192,8 @@ class _RequestBuilding:
             apply(lib.courier_request_set_tls_verify(handle, 0))
         if cafile is not None:
             apply(lib.courier_request_set_tls_ca(handle, str(cafile).encode(), None))
+        if system_roots is not None:
+            apply(lib.courier_request_set_tls_system_roots(handle, 1 if system_roots else 0))
         if cert is not None:
             # httpx's cert=: "both.pem", ("cert.pem", "key.pem") or (cert, key, passphrase).
             parts = (cert,) if isinstance(cert, (str, _os.PathLike)) else tuple(cert)

@@ -58,7 +58,9 @@ class _Settings:
                 options["max_redirects"] = self.max_redirects
         verify = options.pop("verify", _UNSET)
         if isinstance(verify, str):
+            # httpx's verify=path: that bundle, not the system's as well.
             options["cafile"] = verify
+            options["system_roots"] = False
         elif verify is not _UNSET and not verify:
             options["verify"] = False
         return options
@@ -123,6 +125,8 @@ class _Base:
             timeout = self._default_timeout
         if trust_env and verify is True:
             # httpx's trust_env: SSL_CERT_FILE, else SSL_CERT_DIR, names the trusted certificates.
+            # (When it names the system's own bundle, the library looks roots up in the system's
+            # hashed directory instead of parsing the bundle: see SystemTrustRoots.)
             import os
             verify = os.environ.get("SSL_CERT_FILE") or os.environ.get("SSL_CERT_DIR") or True
         verify, extra_tls = tls_options_of(verify)

@@ -14,7 +14,8 @@ HTTP_VERSIONS = {"1.1": 1, "2": 2, "2-only": 3}
 
 def apply(handle, timeouts=None, follow_redirects=None, max_redirects=None, http_version=None, verify=None, cert=None,
           tls_version=None):
-    """``timeouts``: seconds by name (None: no limit); ``verify``: True, False or a CA file;
+    """``timeouts``: seconds by name (None: no limit); ``verify``: True, False or a CA file (trusted
+    alone, as httpx's);
     ``cert``: httpx's forms; ``tls_version``: (minimum, maximum) as "1.2"/"1.3" or None."""
     for which, seconds in (timeouts or {}).items():
         if which not in TIMEOUTS:
@@ -29,9 +30,11 @@ def apply(handle, timeouts=None, follow_redirects=None, max_redirects=None, http
         _check(lib.courier_engine_set_http_version(handle, HTTP_VERSIONS[http_version]))
     if isinstance(verify, (str, os.PathLike)):
         path = os.fspath(verify).encode()
-        # (A directory is OpenSSL's hashed CA directory, as SSL_CERT_DIR names one.)
+        # (A directory is OpenSSL's hashed CA directory, as SSL_CERT_DIR names one.) httpx's
+        # verify=path trusts that bundle alone, not the system's as well.
         _check(lib.courier_engine_set_tls_ca(handle, None, path) if os.path.isdir(verify)
                else lib.courier_engine_set_tls_ca(handle, path, None))
+        _check(lib.courier_engine_set_tls_system_roots(handle, 0))
     elif verify is not None:
         _check(lib.courier_engine_set_tls_verify(handle, 1 if verify else 0))
     if cert is not None:

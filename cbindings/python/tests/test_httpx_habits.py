@@ -440,6 +440,29 @@ class HooksAuthAndTransports(unittest.TestCase):
                 self.assertEqual(client.get(HTTPS + "/small").status_code, 200)
         finally:
             del os.environ["SSL_CERT_FILE"]
+        # verify=path trusts that bundle alone, as httpx's does; Courier's own cafile= adds to the
+        # system's roots (system_roots=False drops them). Run where the system's roots are the
+        # test CA (SSL_CERT_FILE, read once per process: a process of its own).
+        script = "\n".join([
+            "import courier, os",
+            "url, other = os.environ['URL'], os.environ['OTHER']",
+            "def outcome(call):",
+            "    try:",
+            "        return call().status_code",
+            "    except courier.ConnectError as error:",
+            "        return type(error).__name__",
+            "with courier.Client(trust_env=False) as c: print(outcome(lambda: c.get(url)))",
+            "with courier.Client(trust_env=False, verify=other) as c: print(outcome(lambda: c.get(url)))",
+            "with courier.Client(trust_env=False) as c: print(outcome(lambda: c.get(url, verify=other)))",
+            "with courier.Engine(accepted_status=(0, 1000)) as e:",
+            "    print(outcome(lambda: e.get(url, cafile=other)))",
+            "    print(outcome(lambda: e.get(url, cafile=other, system_roots=False)))",
+        ])
+        import subprocess
+        ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                             env=dict(os.environ, SSL_CERT_FILE=CERTS + "/ca.pem", URL=HTTPS + "/small",
+                                      OTHER=CERTS + "/selfsigned.pem", PYTHONPATH=os.pathsep.join(sys.path)))
+        self.assertEqual(ran.stdout.split(), ["200", "TLSError", "TLSError", "200", "TLSError"], ran.stderr)
         half = ssl.create_default_context(cafile=CERTS + "/ca.pem")
         half.check_hostname = False
         with self.assertRaises(httpx.UsageError) as refused:
