@@ -71,8 +71,9 @@ final class SystemTrustRoots: @unchecked Sendable {
         guard let directory = opendir(path) else { return false }
         defer { closedir(directory) }
         while let entry = readdir(directory) {
+            // (d_name is a fixed array of 256 bytes, NUL-terminated: indexes 0 to 9 are in it.)
             let isHashed = withUnsafeBytes(of: entry.pointee.d_name) { name in
-                name.count > 10 && name[8] == UInt8(ascii: ".") && (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(name[9])
+                name[8] == UInt8(ascii: ".") && (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(name[9])
                     && name[..<8].allSatisfy { ByteClass.hexValue($0) != nil }
             }
             if isHashed { return true }

@@ -251,7 +251,7 @@ static PyObject *response_of(void *handle, PyObject *key)
     if (self == NULL)
         return NULL;
     PyObject *status = PyLong_FromLong(library.response_status(handle));
-    PyObject *content = PyBytes_FromStringAndSize(length ? (const char *)body : NULL, length ? (Py_ssize_t)length : 0);
+    PyObject *content = PyBytes_FromStringAndSize((const char *)body, (Py_ssize_t)length);
     PyObject *text = PyUnicode_DecodeUTF8(url ? url : "", url ? (Py_ssize_t)strlen(url) : 0, "surrogateescape");
     int failed = status == NULL || content == NULL || text == NULL
         || PyObject_SetAttr(self, name_status, status) < 0
