@@ -45,6 +45,8 @@ package enum HTTP2BodyPull {
 /// `produce`. It does no I/O; its owner moves the bytes over the connection's stream.
 package final class HTTP2Session {
     private var session: OpaquePointer!
+    /// The session's small-block allocator (see CNGHTTP2's shim): freed after the session.
+    private let pool: UnsafeMutablePointer<courier_h2_pool>?
     /// The name/value list of the request being submitted.
     private var nameValues: [nghttp2_nv] = []
     private unowned(unsafe) let events: HTTP2SessionEvents
@@ -83,10 +85,14 @@ package final class HTTP2Session {
         // (As many as Courier's own bound: a 300 KiB head in 4 KiB frames must pass.)
         nghttp2_option_set_max_continuations(options, HTTP2Connection.maxContinuations)
         var made: OpaquePointer?
-        let status = nghttp2_session_client_new2(&made, callbacks, Unmanaged.passUnretained(self).toOpaque(), options)
+        pool = courier_h2_pool_new()
+        // (Without memory for the pool, nghttp2's own allocator, the C library's. The pool's
+        // first member is its nghttp2_mem, which nghttp2 copies.)
+        let status = nghttp2_session_client_new3(&made, callbacks, Unmanaged.passUnretained(self).toOpaque(), options,
+                                                 pool.map { UnsafeMutableRawPointer($0).assumingMemoryBound(to: nghttp2_mem.self) })
         nghttp2_option_del(options)
         nghttp2_session_callbacks_del(callbacks)
-        precondition(status == 0, "nghttp2_session_client_new2: \(status)")
+        precondition(status == 0, "nghttp2_session_client_new3: \(status)")
         session = made
         var entries = [
             nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_PUSH.rawValue), value: 0),
@@ -99,6 +105,7 @@ package final class HTTP2Session {
 
     deinit {
         nghttp2_session_del(session)
+        courier_h2_pool_free(pool)
     }
 
     // MARK: - Bytes in and out
