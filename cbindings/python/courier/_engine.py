@@ -384,7 +384,8 @@ class Engine(_RequestBuilding, _EngineControl):
             pairs = headers._pairs  # (every field in order, repeats kept: as multi_items(), not copied)
         else:
             pairs = headers.items() if headers else None
-        handle = speedups.submit(self._handle.value, method, url, pairs, jar._handle.value if jar is not None else None)
+        # (A closed jar has no handle: no jar, as the ctypes path sends it.)
+        handle = speedups.submit(self._handle.value, method, url, pairs, jar._handle.value if jar is not None and jar._handle else None)
         if type(handle) is tuple:
             raise _error(*handle)
         return handle

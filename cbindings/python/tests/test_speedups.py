@@ -121,6 +121,15 @@ class SpeedupsTests(unittest.TestCase):
         self.assertEqual(asyncio.run(main()), {})
 
     @both_ways
+    def test_a_closed_cookie_jar_is_no_jar(self):
+        async def main():
+            jar = courier.CookieJar()
+            jar.close()
+            with courier.Engine(cookies=jar) as engine:
+                return (await engine.fetch("GET", NGINX + "/small")).status
+        self.assertEqual(asyncio.run(main()), 200)
+
+    @both_ways
     def test_a_cancelled_request_is_freed_and_the_engine_serves_on(self):
         async def main():
             async with courier.AsyncClient() as client:
