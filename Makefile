@@ -252,11 +252,12 @@ install-files:
 define speedups_build
 	include=$$($(1) -c 'import sysconfig; print(sysconfig.get_paths()["include"])') && \
 	suffix=$$($(1) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))') && \
-	source=cbindings/python/courier/_speedups.c && \
+	sources="$$(ls cbindings/python/courier/_speedups*.c)" && \
+	newest=$$(ls -t cbindings/python/courier/_speedups*.[ch] | head -1) && \
 	if [ ! -f "$$include/Python.h" ]; then \
 	  echo "courier: no Python.h for $(1): the Python package runs without its C extension"; \
-	elif [ ! "$(2)/_speedups$$suffix" -nt $$source ]; then \
-	  cc -O2 -Wall -Wextra -shared -fPIC -I"$$include" $$source -o "$(2)/_speedups$$suffix"; \
+	elif [ ! "$(2)/_speedups$$suffix" -nt $$newest ]; then \
+	  cc -O2 -Wall -Wextra -shared -fPIC -I"$$include" $$sources -o "$(2)/_speedups$$suffix"; \
 	fi
 endef
 

@@ -199,6 +199,11 @@ class Engine(_RequestBuilding, _EngineControl):
     def request(self, method, url, **options):
         """Sends and waits (the GIL is released meanwhile). Raises CourierError (HTTPStatusError for
         an unaccepted status, with ``.response``)."""
+        if speedups is not None and options.keys() <= _PLAIN and self._handle:
+            outcome = speedups.perform(self._handle.value, method, url, *self._plain(options))
+            if type(outcome) is tuple:
+                raise _error(*outcome)
+            return outcome
         handle = self._build(method, url, **options)
         response_handle = _native.response_p()
         try:
@@ -370,25 +375,28 @@ class Engine(_RequestBuilding, _EngineControl):
         """The address of a request sent for ``loop`` to collect."""
         self._serve(loop)
         if speedups is not None and options.keys() <= _PLAIN and self._handle:
-            handle = self._submit(method, url, options.get("headers"), options.get("cookies"))
+            handle = speedups.submit(self._handle.value, method, url, *self._plain(options))
+            if type(handle) is tuple:
+                raise _error(*handle)
         else:
             handle = self._submit_built(method, url, options)
         if self._watching is not loop:
             self._watch(loop)
         return handle
 
-    def _submit(self, method, url, headers, cookies):
-        """A plain request (headers, cookies) sent in one call of the C extension."""
-        jar = cookies if cookies is not None else self.cookies
+    def _plain(self, options):
+        """A plain request's headers and cookie jar as the C extension takes them: (name, value)
+        pairs or None, and the jar's address or None."""
+        headers = options.get("headers")
         if type(headers) is Headers:
             pairs = headers._pairs  # (every field in order, repeats kept: as multi_items(), not copied)
         else:
             pairs = headers.items() if headers else None
+        jar = options.get("cookies")
+        if jar is None:
+            jar = self.cookies
         # (A closed jar has no handle: no jar, as the ctypes path sends it.)
-        handle = speedups.submit(self._handle.value, method, url, pairs, jar._handle.value if jar is not None and jar._handle else None)
-        if type(handle) is tuple:
-            raise _error(*handle)
-        return handle
+        return pairs, jar._handle.value if jar is not None and jar._handle else None
 
     def _submit_built(self, method, url, options):
         if options.get("cache") in ("cached_then_fresh", "cached_then_network"):

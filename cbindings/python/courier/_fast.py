@@ -16,7 +16,7 @@ from ._response import Response, _live_handles
 
 #: The library functions the extension calls, in the order of its ``library`` struct.
 FUNCTIONS = ("courier_request_create", "courier_request_add_header", "courier_request_remove_header",
-             "courier_request_set_cookiejar", "courier_request_enqueue", "courier_request_errmsg",
+             "courier_request_set_cookiejar", "courier_request_enqueue", "courier_request_perform", "courier_request_errmsg",
              "courier_request_free", "courier_engine_next_done", "courier_response_status",
              "courier_response_body", "courier_response_url", "courier_response_free")
 

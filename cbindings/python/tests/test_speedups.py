@@ -1,5 +1,5 @@
-"""The C extension's asyncio hot path (courier/_speedups.c) against the Python path it stands in
-for: each case runs both ways in one process (the extension switched off by the engine module's
+"""The C extension's hot path (courier/_speedups.c: asyncio requests and blocking ones) against
+the Python path it stands in for: each case runs both ways in one process (the extension switched off by the engine module's
 ``speedups`` name) and must come out the same, errors, cancellation and leftovers included."""
 
 import asyncio
@@ -162,12 +162,35 @@ class SpeedupsTests(unittest.TestCase):
         self.assertEqual(asyncio.run(main()), [200] * 6)
         self.assertTrue(seen)
 
+    @both_ways
+    def test_blocking_requests_answer_and_fail_as_before(self):
+        with courier.Engine() as engine:
+            echo = engine.get(SCRIPTED + "/echo", headers={"X-Blocking": 1}).json()
+            self.assertIn(["X-Blocking", "1"], echo["headers"])
+            with self.assertRaises(courier.HTTPStatusError) as caught:
+                engine.get(SCRIPTED + "/status?code=404&body=gone")
+            self.assertEqual((caught.exception.response.status, caught.exception.response.body), (404, b"gone"))
+            with self.assertRaises(courier.ConnectError):
+                engine.get("http://127.0.0.1:1/")
+            with self.assertRaises(courier.UnsupportedProtocol):
+                engine.get("ftp://127.0.0.1/")
+        with courier.Client() as client:
+            self.assertEqual([client.get(NGINX + "/small").status_code for _ in range(5)], [200] * 5)
+            self.assertEqual(client.get(SCRIPTED + "/status?code=503").status_code, 503)
+
     def test_no_response_handle_outlives_its_response(self):
         async def main():
             async with courier.AsyncClient() as client:
                 await asyncio.gather(*(client.get(NGINX + "/small") for _ in range(20)))
         before = len(_response._live_handles)
         asyncio.run(main())
+        with courier.Client() as client:
+            for _ in range(5):
+                client.get(NGINX + "/small")
+            try:
+                client.get("http://127.0.0.1:1/")
+            except courier.ConnectError:
+                pass
         import gc
         gc.collect()
         self.assertEqual(len(_response._live_handles), before)
