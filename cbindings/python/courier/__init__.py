@@ -1,5 +1,5 @@
 """Courier for Python: the C ABI of libcourier through ctypes, standard library only, with an
-optional C extension for the asyncio hot path (``_speedups.c``, see ``_fast.py``).
+optional C extension for the hot path of plain requests (``_speedups*.c``, see ``_fast.py``).
 
 Requests from Python go through the same process-wide queue (width, per-host limits, keep-alive
 pool) as requests from C or Swift code in the same process.

@@ -1,6 +1,6 @@
-"""The C extension ``courier._speedups`` (``_speedups.c``): the asyncio hot path (a plain
-request sent, finished requests collected) in one C call each instead of nine ctypes calls and
-their Python. Optional: the package builds it where a compiler and Python's headers are found,
+"""The C extension ``courier._speedups`` (``_speedups*.c``): the hot path (a plain request sent,
+finished requests collected, a blocking one waited for) in one C call each instead of seven to
+nine ctypes calls and their Python. Optional: the package builds it where a compiler and Python's headers are found,
 and works the same without it. ``COURIER_PYTHON_SPEEDUPS=0`` turns it off (to compare, or to
 rule it out).
 
