@@ -184,42 +184,42 @@ static void *prepared(PyObject *args, PyObject **result)
     return NULL;
 }
 
-/* submit(engine, method, url, headers, jar) -> the request's address, enqueued; or (code,
- * message) when the library refused a step (the handle freed). */
-static PyObject *speedups_submit(PyObject *module, PyObject *args)
+/* The request `args` describe, sent: enqueued (`wait` 0), giving its address; or performed with the
+ * GIL released (`wait` 1), giving its Response, or (code, message, Response or None) when it failed
+ * (an unaccepted status keeps its response), the request freed. A step the library refused
+ * gives (code, message), the handle freed. */
+static PyObject *sent(PyObject *args, int wait)
 {
     PyObject *result;
-    (void)module;
-    void *request = prepared(args, &result);
-    if (request == NULL)
-        return result;
-    int code;
-    Py_BEGIN_ALLOW_THREADS
-    code = library.request_enqueue(request);
-    Py_END_ALLOW_THREADS
-    return code != 0 ? failure(request, code) : PyLong_FromVoidPtr(request);
-}
-
-/* perform(engine, method, url, headers, jar) -> the Response, waited for with the GIL released;
- * or (code, message, Response or None) when the request failed (an unaccepted status keeps its
- * response). The request is freed either way. */
-static PyObject *speedups_perform(PyObject *module, PyObject *args)
-{
-    PyObject *result;
-    (void)module;
     void *request = prepared(args, &result);
     if (request == NULL)
         return result;
     void *response = NULL;
     int code;
     Py_BEGIN_ALLOW_THREADS
-    code = library.request_perform(request, &response);
+    code = wait ? library.request_perform(request, &response) : library.request_enqueue(request);
     Py_END_ALLOW_THREADS
+    if (!wait)
+        return code != 0 ? failure(request, code) : PyLong_FromVoidPtr(request);
     PyObject *made = response != NULL ? owned(response) : Py_NewRef(Py_None);
     if (made != NULL && code != 0)
         made = Py_BuildValue("(isN)", code, library.request_errmsg(request), made);
     free_request(request);
     return made;
+}
+
+/* submit(engine, method, url, headers, jar): see `sent`. */
+static PyObject *speedups_submit(PyObject *module, PyObject *args)
+{
+    (void)module;
+    return sent(args, 0);
+}
+
+/* perform(engine, method, url, headers, jar): see `sent`. */
+static PyObject *speedups_perform(PyObject *module, PyObject *args)
+{
+    (void)module;
+    return sent(args, 1);
 }
 
 static PyMethodDef methods[] = {
@@ -232,7 +232,7 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module_definition = {
-    PyModuleDef_HEAD_INIT, "courier._speedups", "The asyncio hot path of courier in C.", -1, methods,
+    PyModuleDef_HEAD_INIT, "courier._speedups", "The hot path of courier's plain requests in C.", -1, methods,
     NULL, NULL, NULL, NULL,
 };
 
