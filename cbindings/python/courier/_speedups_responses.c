@@ -52,6 +52,18 @@ static PyObject *response_of(void *handle, PyObject *key)
     return self;
 }
 
+/* A Response for `handle`, listed among the live handles (so it frees the handle when it goes),
+ * or NULL with an exception and the handle left as it was. */
+static PyObject *listed(void *handle)
+{
+    PyObject *key = PyLong_FromVoidPtr(handle);
+    PyObject *made = key != NULL ? response_of(handle, key) : NULL;
+    if (made != NULL && PyDict_SetItem(live_handles, key, key) < 0)
+        Py_CLEAR(made);  /* (not listed: its going frees nothing) */
+    Py_XDECREF(key);
+    return made;
+}
+
 /* The fast completion of one request: its future's result set, its handle freed. 1 when done;
  * 0 when it is Python's to finish (an error, a cancelled future, a request with Python state, or
  * a failure before anything was taken: Python's path meets it again and raises it); -1 when done
@@ -64,23 +76,21 @@ static int finish(PyObject *futures, void *request, void *response, int code)
     PyObject *future = key != NULL ? PyDict_GetItemWithError(futures, key) : NULL;
     Py_XINCREF(future);
     PyObject *done = future != NULL && tracked(key) == 0 ? PyObject_CallMethodNoArgs(future, name_done) : NULL;
-    PyObject *response_key = done == Py_False ? PyLong_FromVoidPtr(response) : NULL;
-    PyObject *result = response_key != NULL ? response_of(response, response_key) : NULL;
+    PyObject *result = done == Py_False ? listed(response) : NULL;
     int outcome = 0;
-    if (result != NULL && PyDict_SetItem(live_handles, response_key, response_key) == 0) {
-        if (PyDict_DelItem(futures, key) == 0) {
-            free_request(request);
-            PyObject *set = PyObject_CallMethodOneArg(future, name_set_result, result);
-            outcome = set == NULL ? -1 : 1;
-            Py_XDECREF(set);
-        } else {
-            PyDict_DelItem(live_handles, response_key);
-        }
+    if (result != NULL && PyDict_DelItem(futures, key) == 0) {
+        free_request(request);
+        PyObject *set = PyObject_CallMethodOneArg(future, name_set_result, result);
+        outcome = set == NULL ? -1 : 1;
+        Py_XDECREF(set);
+    } else if (result != NULL) {
+        /* (Not taken after all: Python's path makes its own Response from the handle and lists
+         * it again; this one must free nothing as it goes.) */
+        PyObject_SetAttr(result, name_owned, Py_False);
     }
     if (outcome == 0)
         PyErr_Clear();
     Py_XDECREF(result);
-    Py_XDECREF(response_key);
     Py_XDECREF(done);
     Py_XDECREF(future);
     Py_XDECREF(key);
@@ -146,11 +156,7 @@ PyObject *speedups_release(PyObject *module, PyObject *handle_object)
  * with an exception and the handle freed. */
 PyObject *owned(void *handle)
 {
-    PyObject *key = PyLong_FromVoidPtr(handle);
-    PyObject *made = key != NULL ? response_of(handle, key) : NULL;
-    if (made != NULL && PyDict_SetItem(live_handles, key, key) < 0)
-        Py_CLEAR(made);
-    Py_XDECREF(key);
+    PyObject *made = listed(handle);
     if (made == NULL) {
         Py_BEGIN_ALLOW_THREADS
         library.response_free(handle);
@@ -158,4 +164,3 @@ PyObject *owned(void *handle)
     }
     return made;
 }
-
