@@ -55,7 +55,7 @@ static inline void courier_h2_free(void *pointer, void *user) {
     if (pointer == NULL) return;
     courier_h2_pool *pool = (courier_h2_pool *)user;
     size_t capacity = courier_h2_capacity(pointer);
-    int index = capacity <= ((size_t)32 << (COURIER_H2_CLASSES - 1)) ? courier_h2_class(capacity) : COURIER_H2_CLASSES;
+    int index = courier_h2_class(capacity);  /* (a pooled block's capacity is its class's size) */
     if (index < COURIER_H2_CLASSES && ((size_t)pool->kept[index] + 1) * capacity <= COURIER_H2_KEPT_BYTES) {
         *(void **)pointer = pool->lists[index];
         pool->lists[index] = pointer;
