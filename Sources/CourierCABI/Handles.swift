@@ -69,8 +69,12 @@ func string(_ pointer: UnsafePointer<CChar>?) -> String? {
 final class OwnedCString: @unchecked Sendable {
     let pointer: UnsafeMutablePointer<CChar>
     init(_ string: String) { pointer = strdup(string) }
-    /// Owns `pointer`, memory from malloc that nothing else frees.
-    init(taking pointer: UnsafeMutablePointer<CChar>) { self.pointer = pointer }
+    /// A NUL-terminated copy of `bytes` (which hold no NUL).
+    init(copying bytes: UnsafeRawBufferPointer) {
+        pointer = malloc(bytes.count + 1)!.assumingMemoryBound(to: CChar.self)
+        if let source = bytes.baseAddress { memcpy(pointer, source, bytes.count) }
+        pointer[bytes.count] = 0
+    }
     deinit { free(pointer) }
 }
 
