@@ -20,6 +20,9 @@ final class SystemTrustRoots: @unchecked Sendable {
     /// while verifying).
     private let store: OpaquePointer
     var pointer: OpaquePointer { store }
+    /// Whether the store is the hashed directory alone (the bundle not read into it): decided
+    /// once, with the store, whatever the environment says later.
+    let isDirectoryOnly: Bool
 
     /// Built on first use, on whichever thread gets there first (Swift's lazy globals are
     /// thread-safe); nil only when OpenSSL cannot allocate a store.
@@ -28,12 +31,12 @@ final class SystemTrustRoots: @unchecked Sendable {
         // A system without a bundle or a directory is not an error: it has no roots to trust, and
         // verification against them fails with `.tlsUntrusted` like any unknown issuer.
         addDirectory(to: store)
-        if namesOwnFile() || !hasHashedCertificates(directory()) {
-            if let lookup = X509_STORE_add_lookup(store, X509_LOOKUP_file()), courier_X509_LOOKUP_load_default_file(lookup) != 1 {
-                _ = TLSErrors.drain()
-            }
+        let directoryOnly = !namesOwnFile() && hasHashedCertificates(directory())
+        if !directoryOnly, let lookup = X509_STORE_add_lookup(store, X509_LOOKUP_file()),
+           courier_X509_LOOKUP_load_default_file(lookup) != 1 {
+            _ = TLSErrors.drain()
         }
-        return SystemTrustRoots(store: store)
+        return SystemTrustRoots(store: store, isDirectoryOnly: directoryOnly)
     }()
 
     /// Whether SSL_CERT_FILE names a file other than OpenSSL's default one (which it often merely
@@ -47,8 +50,8 @@ final class SystemTrustRoots: @unchecked Sendable {
     /// Whether `path` is OpenSSL's default bundle and the shared store is the system's hashed
     /// directory alone, which holds the same roots and looks them up one at a time.
     static func isSystemBundle(_ path: String) -> Bool {
-        guard let file = resolved(path), file == resolved(X509_get_default_cert_file()) else { return false }
-        return !namesOwnFile() && hasHashedCertificates(directory())
+        guard shared?.isDirectoryOnly == true, let file = resolved(path) else { return false }
+        return file == resolved(X509_get_default_cert_file())
     }
 
     private static func resolved(_ path: UnsafePointer<CChar>) -> String? {
@@ -88,8 +91,9 @@ final class SystemTrustRoots: @unchecked Sendable {
         }
     }
 
-    private init(store: OpaquePointer) {
+    private init(store: OpaquePointer, isDirectoryOnly: Bool) {
         self.store = store
+        self.isDirectoryOnly = isDirectoryOnly
     }
 
     /// Makes `context` trust exactly the system roots (its store is replaced; OpenSSL counts the
