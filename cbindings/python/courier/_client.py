@@ -35,7 +35,7 @@ class Client(_Base):
         """Sends and waits; every status is a Response (``raise_for_status()`` to raise).
         ``content=``, ``data=``, ``files=``, ``json=`` as httpx; Engine's options pass through."""
         self._checked()
-        if self._python_sends(auth_of(self._settings.auth if auth is _UNSET else auth)):
+        if self._call_sent_by_python(auth):
             return self.send(self._built(method, url, params, headers, cookies, timeout, options), auth=auth,
                              follow_redirects=follow_redirects)
         target = self._url(url, params)
@@ -80,7 +80,7 @@ class Client(_Base):
                follow_redirects=_UNSET, **options):
         """``with client.stream("GET", url) as r: for chunk in r.iter_bytes(): ...``"""
         self._checked()
-        if self._python_sends(auth_of(self._settings.auth if auth is _UNSET else auth)):
+        if self._call_sent_by_python(auth):
             return self.send(self._built(method, url, params, headers, cookies, timeout, options), stream=True, auth=auth,
                              follow_redirects=follow_redirects)
         target = self._url(url, params)
@@ -163,17 +163,14 @@ class AsyncClient(_Base):
 
     async def request(self, method, url, *, params=None, headers=None, cookies=None, auth=_UNSET, timeout=_UNSET,
                       follow_redirects=_UNSET, **options):
-        # (The hot path of every AsyncClient call: each check below is spelled out where a helper
-        # call would cost more than it does, and the engine is handed the loop found here.)
         self._checked()
-        chosen = self._settings.auth if auth is _UNSET else auth
-        if (chosen is not None or self._mock or self._event_hooks["request"] or self._event_hooks["response"]) \
-                and self._python_sends(auth_of(chosen)):
+        if self._call_sent_by_python(auth):
             return await self.send(self._built(method, url, params, headers, cookies, timeout, options), auth=auth,
                                    follow_redirects=follow_redirects)
-        target = self._url(url, params) if params or self._settings.params else str(url)
+        target = self._url(url, params)
         options = self._options(headers, cookies, auth, timeout, follow_redirects, options, target)
         import asyncio  # (not at import time: a program without asyncio does not load it)
+        # (Found once and handed to the engine: each ask is a getpid system call in CPython 3.11.)
         loop = asyncio.get_running_loop()
         engine = self._engine(loop)
         handle, future = engine._pending(loop, method, target, options)
@@ -217,7 +214,7 @@ class AsyncClient(_Base):
                follow_redirects=_UNSET, **options):
         """``async with client.stream("GET", url) as r: async for chunk in r.aiter_bytes(): ...``"""
         self._checked()
-        if self._python_sends(auth_of(self._settings.auth if auth is _UNSET else auth)):
+        if self._call_sent_by_python(auth):
             return _AwaitedStream(self.send(self._built(method, url, params, headers, cookies, timeout, options), stream=True,
                                             auth=auth, follow_redirects=follow_redirects))
         target = self._url(url, params)

@@ -1,7 +1,7 @@
 """What ``Client`` and ``AsyncClient`` share: the settings every request carries (httpx's client
 attributes, readable and settable), merging them into a call's arguments, and ``build_request``."""
 
-from ._auth_flows import Auth
+from ._auth_flows import Auth, auth_of
 from ._cookies import CookieJar
 from ._errors import UsageError
 from ._limits import tls_options_of
@@ -155,6 +155,15 @@ class _Base:
     @event_hooks.setter
     def event_hooks(self, hooks):
         self._event_hooks = event_hooks_of(hooks, self._asynchronous)
+
+    def _call_sent_by_python(self, auth):
+        """Whether a call whose ``auth=`` is ``auth`` (``_UNSET``: the client's) goes through
+        ``_sending``. The usual answer, no (no auth, hooks or mock), is found without converting
+        the auth: this runs for every call."""
+        chosen = self._settings.auth if auth is _UNSET else auth
+        if chosen is None and not self._mock and not self._event_hooks["request"] and not self._event_hooks["response"]:
+            return False
+        return self._python_sends(auth_of(chosen))
 
     def _python_sends(self, auth):
         """Whether a request goes through ``_sending`` (hooks, an Auth flow, a mock transport)."""
