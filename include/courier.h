@@ -430,8 +430,10 @@ int courier_engine_set_tls_pin_mode(courier_engine *engine, int mode);
 /*
  * A file descriptor that is readable while finished requests wait in the engine's completion
  * queue (requests started with courier_request_enqueue). For poll(), epoll, asyncio's add_reader.
- * Owned by the engine: do not read, write or close it. Returns -COURIER_E_MISUSE for a bad
- * handle. Thread safety: any thread.
+ * Take finished requests with courier_engine_next_done until it reports none: the descriptor then
+ * reads idle (a request finishing just as the last is taken may leave it ready a moment longer,
+ * with none to take: a spurious wakeup, as poll() allows). Owned by the engine: do not
+ * read, write or close it. Returns -COURIER_E_MISUSE for a bad handle. Thread safety: any thread.
  *
  * Each engine has a descriptor (and completion queue) of its own, by design: the engines of two
  * libraries in one process, or of two asyncio loops in two threads, never take each other's

@@ -520,6 +520,19 @@ struct CABITests {
         #expect(results[requests[1]!]?.0 == COURIER_E_HTTP_STATUS && results[requests[1]!]?.1 == 418)
         #expect(results[requests[2]!]?.0 == COURIER_OK && results[requests[2]!]?.2.contains("payload") == true)
         #expect(results[requests[2]!]?.2.contains("X-Probe") == true)
+        // The loop thread signals a completion after letting the queue's lock go, and resets the
+        // descriptor itself if the queue was drained meanwhile: once it has finished a later
+        // request, that is over, and the drained descriptor must read idle.
+        let address = Int(bitPattern: engine)
+        let later = await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                var request: OpaquePointer?
+                courier_request_create(OpaquePointer(bitPattern: address), "GET", "/status?code=204", &request)
+                continuation.resume(returning: courier_request_perform(request, nil))
+                courier_request_free(request)
+            }
+        }
+        #expect(later == COURIER_OK)
         #expect(poll(&pollfd, 1, 0) == 0, "drained: the descriptor reads idle again")
         requests.forEach { courier_request_free($0) }
     }
