@@ -28,6 +28,11 @@ extension HTTP2Connection: HTTP2SessionEvents {
     }
 
     package func headerField(streamID: Int32, name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> Bool {
+        // nghttp2's one callback per field, so the stream is used unretained: a field only adds
+        // to the stream's head, and the stream stays in `streams` meanwhile.
+        if let last = lastStream, last._withUnsafeGuaranteedRef({ $0.id == streamID }) {
+            return last._withUnsafeGuaranteedRef { $0.headerField(name: name, value: value) }
+        }
         guard let carrier = stream(streamID) else { return true }
         return carrier.headerField(name: name, value: value)
     }
@@ -52,8 +57,7 @@ extension HTTP2Connection: HTTP2SessionEvents {
     }
 
     package func streamClosed(streamID: Int32, errorCode: UInt32) {
-        guard let carrier = streams.remove(Int(streamID)) else { return }
-        if lastStream === carrier { lastStream = nil }
+        guard let carrier = removeStream(streamID) else { return }
         carrier.closed(errorCode: errorCode)
     }
 
@@ -83,10 +87,18 @@ extension HTTP2Connection: HTTP2SessionEvents {
     /// a response's fields, head and body one after the other), else the table's.
     @inline(__always)
     func stream(_ id: Int32) -> HTTP2Stream? {
-        if let last = lastStream, last.id == id { return last }
+        if let last = lastStream, last._withUnsafeGuaranteedRef({ $0.id == id }) { return last.takeUnretainedValue() }
         let found = streams.find(Int(id))
-        lastStream = found
+        lastStream = found.map { Unmanaged.passUnretained($0) }
         return found
+    }
+
+    /// Takes stream `id` out of `streams` (and out of `lastStream`, which must never outlive
+    /// the table's reference).
+    func removeStream(_ id: Int32) -> HTTP2Stream? {
+        guard let removed = streams.remove(Int(id)) else { return nil }
+        if lastStream?.toOpaque() == Unmanaged.passUnretained(removed).toOpaque() { lastStream = nil }
+        return removed
     }
 
     // MARK: - From the streams

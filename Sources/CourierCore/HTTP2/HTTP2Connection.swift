@@ -23,8 +23,9 @@ package final class HTTP2Connection: ByteStreamDelegate {
     @exclusivity(unchecked) var streams = IntTable<HTTP2Stream>()
     /// The header block of the request being submitted, reused (nghttp2 copies it).
     @exclusivity(unchecked) var requestBlock = HTTP2RequestHeaders()
-    /// The stream the last callback was about (see `stream(_:)`); cleared when it leaves `streams`.
-    @exclusivity(unchecked) var lastStream: HTTP2Stream?
+    /// The stream the last callback was about (see `stream(_:)`): a cache into `streams`, which
+    /// owns the streams, so it holds no reference of its own (`removeStream` clears it).
+    @exclusivity(unchecked) var lastStream: Unmanaged<HTTP2Stream>?
     /// Streams whose end waits for a paused consumer to take the last bytes.
     @exclusivity(unchecked) var heldEnds: [HTTP2Stream] = []
     private let timer: UnsafeMutablePointer<uv_timer_t>

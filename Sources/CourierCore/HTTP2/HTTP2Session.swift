@@ -49,7 +49,6 @@ package final class HTTP2Session {
     private let pool: UnsafeMutablePointer<courier_h2_pool>?
     /// The name/value list of the request being submitted.
     private var nameValues: [nghttp2_nv] = []
-    private unowned(unsafe) let events: HTTP2SessionEvents
 
     /// What the session announces to the server.
     package struct Settings {
@@ -68,8 +67,11 @@ package final class HTTP2Session {
         package init() {}
     }
 
-    package init(events: HTTP2SessionEvents, settings: Settings) {
-        self.events = events
+    /// A session reporting to `events`, the connection that owns it (see `HTTP2SessionEvents`).
+    /// The callbacks' user data is the connection itself, reached by its class and unretained:
+    /// nghttp2 calls back some fifteen times a request, and through the protocol every callback
+    /// paid a retain and a release.
+    package init(events: HTTP2Connection, settings: Settings) {
         var callbacks: OpaquePointer?
         nghttp2_session_callbacks_new(&callbacks)
         nghttp2_session_callbacks_set_on_begin_frame_callback(callbacks, Self.onBeginFrame)
@@ -88,7 +90,7 @@ package final class HTTP2Session {
         pool = courier_h2_pool_new()
         // (Without memory for the pool, nghttp2's own allocator, the C library's. The pool's
         // first member is its nghttp2_mem, which nghttp2 copies.)
-        let status = nghttp2_session_client_new3(&made, callbacks, Unmanaged.passUnretained(self).toOpaque(), options,
+        let status = nghttp2_session_client_new3(&made, callbacks, Unmanaged.passUnretained(events).toOpaque(), options,
                                                  pool.map { UnsafeMutableRawPointer($0).assumingMemoryBound(to: nghttp2_mem.self) })
         nghttp2_option_del(options)
         nghttp2_session_callbacks_del(callbacks)
@@ -201,8 +203,11 @@ package final class HTTP2Session {
 
     // MARK: - Callbacks
 
-    private static func events(_ user: UnsafeMutableRawPointer?) -> HTTP2SessionEvents {
-        Unmanaged<HTTP2Session>.fromOpaque(user!).takeUnretainedValue().events
+    /// Runs `body` with the connection (the callbacks' user data), retaining nothing: the
+    /// connection owns the session, and nghttp2 calls back only while the connection drives it.
+    @inline(__always)
+    private static func withEvents<R>(_ user: UnsafeMutableRawPointer?, _ body: (HTTP2Connection) -> R) -> R {
+        Unmanaged<HTTP2Connection>.fromOpaque(user!)._withUnsafeGuaranteedRef(body)
     }
 
     private static let failure = Int32(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue)
@@ -210,58 +215,60 @@ package final class HTTP2Session {
 
     private static let onBeginFrame: nghttp2_on_begin_frame_callback = { _, header, user in
         let header = header!.pointee
-        return events(user).frameBegins(type: header.type, length: header.length, streamID: header.stream_id) ? 0 : failure
+        return withEvents(user) { $0.frameBegins(type: header.type, length: header.length, streamID: header.stream_id) } ? 0 : failure
     }
 
     private static let onHeader: nghttp2_on_header_callback = { _, frame, name, nameLength, value, valueLength, _, user in
-        let accepted = events(user).headerField(streamID: frame!.pointee.hd.stream_id,
-                                                name: UnsafeRawBufferPointer(start: name, count: nameLength),
-                                                value: UnsafeRawBufferPointer(start: value, count: valueLength))
+        let accepted = withEvents(user) {
+            $0.headerField(streamID: frame!.pointee.hd.stream_id, name: UnsafeRawBufferPointer(start: name, count: nameLength),
+                           value: UnsafeRawBufferPointer(start: value, count: valueLength))
+        }
         return accepted ? 0 : resetStream
     }
 
     private static let onFrameReceived: nghttp2_on_frame_recv_callback = { _, frame, user in
         let frame = frame!.pointee
-        let events = events(user)
         let endStream = frame.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
-        switch Int(frame.hd.type) {
-        case Int(NGHTTP2_HEADERS.rawValue):
-            events.headersEnded(streamID: frame.hd.stream_id, endStream: endStream)
-        case Int(NGHTTP2_DATA.rawValue):
-            if endStream { events.dataEndedStream(streamID: frame.hd.stream_id) }
-        case Int(NGHTTP2_RST_STREAM.rawValue):
-            events.resetReceived(streamID: frame.hd.stream_id, errorCode: frame.rst_stream.error_code)
-        case Int(NGHTTP2_SETTINGS.rawValue):
-            if frame.hd.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) == 0 { events.settingsReceived() }
-        case Int(NGHTTP2_GOAWAY.rawValue):
-            events.goAwayReceived(lastStreamID: frame.goaway.last_stream_id, errorCode: frame.goaway.error_code)
-        case Int(NGHTTP2_PING.rawValue):
-            if frame.hd.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) != 0 { events.pingAcknowledged() }
-        default:
-            break
+        withEvents(user) { events in
+            switch Int(frame.hd.type) {
+            case Int(NGHTTP2_HEADERS.rawValue):
+                events.headersEnded(streamID: frame.hd.stream_id, endStream: endStream)
+            case Int(NGHTTP2_DATA.rawValue):
+                if endStream { events.dataEndedStream(streamID: frame.hd.stream_id) }
+            case Int(NGHTTP2_RST_STREAM.rawValue):
+                events.resetReceived(streamID: frame.hd.stream_id, errorCode: frame.rst_stream.error_code)
+            case Int(NGHTTP2_SETTINGS.rawValue):
+                if frame.hd.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) == 0 { events.settingsReceived() }
+            case Int(NGHTTP2_GOAWAY.rawValue):
+                events.goAwayReceived(lastStreamID: frame.goaway.last_stream_id, errorCode: frame.goaway.error_code)
+            case Int(NGHTTP2_PING.rawValue):
+                if frame.hd.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) != 0 { events.pingAcknowledged() }
+            default:
+                break
+            }
         }
         return 0
     }
 
     private static let onDataChunk: nghttp2_on_data_chunk_recv_callback = { _, _, streamID, data, length, user in
-        events(user).dataReceived(streamID: streamID, bytes: UnsafeRawBufferPointer(start: data, count: length))
+        withEvents(user) { $0.dataReceived(streamID: streamID, bytes: UnsafeRawBufferPointer(start: data, count: length)) }
         return 0
     }
 
     private static let onStreamClose: nghttp2_on_stream_close_callback = { _, streamID, errorCode, user in
-        events(user).streamClosed(streamID: streamID, errorCode: errorCode)
+        withEvents(user) { $0.streamClosed(streamID: streamID, errorCode: errorCode) }
         return 0
     }
 
     private static let onFrameSent: nghttp2_on_frame_send_callback = { _, frame, user in
         if Int(frame!.pointee.hd.type) == Int(NGHTTP2_GOAWAY.rawValue) {
-            events(user).goAwaySent(errorCode: frame!.pointee.goaway.error_code)
+            withEvents(user) { $0.goAwaySent(errorCode: frame!.pointee.goaway.error_code) }
         }
         return 0
     }
 
     private static let onBodyRead: nghttp2_data_source_read_callback = { _, streamID, buffer, length, flags, _, user in
-        switch events(user).bodyPull(streamID: streamID, into: UnsafeMutableRawBufferPointer(start: buffer, count: length)) {
+        switch withEvents(user, { $0.bodyPull(streamID: streamID, into: UnsafeMutableRawBufferPointer(start: buffer, count: length)) }) {
         case .bytes(let count, let end):
             if end { flags!.pointee |= UInt32(NGHTTP2_DATA_FLAG_EOF.rawValue) }
             return count

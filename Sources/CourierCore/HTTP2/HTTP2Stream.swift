@@ -88,8 +88,7 @@ package final class HTTP2Stream: ExchangeCarrier {
         if endHeld {
             connection.heldEnds.removeAll { $0 === self }
         } else if id > 0, connection.streams.find(Int(id)) === self {
-            connection.streams.remove(Int(id))
-            if connection.lastStream === self { connection.lastStream = nil }
+            _ = connection.removeStream(id)
             connection.session.reset(streamID: id, errorCode: UInt32(NGHTTP2_CANCEL.rawValue))
         }
         finish(.failure(reason, replay: false))
