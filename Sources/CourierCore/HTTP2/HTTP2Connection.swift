@@ -22,7 +22,7 @@ package final class HTTP2Connection: ByteStreamDelegate {
     /// Open streams by id.
     @exclusivity(unchecked) var streams = IntTable<HTTP2Stream>()
     /// The header block of the request being submitted, reused (nghttp2 copies it).
-    @exclusivity(unchecked) var requestBlock = HTTP2RequestHeaders()
+    let requestBlock = HTTP2RequestHeaders()
     /// The stream the last callback was about (see `stream(_:)`): a cache into `streams`, which
     /// owns the streams, so it holds no reference of its own (`removeStream` clears it).
     @exclusivity(unchecked) var lastStream: Unmanaged<HTTP2Stream>?

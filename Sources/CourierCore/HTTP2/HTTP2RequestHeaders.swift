@@ -3,13 +3,19 @@
 ///
 /// Section 8.2.2: `Connection`, `Keep-Alive`, `Proxy-Connection`, `Transfer-Encoding` and
 /// `Upgrade` are connection-specific and never sent; `TE` only as "trailers"; `Host` becomes
-/// `:authority` (a caller's Host wins over the URL's, as on HTTP/1). Built into one byte array
-/// with offsets, so the nghttp2 name/value list points into it without a string per field.
-package struct HTTP2RequestHeaders {
-    /// All names and values, back to back.
-    package private(set) var bytes: [UInt8] = []
+/// `:authority` (a caller's Host wins over the URL's, as on HTTP/1). Built into one buffer with
+/// offsets, so the nghttp2 name/value list points into it without a string per field; the
+/// buffer is a `RawBuffer` (a `memcpy` an append, where an array's append cost a hundred
+/// instructions, a dozen times a request), and the connection's one block is reused.
+package final class HTTP2RequestHeaders {
+    // (Unchecked: one block is only ever used on one thread at a time; the dynamic checks cost
+    // more than the appends.)
+    @exclusivity(unchecked) private var buffer = RawBuffer(capacity: 512)
     /// (name start, name length, value start, value length) per field, in order.
-    package private(set) var fields: [(Int, Int, Int, Int)] = []
+    @exclusivity(unchecked) package private(set) var fields: [(Int, Int, Int, Int)] = []
+
+    /// All names and values, back to back (valid until the next `encode`).
+    package var bytes: UnsafeRawBufferPointer { buffer.bytes }
 
     /// The header block of a request.
     /// - Parameters:
@@ -20,9 +26,10 @@ package struct HTTP2RequestHeaders {
     ///   - expectContinue: whether the body waits for a 100 (`expect: 100-continue` is sent).
     ///   - priority: the operation's priority, said as RFC 9218's `priority` field when it is
     ///     not the default and the caller set none (see `urgency(of:)`).
-    package init(method: HTTPMethod, scheme: String, authority: String, path: String, query: String?,
-                 headers: HTTPHeaders, contentLength: UInt64?, acceptEncoding: Bool,
-                 expectContinue: Bool = false, priority: Priority = .normal) {
+    package convenience init(method: HTTPMethod, scheme: String, authority: String, path: String, query: String?,
+                             headers: HTTPHeaders, contentLength: UInt64?, acceptEncoding: Bool,
+                             expectContinue: Bool = false, priority: Priority = .normal) {
+        self.init()
         encode(method: method, scheme: scheme, authority: authority, path: path, query: query, headers: headers,
                contentLength: contentLength, acceptEncoding: acceptEncoding, expectContinue: expectContinue, priority: priority)
     }
@@ -31,12 +38,14 @@ package struct HTTP2RequestHeaders {
     /// arrays' capacity serves every request, and nghttp2 copies what it is given).
     package init() {}
 
+    deinit { buffer.free() }
+
     /// Replaces the block with a request's (see `init(method:...)`).
     /// `mayHaveHost`: false when the caller knows `headers` has no Host (no search for one).
-    package mutating func encode(method: HTTPMethod, scheme: String, authority: String, path: String, query: String?,
-                                 headers: HTTPHeaders, contentLength: UInt64?, acceptEncoding: Bool,
-                                 expectContinue: Bool = false, priority: Priority = .normal, mayHaveHost: Bool = true) {
-        bytes.removeAll(keepingCapacity: true)
+    package func encode(method: HTTPMethod, scheme: String, authority: String, path: String, query: String?,
+                         headers: HTTPHeaders, contentLength: UInt64?, acceptEncoding: Bool,
+                         expectContinue: Bool = false, priority: Priority = .normal, mayHaveHost: Bool = true) {
+        buffer.clear()
         fields.removeAll(keepingCapacity: true)
         add(":method", method.rawValue)
         add(":scheme", scheme)
@@ -45,15 +54,15 @@ package struct HTTP2RequestHeaders {
         } else {
             add(":authority", authority)
         }
-        let pathStart = bytes.count
-        bytes.append(contentsOf: ":path".utf8)
-        let pathValue = bytes.count
-        bytes.append(contentsOf: path.utf8)
+        let pathStart = buffer.count
+        buffer.append(":path")
+        let pathValue = buffer.count
+        buffer.append(path)
         if let query {
-            bytes.append(UInt8(ascii: "?"))
-            bytes.append(contentsOf: query.utf8)
+            buffer.append(UInt8(ascii: "?"))
+            buffer.append(query)
         }
-        fields.append((pathStart, pathValue - pathStart, pathValue, bytes.count - pathValue))
+        fields.append((pathStart, pathValue - pathStart, pathValue, buffer.count - pathValue))
         for index in 0..<headers.count {
             headers.withFieldBytes(at: index) { name, value in
                 switch Self.rule(for: name, contentLengthSent: contentLength != nil) {
@@ -108,36 +117,41 @@ package struct HTTP2RequestHeaders {
         return true
     }
 
-    private mutating func add(_ name: StaticString, _ value: String) {
-        let nameStart = bytes.count
-        bytes.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
-        let valueStart = bytes.count
-        bytes.append(contentsOf: value.utf8)
-        fields.append((nameStart, valueStart - nameStart, valueStart, bytes.count - valueStart))
+    private func add(_ name: StaticString, _ value: String) {
+        let nameStart = buffer.count
+        buffer.append(name)
+        let valueStart = buffer.count
+        buffer.append(value)
+        fields.append((nameStart, valueStart - nameStart, valueStart, buffer.count - valueStart))
     }
 
-    private mutating func add(_ name: [UInt8], _ value: UnsafeRawBufferPointer) {
-        let nameStart = bytes.count
-        bytes.append(contentsOf: name)
-        let valueStart = bytes.count
-        bytes.append(contentsOf: value.bindMemory(to: UInt8.self))
-        fields.append((nameStart, valueStart - nameStart, valueStart, bytes.count - valueStart))
+    private func add(_ name: [UInt8], _ value: UnsafeRawBufferPointer) {
+        let nameStart = buffer.count
+        buffer.append(name)
+        let valueStart = buffer.count
+        buffer.append(value)
+        fields.append((nameStart, valueStart - nameStart, valueStart, buffer.count - valueStart))
     }
 
     /// A caller's field, its name lower-cased (HTTP/2 requires it; RFC 9113 section 8.2.1).
-    private mutating func addLowercased(_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) {
-        let nameStart = bytes.count
-        for byte in name { bytes.append(byte >= 65 && byte <= 90 ? byte | 0x20 : byte) }
-        let valueStart = bytes.count
-        bytes.append(contentsOf: value.bindMemory(to: UInt8.self))
-        fields.append((nameStart, valueStart - nameStart, valueStart, bytes.count - valueStart))
+    private func addLowercased(_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) {
+        let nameStart = buffer.count
+        buffer.append(name)
+        for offset in nameStart..<buffer.count {
+            let byte = buffer.base.load(fromByteOffset: offset, as: UInt8.self)
+            if byte >= 65 && byte <= 90 { buffer.base.storeBytes(of: byte | 0x20, toByteOffset: offset, as: UInt8.self) }
+        }
+        let valueStart = buffer.count
+        buffer.append(value)
+        fields.append((nameStart, valueStart - nameStart, valueStart, buffer.count - valueStart))
     }
 
     /// The fields as strings, in order (`-v` and the tests).
     package var pairs: [(name: String, value: String)] {
-        fields.map { field in
-            (String(decoding: bytes[field.0..<(field.0 + field.1)], as: UTF8.self),
-             String(decoding: bytes[field.2..<(field.2 + field.3)], as: UTF8.self))
+        let bytes = buffer.bytes
+        return fields.map { field in
+            (String(decoding: UnsafeRawBufferPointer(rebasing: bytes[field.0..<(field.0 + field.1)]), as: UTF8.self),
+             String(decoding: UnsafeRawBufferPointer(rebasing: bytes[field.2..<(field.2 + field.3)]), as: UTF8.self))
         }
     }
 }

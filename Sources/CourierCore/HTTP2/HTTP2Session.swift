@@ -144,17 +144,15 @@ package final class HTTP2Session {
     package func submitRequest(_ headers: HTTP2RequestHeaders, hasBody: Bool) -> Int32? {
         var provider = nghttp2_data_provider()
         provider.read_callback = Self.onBodyRead
-        let id: Int32 = headers.bytes.withUnsafeBufferPointer { raw in
-            let base = UnsafeMutablePointer(mutating: raw.baseAddress ?? UnsafePointer(bitPattern: 1)!)
-            // (The name/value list is reused too: nghttp2 copies the fields it is handed.)
-            nameValues.removeAll(keepingCapacity: true)
-            for field in headers.fields {
-                nameValues.append(nghttp2_nv(name: base + field.0, value: base + field.2, namelen: field.1, valuelen: field.3,
-                                             flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
-            }
-            return hasBody ? nghttp2_submit_request(session, nil, &nameValues, nameValues.count, &provider, nil)
-                           : nghttp2_submit_request(session, nil, &nameValues, nameValues.count, nil, nil)
+        let base = UnsafeMutableRawPointer(mutating: headers.bytes.baseAddress!).assumingMemoryBound(to: UInt8.self)
+        // (The name/value list is reused too: nghttp2 copies the fields it is handed.)
+        nameValues.removeAll(keepingCapacity: true)
+        for field in headers.fields {
+            nameValues.append(nghttp2_nv(name: base + field.0, value: base + field.2, namelen: field.1, valuelen: field.3,
+                                         flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
         }
+        let id = hasBody ? nghttp2_submit_request(session, nil, &nameValues, nameValues.count, &provider, nil)
+                         : nghttp2_submit_request(session, nil, &nameValues, nameValues.count, nil, nil)
         return id > 0 ? id : nil
     }
 
