@@ -12,6 +12,7 @@ extension HTTP2Connection: HTTP2SessionEvents {
         case Int(NGHTTP2_HEADERS.rawValue), Int(NGHTTP2_PUSH_PROMISE.rawValue):
             headerBlockFrames = 1
             headerBlockBytes = length
+            headerBlock.clear()
         case Int(NGHTTP2_CONTINUATION.rawValue):
             headerBlockFrames += 1
             headerBlockBytes += length
@@ -28,13 +29,27 @@ extension HTTP2Connection: HTTP2SessionEvents {
     }
 
     package func headerField(streamID: Int32, name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> Bool {
-        // nghttp2's one callback per field, so the stream is used unretained: a field only adds
-        // to the stream's head, and the stream stays in `streams` meanwhile.
+        // nghttp2's one callback per field, so the stream is used unretained: judging a field
+        // only notes it in the stream, which stays in `streams` meanwhile.
         if let last = lastStream, last._withUnsafeGuaranteedRef({ $0.id == streamID }) {
-            return last._withUnsafeGuaranteedRef { $0.headerField(name: name, value: value) }
+            return last._withUnsafeGuaranteedRef { gather(name, value, for: $0) }
         }
         guard let carrier = stream(streamID) else { return true }
-        return carrier.headerField(name: name, value: value)
+        return gather(name, value, for: carrier)
+    }
+
+    /// Adds a field the stream keeps to the block being received (false: the stream refused it).
+    @inline(__always)
+    private func gather(_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, for carrier: HTTP2Stream) -> Bool {
+        switch carrier.headerField(name: name, value: value, fieldsSoFar: headerBlock.count) {
+        case .keep:
+            headerBlock.append(name: name, value: value)
+            return true
+        case .skip:
+            return true
+        case .refuse:
+            return false
+        }
     }
 
     package func headersEnded(streamID: Int32, endStream: Bool) {

@@ -23,6 +23,8 @@ package final class HTTP2Connection: ByteStreamDelegate {
     @exclusivity(unchecked) var streams = IntTable<HTTP2Stream>()
     /// The header block of the request being submitted, reused (nghttp2 copies it).
     let requestBlock = HTTP2RequestHeaders()
+    /// The header block being received (one at a time on a connection).
+    let headerBlock = HTTP2HeaderBlock()
     /// The stream the last callback was about (see `stream(_:)`): a cache into `streams`, which
     /// owns the streams, so it holds no reference of its own (`removeStream` clears it).
     @exclusivity(unchecked) var lastStream: Unmanaged<HTTP2Stream>?

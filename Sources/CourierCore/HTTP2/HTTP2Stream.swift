@@ -12,7 +12,6 @@ package final class HTTP2Stream: ExchangeCarrier {
     @exclusivity(unchecked) package internal(set) var id: Int32 = 0
     // The response head being received.
     @exclusivity(unchecked) private var status = 0
-    @exclusivity(unchecked) private var fields = HTTPHeaders()
     @exclusivity(unchecked) private var headBytes = 0
     /// The head's Content-Length, noted as its field goes by (no search of the head after).
     @exclusivity(unchecked) private var contentLength: UInt64?
@@ -109,12 +108,23 @@ package final class HTTP2Stream: ExchangeCarrier {
 
     // MARK: - The response
 
-    func headerField(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> Bool {
+    /// What becomes of a received header field.
+    enum FieldVerdict {
+        /// A field of the head (or trailers): the connection's header block gathers it.
+        case keep
+        /// A pseudo-header (its `:status` is taken here).
+        case skip
+        /// Over the head's limits: the stream fails (the error is kept here).
+        case refuse
+    }
+
+    /// A response field, with the `fieldsSoFar` the block already holds.
+    func headerField(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, fieldsSoFar: Int) -> FieldVerdict {
         headBytes += name.count + value.count + 32
         let limits = transfer._options.limits
         if headBytes > limits.maxHeaderBytes {
             failure = CourierError(.headerBytesExceeded, "over \(limits.maxHeaderBytes) bytes")
-            return false
+            return .refuse
         }
         if name.first == UInt8(ascii: ":") {
             if !finalHeadSeen, ByteClass.equals(name, ":status") {
@@ -122,28 +132,26 @@ package final class HTTP2Stream: ExchangeCarrier {
                 for byte in value { code = code * 10 + Int(byte &- 48) }
                 status = code
             }
-            return true
+            return .skip
         }
-        if fields.count >= limits.maxHeaderCount {
+        if fieldsSoFar >= limits.maxHeaderCount {
             failure = CourierError(.headerCountExceeded, "over \(limits.maxHeaderCount) fields")
-            return false
+            return .refuse
         }
-        // (One allocation for a head's fields rather than a few as they grow.)
-        if fields.count == 0 { fields.reserveCapacity(bytes: 512, fields: 12) }
         if name.count == 14, !finalHeadSeen, ByteClass.equals(name, "content-length") { contentLength = Self.decimal(value) }
-        fields.appendField(name: name, value: value)
-        return true
+        return .keep
     }
 
     func headersEnded(endStream: Bool, now: UInt64) {
         machine.responseFrame(now: now)
         if transfer.metrics.firstByte == 0 { transfer.metrics.firstByte = monotonicNanos() }
+        let block = connection.headerBlock
         if finalHeadSeen {
-            transfer.trailers = fields
+            transfer.trailers = block.take()
         } else if status < 200 {
             // An informational head (100 Continue, 103 Early Hints; nghttp2 refuses 101).
+            block.clear()
             informationalHead(status: status)
-            fields = HTTPHeaders()
             headBytes = 0
             return
         } else {
@@ -152,9 +160,8 @@ package final class HTTP2Stream: ExchangeCarrier {
             machine.headReceived(now: now)
             // (The silence limit now applies: it may fall before the first-byte deadline armed.)
             connection.arm(machine.nextDeadline)
-            var head = ResponseHead(status: status, versionMinor: 0, reason: "", headers: fields)
+            var head = ResponseHead(status: status, versionMinor: 0, reason: "", headers: block.take())
             head.versionMajor = 2
-            fields = HTTPHeaders()
             if let error = transfer.receiveHead(head, contentLength: contentLength, nowMillis: now, approval: connection.owner) {
                 abort(error)
                 return
