@@ -43,10 +43,15 @@ final class CEngine: @unchecked Sendable {
     private func updateComposed() {
         composed = authenticator != nil || hooks != nil || cHooks != nil || outbox != nil || debug != nil
     }
-    /// An eventfd whose counter is non-zero exactly while `completed` or `networkChanges` is not
-    /// empty.
+    /// An eventfd whose counter is non-zero while `completed` or `networkChanges` is not empty
+    /// (and, for a moment, after a reader emptied them just before a pusher's write landed).
     let completionFD: Int32
     private let lock = Lock()
+    /// The counter's writes, counted under `lock`: issued by the pusher that made a queue
+    /// non-empty (it writes after the unlock), and taken back by `markIdle` (the values it read).
+    /// Equal, the counter is zero: the reset's read is skipped.
+    private var signalsIssued: UInt64 = 0
+    private var signalsTaken: UInt64 = 0
     private var completed = Deque<Completed>()
     private var destroyed = false
     /// courier_engine_watch_network: network statuses not yet taken (the latest
@@ -156,7 +161,7 @@ final class CEngine: @unchecked Sendable {
         let (kept, first) = lock.withLock { () -> (Bool, Bool) in
             if destroyed { return (false, false) }
             completed.append(entry)
-            return (true, completed.count == 1 && networkChanges.isEmpty)
+            return (true, issueSignal(first: completed.count == 1 && networkChanges.isEmpty))
         }
         if first { markReadable() }
         return kept
@@ -168,7 +173,7 @@ final class CEngine: @unchecked Sendable {
         defer { for response in skipped { releaseHandle(response) } }
         return lock.withLock {
             while let entry = completed.popFirst() {
-                if completed.isEmpty, networkChanges.isEmpty { markIdle() }
+                settleIfDrained()
                 if entry.request.isFreed {
                     if let response = entry.response { skipped.append(response) }
                     continue
@@ -176,29 +181,42 @@ final class CEngine: @unchecked Sendable {
                 entry.request.pickedUp()
                 return entry
             }
+            settleIfDrained()
             return nil
         }
+    }
+
+    /// Under `lock`, for a pusher: whether it made a queue non-empty and so must signal (the
+    /// write is counted here, made by `markReadable` after the unlock).
+    private func issueSignal(first: Bool) -> Bool {
+        if first { signalsIssued &+= 1 }
+        return first
     }
 
     /// Sets the counter when the first item arrived: the descriptor is readable.
     ///
     /// Written after `lock` is let go: the reader the write wakes may run at once on this CPU,
     /// and would otherwise find the lock still held (a futex wait and two more context switches
-    /// for every completion, measured in A1). Should the reader have taken everything between the
-    /// unlock and the write, the counter is reset again here, so the descriptor is never left
-    /// readable with nothing waiting.
+    /// for every completion, measured in A1). Should the reader have emptied the queues between
+    /// the unlock and the write, the write would be left unread: `settleIfDrained` resets it,
+    /// so the descriptor is never left readable with nothing waiting.
     private func markReadable() {
         var one: UInt64 = 1
         _ = write(completionFD, &one, 8)
-        lock.withLock {
-            if completed.isEmpty, networkChanges.isEmpty { markIdle() }
-        }
+        lock.withLock { settleIfDrained() }
     }
 
-    /// Resets the counter (under `lock`, when the last item is taken): it reads as idle again.
+    /// Under `lock`: when both queues are empty and a write may be unread, resets the counter.
+    /// (A reader that wakes for such a write finds nothing and comes here too, so it never
+    /// spins on a ready descriptor while the pusher is yet to run again.)
+    private func settleIfDrained() {
+        if completed.isEmpty, networkChanges.isEmpty, signalsTaken != signalsIssued { markIdle() }
+    }
+
+    /// Resets the counter (under `lock`): it reads as idle again.
     private func markIdle() {
         var value: UInt64 = 0
-        _ = read(completionFD, &value, 8)
+        if read(completionFD, &value, 8) == 8 { signalsTaken &+= value }
     }
 
     /// courier_engine_watch_network: queue each network change for `popNetworkChange`, or stop
@@ -220,7 +238,7 @@ final class CEngine: @unchecked Sendable {
                 networkWatch = nil
                 if !networkChanges.isEmpty {
                     networkChanges = Deque()
-                    if completed.isEmpty { markIdle() }
+                    settleIfDrained()
                 }
             }
             return networkWatch
@@ -234,7 +252,7 @@ final class CEngine: @unchecked Sendable {
             guard networkWatch != nil, !destroyed else { return false }
             if networkChanges.count == CEngine.maxNetworkChanges { _ = networkChanges.popFirst() }
             networkChanges.append(status)
-            return networkChanges.count == 1 && completed.isEmpty
+            return issueSignal(first: networkChanges.count == 1 && completed.isEmpty)
         }
         if first { markReadable() }
     }
@@ -242,8 +260,8 @@ final class CEngine: @unchecked Sendable {
     /// The oldest network change not yet taken.
     func popNetworkChange() -> NetworkStatus? {
         lock.withLock {
-            guard let status = networkChanges.popFirst() else { return nil }
-            if networkChanges.isEmpty, completed.isEmpty { markIdle() }
+            let status = networkChanges.popFirst()
+            settleIfDrained()
             return status
         }
     }
