@@ -1,8 +1,8 @@
 import CNGHTTP2
 
 /// What an nghttp2 session reports while it reads frames or writes DATA: the connection that
-/// owns the session implements it. Everything runs on the loop thread, inside `receive` or
-/// `produce`.
+/// owns the session implements it (the session's callbacks call it by its class, unretained; this
+/// states what they say). Everything runs on the loop thread, inside `receive` or `produce`.
 package protocol HTTP2SessionEvents: AnyObject {
     /// A frame header arrived (before its payload): false fails the connection (the CONTINUATION
     /// bound and the header-size bound are kept here, whatever the library's version does).
