@@ -2,9 +2,9 @@
 @testable import CourierCore
 import Testing
 
-/// courier_response_url's text is written straight into C memory, not through `description`:
-/// the two must spell every URL alike (ports shown only when not the scheme's, IPv6 brackets,
-/// the query, escapes kept).
+/// courier_response_url's text is written straight into C memory (by the writer `description`
+/// uses too): it must spell every URL as `description` does (ports shown only when not the
+/// scheme's, IPv6 brackets, the query, escapes kept, no credentials or fragment).
 @Suite("C URL text")
 struct URLTextTests {
     @Test(arguments: [
@@ -18,5 +18,14 @@ struct URLTextTests {
         let url = try CourierURL(parsing: text)
         let written = OwnedCString.url(url)
         #expect(String(cString: written.pointer) == url.description)
+    }
+
+    @Test(arguments: [
+        ("https://example.com:443/a", "https://example.com/a"), ("http://h:8080", "http://h:8080/"),
+        ("http://[::1]:8443/p?q", "http://[::1]:8443/p?q"), ("http://user:pw@h/secret#fragment", "http://h/secret"),
+    ])
+    func spellsTheURL(_ text: String, _ expected: String) throws {
+        let written = OwnedCString.url(try CourierURL(parsing: text))
+        #expect(String(cString: written.pointer) == expected)
     }
 }

@@ -128,7 +128,32 @@ public struct CourierURL: Sendable, Hashable, CustomStringConvertible {
     package var origin: Origin { Origin(scheme: scheme, host: host, port: port) }
 
     /// The URL without credentials or fragment.
-    public var description: String { "\(scheme.rawValue)://\(hostHeader)\(target)" }
+    public var description: String {
+        var text = RawBuffer(capacity: 128)
+        defer { text.free() }
+        appendDescription(to: &text)
+        return String(decoding: text.bytes, as: UTF8.self)
+    }
+
+    /// Writes `description`'s text (`scheme://host[:port]/path[?query]`) into `buffer`, each part
+    /// once. The C ABI's courier_response_url copies it out for every response the bindings read;
+    /// spelled through Swift strings it cost five of them and a strdup (4,400 instructions).
+    package func appendDescription(to buffer: inout RawBuffer) {
+        buffer.append(scheme == .http ? "http://" : "https://")
+        let bracketed = isIPv6Literal
+        if bracketed { buffer.append(UInt8(ascii: "[")) }
+        buffer.append(host)
+        if bracketed { buffer.append(UInt8(ascii: "]")) }
+        if port != scheme.defaultPort {
+            buffer.append(UInt8(ascii: ":"))
+            RequestEncoder.appendDecimal(UInt64(port), to: &buffer)
+        }
+        buffer.append(path)
+        if let query {
+            buffer.append(UInt8(ascii: "?"))
+            buffer.append(query)
+        }
+    }
 
     /// Parses an absolute URL. Errors are `.invalidURL` or `.unsupportedScheme` with a detail that
     /// names the offending part.
