@@ -11,8 +11,10 @@
  *
  * It does not link against libcourier: `bind` hands it the addresses of the functions the ctypes
  * layer already loaded, so both always use the one library the package found. The GIL is
- * released around each library call, as ctypes does (a library lock may be held by the loop
- * thread while it waits for the GIL to run a Python callback).
+ * released around each call that can wait (create, enqueue, perform, next_done, the frees), as
+ * ctypes does: a library lock may be held by the loop thread while it waits for the GIL to run
+ * a Python callback. The setters of a request not yet sent (headers, the jar) and the getters of
+ * a finished one touch only that request's own state and run with it held.
  */
 
 #include "_speedups.h"
@@ -236,27 +238,25 @@ static struct PyModuleDef module_definition = {
     NULL, NULL, NULL, NULL,
 };
 
-static PyObject *intern(const char *text)
-{
-    return PyUnicode_InternFromString(text);
-}
+/* The attribute and method names the module looks up, interned once. */
+static const struct {
+    PyObject **slot;
+    const char *text;
+} names[] = {
+    {&name_status, "status"}, {&name_body, "body"}, {&name_url, "_url"}, {&name_url_object, "_url_object"},
+    {&name_request, "_request"}, {&name_text, "_text"}, {&name_handle, "_handle"}, {&name_owned, "_owned"},
+    {&name_keeper, "_keeper"}, {&name_key, "_key"}, {&name_done, "done"}, {&name_set_result, "set_result"},
+};
 
 PyMODINIT_FUNC PyInit__speedups(void)
 {
     empty_tuple = PyTuple_New(0);
-    name_status = intern("status");
-    name_body = intern("body");
-    name_url = intern("_url");
-    name_url_object = intern("_url_object");
-    name_request = intern("_request");
-    name_text = intern("_text");
-    name_handle = intern("_handle");
-    name_owned = intern("_owned");
-    name_keeper = intern("_keeper");
-    name_key = intern("_key");
-    name_done = intern("done");
-    name_set_result = intern("set_result");
-    if (empty_tuple == NULL || name_set_result == NULL)
+    if (empty_tuple == NULL)
         return NULL;
+    for (size_t index = 0; index < sizeof(names) / sizeof(names[0]); index++) {
+        *names[index].slot = PyUnicode_InternFromString(names[index].text);
+        if (*names[index].slot == NULL)
+            return NULL;
+    }
     return PyModule_Create(&module_definition);
 }
