@@ -199,8 +199,9 @@ class Engine(_RequestBuilding, _EngineControl):
     def request(self, method, url, **options):
         """Sends and waits (the GIL is released meanwhile). Raises CourierError (HTTPStatusError for
         an unaccepted status, with ``.response``)."""
-        if speedups is not None and options.keys() <= _PLAIN and self._handle:
-            outcome = speedups.perform(self._handle.value, method, url, *self._plain(options))
+        plain = self._plain(options)
+        if plain is not None:
+            outcome = speedups.perform(self._handle.value, method, url, *plain)
             if type(outcome) is tuple:
                 raise _error(*outcome)
             return outcome
@@ -374,8 +375,9 @@ class Engine(_RequestBuilding, _EngineControl):
     def _enqueue(self, loop, method, url, options):
         """The address of a request sent for ``loop`` to collect."""
         self._serve(loop)
-        if speedups is not None and options.keys() <= _PLAIN and self._handle:
-            handle = speedups.submit(self._handle.value, method, url, *self._plain(options))
+        plain = self._plain(options)
+        if plain is not None:
+            handle = speedups.submit(self._handle.value, method, url, *plain)
             if type(handle) is tuple:
                 raise _error(*handle)
         else:
@@ -385,8 +387,11 @@ class Engine(_RequestBuilding, _EngineControl):
         return handle
 
     def _plain(self, options):
-        """A plain request's headers and cookie jar as the C extension takes them: (name, value)
-        pairs or None, and the jar's address or None."""
+        """The C extension's arguments for a plain request (headers and cookies only): (name,
+        value) pairs or None, and the cookie jar's address or None. None when the extension does
+        not send the request (not there, other options, a closed engine)."""
+        if speedups is None or not options.keys() <= _PLAIN or not self._handle:
+            return None
         headers = options.get("headers")
         if type(headers) is Headers:
             pairs = headers._pairs  # (every field in order, repeats kept: as multi_items(), not copied)
